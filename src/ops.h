@@ -1,0 +1,46 @@
+#pragma once
+
+// Numerical building blocks of the transformer: each works on row-major float buffers whose
+// shapes are given in the comments. Matrix products go through OpenBLAS.
+
+namespace attn {
+
+// A linear map y = x W^T + b over weights that stay where the loader found them (usually the
+// memory-mapped file). Hugging Face stores nn.Linear weights as [out, in] and GPT-2's Conv1D as
+// [in, out]; `in_out_layout` says which. `row_stride` is the distance between rows of the stored
+// matrix, so that a column slice of a fused matrix (GPT-2's c_attn holds Q, K and V side by
+// side) is used without a copy.
+struct Linear {
+  const float* weight = nullptr;  // [out, in] or, with in_out_layout, [in, out]
+  const float* bias = nullptr;    // (out) or nullptr
+  int in = 0;
+  int out = 0;
+  bool in_out_layout = false;
+  int row_stride = 0;
+};
+
+// LayerNorm parameters: y = (x - mean) / sqrt(var + eps) * weight + bias.
+struct Norm {
+  const float* weight = nullptr;  // (d)
+  const float* bias = nullptr;    // (d)
+  float eps = 1e-5f;
+};
+
+enum class Activation { kGeluTanh, kGeluErf };
+
+// y (rows, out) = x (rows, in) . W + b
+void linear_forward(float* y, const float* x, int rows, const Linear& linear);
+
+// y (rows, d) = LayerNorm(x (rows, d)); y may equal x.
+void layer_norm_forward(float* y, const float* x, int rows, int d, const Norm& norm);
+
+// x (n) = activation(x), in place.
+void activation_forward(float* x, long n, Activation activation);
+
+// Softmax of one row in place over its first n entries (n >= 1).
+void softmax_row(float* x, int n);
+
+// y (n) += x (n)
+void add_in_place(float* y, const float* x, long n);
+
+}  // namespace attn

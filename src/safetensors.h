@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct TensorInfo {
+  std::string dtype;           // "F32", "F16", "BF16", ...
+  std::vector<int64_t> shape;  // row-major
+  std::size_t begin = 0;       // byte range inside the data section
+  std::size_t end = 0;
+};
+
+// A safetensors file, memory-mapped read-only. The constructor validates everything the header
+// claims before anything is used: header length within the file (and at most 100 MB), valid
+// JSON, known dtypes, data_offsets inside the data section, not overlapping, and each byte range
+// exactly shape x dtype size. F32 tensors are used in place (no copy); F16 and BF16 are
+// converted to F32 once, when first asked for.
+class SafeTensors {
+ public:
+  explicit SafeTensors(const std::filesystem::path& path);
+  ~SafeTensors();
+  SafeTensors(const SafeTensors&) = delete;
+  SafeTensors& operator=(const SafeTensors&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* find(const std::string& name) const;
+
+  // The tensor's values as F32, after checking that its shape is `expected_shape`.
+  const float* floats(const std::string& name, std::span<const int64_t> expected_shape);
+
+ private:
+  std::filesystem::path path_;
+  const std::byte* mapping_ = nullptr;
+  std::size_t mapping_size_ = 0;
+  const std::byte* data_ = nullptr;  // start of the data section, after the header
+  std::map<std::string, TensorInfo> tensors_;
+  std::deque<std::vector<float>> converted_;  // F32 copies of F16/BF16 (or unaligned) tensors
+};
+
+std::string shape_string(std::span<const int64_t> shape);
+
+}  // namespace attn

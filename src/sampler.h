@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace attn {
+
+struct SamplingOptions {
+  float temperature = 1.0f;  // 0 = greedy
+  int top_k = 0;             // 0 = off
+  float top_p = 1.0f;        // 1 = off
+  float repetition_penalty = 1.0f;  // 1 = off; as Hugging Face (CTRL paper): logit / p or * p
+  uint64_t seed = 0;
+};
+
+// Chooses the next token from a row of logits, in Hugging Face's order: repetition penalty,
+// temperature, top-k, top-p, then a draw (or the argmax when temperature is 0).
+class Sampler {
+ public:
+  explicit Sampler(const SamplingOptions& options);
+
+  // `logits` (vocab) is modified; `context` holds the ids seen so far (for the penalty).
+  int next(std::span<float> logits, std::span<const int> context);
+
+ private:
+  SamplingOptions options_;
+  std::mt19937_64 rng_;
+  std::vector<int> candidates_;  // (vocab) ids sorted by logit, reused between calls
+};
+
+// Index of the largest value; the lowest index on exact ties, as torch.argmax.
+int argmax(std::span<const float> values);
+
+}  // namespace attn

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Test setup: writes the full-size random GPT-2 and BERT models that the goldens in
+# ../shared/golden were made on. Without ../shared or numpy it says so and the tests that need
+# the models skip; with both, any failure here is a real failure.
+set -euo pipefail
+out_dir=$1
+shared=${ATTN_SHARED_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/shared}
+if [ ! -f "$shared/tools/make_random_model.py" ]; then
+  echo "make_random_models: $shared/tools not found; full-size model tests will skip"
+  exit 0
+fi
+python=""
+for candidate in /usr/bin/python3 python3; do
+  if command -v "$candidate" >/dev/null && "$candidate" -c 'import numpy' 2>/dev/null; then
+    python=$candidate
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "make_random_models: no python3 with numpy (apt-get install python3-numpy); full-size model tests will skip"
+  exit 0
+fi
+make() {  # arch, tokenizer folder
+  local dir="$out_dir/$1"
+  [ -f "$dir/model.safetensors" ] && return 0
+  rm -rf "$dir.tmp"
+  "$python" "$shared/tools/make_random_model.py" "$1" "$dir.tmp" --seed 1 --tokenizer-dir "$shared/tokenizers/$2"
+  mv "$dir.tmp" "$dir"
+}
+mkdir -p "$out_dir"
+make gpt2 gpt2
+make bert bert-base-uncased
+echo "make_random_models: ready in $out_dir"
