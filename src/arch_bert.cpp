@@ -20,7 +20,8 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   spec.max_positions = config.positive_int("max_position_embeddings");
   spec.n_token_types = config.optional_positive_int("type_vocab_size").value_or(2);
   const float eps = config.has("layer_norm_eps") ? config.positive_float("layer_norm_eps") : 1e-12f;
-  if (spec.d_model % spec.n_head != 0) config.fail("num_attention_heads", "must divide hidden_size");
+  if (spec.d_model % spec.n_head != 0)
+    config.fail("num_attention_heads", "must divide hidden_size");
   const std::string activation = config.optional_string("hidden_act").value_or("gelu");
   if (activation == "gelu") {
     spec.activation = Activation::kGeluErf;
@@ -32,13 +33,18 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   const std::string position_type =
       config.optional_string("position_embedding_type").value_or("absolute");
   if (position_type != "absolute") {
-    config.fail("position_embedding_type", "is '" + position_type + "'; only 'absolute' is supported");
+    config.fail("position_embedding_type",
+                "is '" + position_type + "'; only 'absolute' is supported");
   }
 
   const int64_t d = spec.d_model, ff = spec.d_ff, vocab = spec.vocab_size;
   auto dense = [&](const std::string& name, int64_t in, int64_t out) {
-    return Linear{tensors.get(name + ".weight", {out, in}), tensors.get(name + ".bias", {out}),
-                  int(in), int(out), false, int(in)};
+    return Linear{tensors.get(name + ".weight", {out, in}),
+                  tensors.get(name + ".bias", {out}),
+                  int(in),
+                  int(out),
+                  false,
+                  int(in)};
   };
   const std::string e = "embeddings.";
   parts.weights.token_embedding = tensors.get(e + "word_embeddings.weight", {vocab, d});
@@ -80,11 +86,11 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   const float* decoder_weight = tensors.has("cls.predictions.decoder.weight")
                                     ? tensors.get("cls.predictions.decoder.weight", {vocab, d})
                                     : parts.weights.token_embedding;
-  parts.weights.head = OutputHead{
-      .transform = dense("cls.predictions.transform.dense", d, d),
-      .transform_norm = tensors.norm("cls.predictions.transform.LayerNorm", d, eps),
-      .decoder = Linear{decoder_weight, tensors.get("cls.predictions.bias", {vocab}), int(d),
-                        int(vocab), false, int(d)}};
+  parts.weights.head =
+      OutputHead{.transform = dense("cls.predictions.transform.dense", d, d),
+                 .transform_norm = tensors.norm("cls.predictions.transform.LayerNorm", d, eps),
+                 .decoder = Linear{decoder_weight, tensors.get("cls.predictions.bias", {vocab}),
+                                   int(d), int(vocab), false, int(d)}};
   return parts;
 }
 

@@ -17,8 +17,8 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
   spec.d_ff = config.optional_positive_int("n_inner").value_or(4 * spec.d_model);
   spec.vocab_size = config.positive_int("vocab_size");
   spec.max_positions = config.positive_int("n_positions");
-  const float eps = config.has("layer_norm_epsilon") ? config.positive_float("layer_norm_epsilon")
-                                                     : 1e-5f;
+  const float eps =
+      config.has("layer_norm_epsilon") ? config.positive_float("layer_norm_epsilon") : 1e-5f;
   if (spec.d_model % spec.n_head != 0) config.fail("n_head", "must divide n_embd");
   const std::string activation = config.optional_string("activation_function").value_or("gelu_new");
   if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") {
@@ -43,8 +43,12 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
       return Linear{qkv_weight + part * d, qkv_bias + part * d, int(d), int(d), true, int(3 * d)};
     };
     auto conv1d = [&](const std::string& name, int64_t in, int64_t out) {
-      return Linear{tensors.get(name + ".weight", {in, out}), tensors.get(name + ".bias", {out}),
-                    int(in), int(out), true, int(out)};
+      return Linear{tensors.get(name + ".weight", {in, out}),
+                    tensors.get(name + ".bias", {out}),
+                    int(in),
+                    int(out),
+                    true,
+                    int(out)};
     };
     parts.weights.layers.push_back(LayerWeights{
         .attention_norm = tensors.norm(p + "ln_1", d, eps),
@@ -58,17 +62,17 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
     });
   }
   parts.weights.token_embedding = tensors.get("wte.weight", {spec.vocab_size, d});
-  parts.positions = std::make_unique<LearnedPositions>(
-      tensors.get("wpe.weight", {spec.max_positions, d}));
+  parts.positions =
+      std::make_unique<LearnedPositions>(tensors.get("wpe.weight", {spec.max_positions, d}));
   parts.weights.final_norm = tensors.norm("ln_f", d, eps);
   // lm_head.weight is normally tied to wte and not stored; use it when a checkpoint has it.
   const float* output_weight = tensors.has("lm_head.weight")
                                    ? tensors.get("lm_head.weight", {spec.vocab_size, d})
                                    : parts.weights.token_embedding;
-  parts.weights.head = OutputHead{
-      .transform = std::nullopt,
-      .transform_norm = std::nullopt,
-      .decoder = Linear{output_weight, nullptr, int(d), spec.vocab_size, false, int(d)}};
+  parts.weights.head =
+      OutputHead{.transform = std::nullopt,
+                 .transform_norm = std::nullopt,
+                 .decoder = Linear{output_weight, nullptr, int(d), spec.vocab_size, false, int(d)}};
   return parts;
 }
 

@@ -30,15 +30,18 @@ int run_bench(const BenchCommand& command) {
   const ArchSpec& spec = model->spec();
   if (!spec.causal) throw UsageError("bench: encoder models are not supported yet");
   if (command.prompt_tokens + command.new_tokens > spec.max_positions) {
-    throw UsageError("bench: -p + -n is " + std::to_string(command.prompt_tokens + command.new_tokens) +
-                     " tokens, more than the model's context of " + std::to_string(spec.max_positions));
+    throw UsageError(
+        "bench: -p + -n is " + std::to_string(command.prompt_tokens + command.new_tokens) +
+        " tokens, more than the model's context of " + std::to_string(spec.max_positions));
   }
   // A fixed, varied prompt of ids spread over the vocabulary: speed does not depend on the ids.
   std::vector<int> prompt(command.prompt_tokens);
-  for (int i = 0; i < command.prompt_tokens; ++i) prompt[i] = int((i * 7919L + 13) % spec.vocab_size);
+  for (int i = 0; i < command.prompt_tokens; ++i)
+    prompt[i] = int((i * 7919L + 13) % spec.vocab_size);
 
   GenerateOptions options;
-  options.max_new_tokens = command.new_tokens + 1;  // the first new token comes from the prompt pass
+  options.max_new_tokens =
+      command.new_tokens + 1;  // the first new token comes from the prompt pass
   options.sampling.temperature = 0;
   options.ignore_eos = true;
 
@@ -46,7 +49,8 @@ int run_bench(const BenchCommand& command) {
   for (int r = 0; r < command.repetitions; ++r) {
     const GenerateResult result = generate(*model, prompt, options);
     prompt_rates.push_back(result.prompt_tokens / (result.prompt_ms / 1000));
-    if (result.decode_steps > 0) decode_rates.push_back(result.decode_steps / (result.decode_ms / 1000));
+    if (result.decode_steps > 0)
+      decode_rates.push_back(result.decode_steps / (result.decode_ms / 1000));
     spdlog::debug("repetition {}: prompt {:.1f} tokens/s, decode {:.1f} tokens/s", r,
                   prompt_rates.back(), decode_rates.empty() ? 0.0 : decode_rates.back());
   }

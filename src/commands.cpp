@@ -74,25 +74,26 @@ int run_generate(const GenerateCommand& command) {
   const double decode_rate =
       result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
   if (command.json) {
-    nlohmann::json out = {
-        {"prompt_ids", prompt_ids},
-        {"generated_ids", result.generated_ids},
-        {"text", result.text},
-        {"stop_reason", result.stop_reason},
-        {"timings",
-         {{"load_ms", model->load_ms},
-          {"prompt_ms", result.prompt_ms},
-          {"prompt_tokens_per_s", prompt_rate},
-          {"decode_ms", result.decode_ms},
-          {"decode_tokens_per_s", decode_rate}}}};
+    nlohmann::json out = {{"prompt_ids", prompt_ids},
+                          {"generated_ids", result.generated_ids},
+                          {"text", result.text},
+                          {"stop_reason", result.stop_reason},
+                          {"timings",
+                           {{"load_ms", model->load_ms},
+                            {"prompt_ms", result.prompt_ms},
+                            {"prompt_tokens_per_s", prompt_rate},
+                            {"decode_ms", result.decode_ms},
+                            {"decode_tokens_per_s", decode_rate}}}};
     std::cout << out.dump() << std::endl;
   } else {
     std::fputc('\n', stdout);
   }
   std::fflush(stdout);
-  spdlog::info("load {:.1f} ms | prompt {} tokens, {:.1f} tokens/s | decode {} tokens, {:.1f} tokens/s | stop: {}",
-               model->load_ms, result.prompt_tokens, prompt_rate, result.generated_ids.size(),
-               decode_rate, result.stop_reason);
+  spdlog::info(
+      "load {:.1f} ms | prompt {} tokens, {:.1f} tokens/s | decode {} tokens, {:.1f} tokens/s | "
+      "stop: {}",
+      model->load_ms, result.prompt_tokens, prompt_rate, result.generated_ids.size(), decode_rate,
+      result.stop_reason);
   return 0;
 }
 
@@ -139,7 +140,8 @@ int run_info(const CommonOptions& common, bool json) {
     return 0;
   }
   for (const auto& [key, value] : out.items()) {
-    std::cout << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump()) << "\n";
+    std::cout << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump())
+              << "\n";
   }
   return 0;
 }

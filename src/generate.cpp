@@ -34,7 +34,8 @@ class TextStream {
       }
     }
     std::size_t safe_end = text_.size() - longest_stop_prefix_suffix();
-    safe_end = emitted_ + complete_utf8_prefix(std::string_view(text_).substr(emitted_, safe_end - emitted_));
+    safe_end = emitted_ +
+               complete_utf8_prefix(std::string_view(text_).substr(emitted_, safe_end - emitted_));
     emit(safe_end);
     return false;
   }
@@ -63,7 +64,8 @@ class TextStream {
 
   void emit(std::size_t end) {
     if (end <= emitted_) return;
-    if (callbacks_.on_text) callbacks_.on_text(std::string_view(text_).substr(emitted_, end - emitted_));
+    if (callbacks_.on_text)
+      callbacks_.on_text(std::string_view(text_).substr(emitted_, end - emitted_));
     emitted_ = end;
   }
 
@@ -82,7 +84,8 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   const int n_prompt = static_cast<int>(prompt_ids.size());
   if (n_prompt == 0) throw Error("prompt: is empty (it must have at least one token)");
   if (n_prompt > spec.max_positions) {
-    throw Error("prompt: " + std::to_string(n_prompt) + " tokens is longer than the model's context of " +
+    throw Error("prompt: " + std::to_string(n_prompt) +
+                " tokens is longer than the model's context of " +
                 std::to_string(spec.max_positions) + " (use --truncate to keep the last tokens)");
   }
   const int capacity = std::min<long>(spec.max_positions, long(n_prompt) + options.max_new_tokens);

@@ -33,8 +33,8 @@ struct GenerateResult {
   std::string text;         // the generated text (valid UTF-8, cut at a stop string)
   std::string stop_reason;  // "length", "eos", "stop", or "context"
   int prompt_tokens = 0;
-  double prompt_ms = 0;     // the batched pass over the prompt
-  int decode_steps = 0;     // one-token passes after the prompt
+  double prompt_ms = 0;  // the batched pass over the prompt
+  int decode_steps = 0;  // one-token passes after the prompt
   double decode_ms = 0;
 };
 

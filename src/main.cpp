@@ -10,6 +10,7 @@
 
 #include "src/commands.h"
 #include "src/error.h"
+#include "src/thread_pool.h"
 
 namespace {
 
@@ -33,11 +34,10 @@ void configure(const CommonOptions& common) {
                     : common.verbose ? spdlog::level::debug
                                      : spdlog::level::info);
   spdlog::set_default_logger(logger);
-  // OpenBLAS's own threads are the only worker threads attn runs: matrix products are where the
-  // time goes, and a second pool competing for the same cores would slow both.
-  const int threads = common.threads > 0 ? common.threads
-                                         : int(std::max(1u, std::thread::hardware_concurrency()));
-  openblas_set_num_threads(threads);
+  // attn's own pool is the only set of worker threads: OpenBLAS runs single-threaded inside
+  // its tasks, since two pools competing for the same cores would slow both.
+  openblas_set_num_threads(1);
+  if (common.threads > 0) set_thread_count(common.threads);
 }
 
 }  // namespace
@@ -50,24 +50,28 @@ int main(int argc, char** argv) {
   CLI::App* generate_app = app.add_subcommand("generate", "generate text with a decoder (GPT-2)");
   add_common_options(*generate_app, generate.common, "tiny-gpt2-brown");
   generate_app->add_option("-p,--prompt", generate.prompt, "prompt text (default: standard input)");
-  generate_app->add_option("--file", generate.prompt_file, "read the prompt from a file ('-': stdin)");
-  generate_app->add_option("-n,--max-new-tokens", generate.options.max_new_tokens,
-                           "tokens to generate")
+  generate_app->add_option("--file", generate.prompt_file,
+                           "read the prompt from a file ('-': stdin)");
+  generate_app
+      ->add_option("-n,--max-new-tokens", generate.options.max_new_tokens, "tokens to generate")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  generate_app->add_option("--temp", generate.options.sampling.temperature,
-                           "sampling temperature; 0 = greedy")
+  generate_app
+      ->add_option("--temp", generate.options.sampling.temperature,
+                   "sampling temperature; 0 = greedy")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  generate_app->add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
+  generate_app
+      ->add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
       ->check(CLI::NonNegativeNumber);
   generate_app->add_option("--top-p", generate.options.sampling.top_p, "nucleus sampling; 1 = off")
       ->check(CLI::Range(0.0, 1.0).description("in (0, 1]"))
       ->check(CLI::Validator(
           [](std::string& value) { return std::stod(value) > 0 ? "" : "must be greater than 0"; },
           "", "positive"));
-  generate_app->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
-                           "repetition penalty; 1 = off")
+  generate_app
+      ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
+                   "repetition penalty; 1 = off")
       ->check(CLI::PositiveNumber);
   generate_app->add_option("--seed", generate.options.sampling.seed, "random seed")
       ->capture_default_str();

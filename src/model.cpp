@@ -85,8 +85,8 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   if (!arch) {
     std::string known;
     for (const auto& candidate : architectures()) known += std::string(" ") + candidate.model_type;
-    config.fail("model_type", "is '" + model->model_type + "', which attn does not support (known:" +
-                                  known + ")");
+    config.fail("model_type", "is '" + model->model_type +
+                                  "', which attn does not support (known:" + known + ")");
   }
 
   model->weights_file = std::make_unique<SafeTensors>(dir / "model.safetensors");
@@ -98,8 +98,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
                                                      std::move(parts.positions));
   model->tokenizer = load_tokenizer(dir, arch->tokenizer_family);
   if (model->tokenizer->vocab_size() > parts.spec.vocab_size) {
-    throw Error(dir.string() + ": tokenizer has " +
-                std::to_string(model->tokenizer->vocab_size()) +
+    throw Error(dir.string() + ": tokenizer has " + std::to_string(model->tokenizer->vocab_size()) +
                 " tokens but config.json vocab_size is " + std::to_string(parts.spec.vocab_size));
   }
   model->load_ms =

@@ -157,8 +157,8 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
     for (std::size_t i = 1; i < ranges.size(); ++i) {
       const TensorInfo& previous = tensors_.at(*ranges[i - 1].second);
       if (ranges[i].first < previous.end) {
-        throw Error(file + ": tensors '" + *ranges[i - 1].second + "' and '" +
-                    *ranges[i].second + "' overlap in the data section");
+        throw Error(file + ": tensors '" + *ranges[i - 1].second + "' and '" + *ranges[i].second +
+                    "' overlap in the data section");
       }
     }
   } catch (...) {

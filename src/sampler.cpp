@@ -29,7 +29,9 @@ int Sampler::next(std::span<float> logits, std::span<const int> context) {
   std::iota(candidates_.begin(), candidates_.end(), 0);
   std::size_t keep = logits.size();
   if (options_.top_k > 0) keep = std::min<std::size_t>(keep, options_.top_k);
-  auto by_logit = [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  auto by_logit = [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
   std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), by_logit);
   candidates_.resize(keep);
 

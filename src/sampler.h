@@ -8,9 +8,9 @@
 namespace attn {
 
 struct SamplingOptions {
-  float temperature = 1.0f;  // 0 = greedy
-  int top_k = 0;             // 0 = off
-  float top_p = 1.0f;        // 1 = off
+  float temperature = 1.0f;         // 0 = greedy
+  int top_k = 0;                    // 0 = off
+  float top_p = 1.0f;               // 1 = off
   float repetition_penalty = 1.0f;  // 1 = off; as Hugging Face (CTRL paper): logit / p or * p
   uint64_t seed = 0;
 };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/error.h"
+#include "src/thread_pool.h"
 
 namespace attn {
 
@@ -31,7 +32,8 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
       context(std::size_t(max_rows_) * spec.d_model),
       sublayer(std::size_t(max_rows_) * spec.d_model),
       ffn(std::size_t(max_rows_) * spec.d_ff),
-      scores(std::size_t(max_rows_) * max_context_) {}
+      scores_per_head(long(std::min(max_rows_, max_context_)) * max_context_),
+      scores(std::size_t(spec.n_head) * scores_per_head) {}
 
 Transformer::Transformer(ArchSpec spec, TransformerWeights weights,
                          std::unique_ptr<PositionEncoding> positions)
@@ -69,8 +71,8 @@ void Transformer::attention(int layer, const Batch& batch, KVCache& cache, RunSt
   const int d = spec_.d_model;
   const int head_dim = d / spec_.n_head;
   const float scale = 1.0f / std::sqrt(float(head_dim));
-  const float* input = spec_.norm_placement == NormPlacement::kPre ? state.normed.data()
-                                                                   : state.hidden.data();
+  const float* input =
+      spec_.norm_placement == NormPlacement::kPre ? state.normed.data() : state.hidden.data();
   float* layer_keys = cache.keys.data() + std::size_t(layer) * cache.capacity * d;
   float* layer_values = cache.values.data() + std::size_t(layer) * cache.capacity * d;
 
@@ -82,11 +84,13 @@ void Transformer::attention(int layer, const Batch& batch, KVCache& cache, RunSt
     const SequenceSlice& seq = batch.sequences[s];
     const int n_keys = seq.n_past + seq.length;
     const long first_key = long(seq.row) + batch.cache_offset - seq.n_past;
-    for (int h = 0; h < spec_.n_head; ++h) {
+    // One task per head, each with its own scores (length, n_keys).
+    auto head_scores = [&](int h) { return state.scores.data() + long(h) * state.scores_per_head; };
+    thread_pool().run(spec_.n_head, [&](int h) {
       const float* query = state.query.data() + long(seq.row) * d + h * head_dim;
       const float* keys = layer_keys + first_key * d + h * head_dim;
       const float* values = layer_values + first_key * d + h * head_dim;
-      float* scores = state.scores.data();  // (length, n_keys)
+      float* scores = head_scores(h);
 
       // scores = scale * Q K^T, heads read in place from the (rows, d_model) layout.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
@@ -97,13 +101,18 @@ void Transformer::attention(int layer, const Batch& batch, KVCache& cache, RunSt
         softmax_row(row, visible);
         std::fill(row + visible, row + n_keys, 0.0f);
       }
-      if (observer && observer->on_attention && observer->wants_attention(layer, h)) {
-        observer->on_attention(layer, h, int(s), scores, seq.length, n_keys);
-      }
       // context = scores V, written into this head's columns.
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq.length, head_dim, n_keys, 1.0f,
                   scores, n_keys, values, d, 0.0f,
                   state.context.data() + long(seq.row) * d + h * head_dim, d);
+    });
+    // Observers run on this thread, after the parallel part, so they need no locking.
+    if (observer && observer->on_attention) {
+      for (int h = 0; h < spec_.n_head; ++h) {
+        if (observer->wants_attention(layer, h)) {
+          observer->on_attention(layer, h, int(s), head_scores(h), seq.length, n_keys);
+        }
+      }
     }
   }
   linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), w.attention_output);
@@ -126,7 +135,8 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   float* hidden = state.hidden.data();
 
   embed(batch, hidden);
-  if (weights_.embedding_norm) layer_norm_forward(hidden, hidden, rows, d, *weights_.embedding_norm);
+  if (weights_.embedding_norm)
+    layer_norm_forward(hidden, hidden, rows, d, *weights_.embedding_norm);
   if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
 
   for (int layer = 0; layer < n_layers; ++layer) {

@@ -107,13 +107,16 @@ struct RunState {
   RunState(const ArchSpec& spec, int max_rows, int max_context);
   int max_rows;
   int max_context;
-  std::vector<float> hidden;     // (max_rows, d_model) residual stream
-  std::vector<float> normed;     // (max_rows, d_model) input of a sublayer
-  std::vector<float> query;      // (max_rows, d_model)
-  std::vector<float> context;    // (max_rows, d_model) attention output, heads side by side
-  std::vector<float> sublayer;   // (max_rows, d_model) sublayer output before the residual add
-  std::vector<float> ffn;        // (max_rows, d_ff)
-  std::vector<float> scores;     // (max_rows, max_context) one head's attention of one sequence
+  std::vector<float> hidden;    // (max_rows, d_model) residual stream
+  std::vector<float> normed;    // (max_rows, d_model) input of a sublayer
+  std::vector<float> query;     // (max_rows, d_model)
+  std::vector<float> context;   // (max_rows, d_model) attention output, heads side by side
+  std::vector<float> sublayer;  // (max_rows, d_model) sublayer output before the residual add
+  std::vector<float> ffn;       // (max_rows, d_ff)
+  // Attention of one sequence, each head's (queries, keys) in its own slice: a sequence has
+  // at most min(max_rows, max_context) queries.
+  long scores_per_head;
+  std::vector<float> scores;  // (n_head, scores_per_head)
 };
 
 // Optional hooks into a forward pass, for tests and for the attention dump. With no observer

@@ -35,7 +35,8 @@ inline NpyArray read_npy(const std::filesystem::path& path) {
   }
   std::string header(header_length, '\0');
   in.read(header.data(), header_length);
-  if (header.find("'<f4'") == std::string::npos || header.find("'fortran_order': False") == std::string::npos) {
+  if (header.find("'<f4'") == std::string::npos ||
+      header.find("'fortran_order': False") == std::string::npos) {
     throw std::runtime_error(path.string() + ": expected C-order little-endian float32");
   }
   NpyArray array;

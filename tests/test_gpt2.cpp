@@ -19,29 +19,34 @@ constexpr double kLogitRtol = 1e-5;
 std::vector<int> top_ids(std::span<const float> logits, int k) {
   std::vector<int> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                    [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
   ids.resize(k);
   return ids;
 }
 
-void expect_logits_match(const std::filesystem::path& model_dir, const std::filesystem::path& golden_dir) {
+void expect_logits_match(const std::filesystem::path& model_dir,
+                         const std::filesystem::path& golden_dir) {
   auto model = load_model(model_dir);
   const auto prompts = read_jsonl(golden_dir / "generate.jsonl");
   double worst = 0;
   for (int i = 0; i < 5; ++i) {
     const auto ids = prompts[i]["prompt_ids"].get<std::vector<int>>();
-    const NpyArray golden = read_npy(golden_dir / "logits" / ("prompt" + std::to_string(i) + "_last.npy"));
+    const NpyArray golden =
+        read_npy(golden_dir / "logits" / ("prompt" + std::to_string(i) + "_last.npy"));
     const std::vector<float> logits = last_logits(*model, ids);
     const Comparison c = compare(logits, golden.values, kLogitAtol, kLogitRtol);
     worst = std::max(worst, c.worst_abs);
     EXPECT_LE(c.worst_ratio, 1.0) << "prompt " << i << ": logit " << c.worst_index << " is "
-                                  << logits[c.worst_index] << ", golden " << golden.values[c.worst_index];
+                                  << logits[c.worst_index] << ", golden "
+                                  << golden.values[c.worst_index];
   }
   std::cout << "worst |logit - golden| over 5 prompts: " << worst << "\n";
 }
 
-void expect_greedy_matches(const std::filesystem::path& model_dir, const std::filesystem::path& golden_dir) {
+void expect_greedy_matches(const std::filesystem::path& model_dir,
+                           const std::filesystem::path& golden_dir) {
   auto model = load_model(model_dir);
   double worst_top5 = 0;
   for (const auto& line : read_jsonl(golden_dir / "generate.jsonl")) {
@@ -106,7 +111,8 @@ TEST(Gpt2Golden, TinyHiddenStates) {
     for (float v : golden.values) largest = std::max(largest, double(std::abs(v)));
     // Within 1e-4 relative to the largest value.
     const Comparison c = compare(got, golden.values, 1e-4 * largest, 0);
-    EXPECT_LE(c.worst_ratio, 1.0) << name << ": worst |Δ| " << c.worst_abs << ", largest " << largest;
+    EXPECT_LE(c.worst_ratio, 1.0) << name << ": worst |Δ| " << c.worst_abs << ", largest "
+                                  << largest;
     ++checked;
   };
   last_logits(*model, ids, &observer);
@@ -115,7 +121,8 @@ TEST(Gpt2Golden, TinyHiddenStates) {
 
 TEST(Gpt2Generate, CachedEqualsUncached) {
   auto model = load_model(shipped_model("tiny-gpt2-brown"));
-  for (const char* prompt : {"The", "It was a dark and stormy night, and", "In 1961 the city council"}) {
+  for (const char* prompt :
+       {"The", "It was a dark and stormy night, and", "In 1961 the city council"}) {
     const auto ids = model->tokenizer->encode(prompt).ids;
     GenerateOptions options;
     options.max_new_tokens = 40;
@@ -123,8 +130,12 @@ TEST(Gpt2Generate, CachedEqualsUncached) {
     options.ignore_eos = true;
     std::vector<std::vector<float>> cached_logits, uncached_logits;
     GenerateCallbacks cached_callbacks, uncached_callbacks;
-    cached_callbacks.on_logits = [&](std::span<const float> l) { cached_logits.emplace_back(l.begin(), l.end()); };
-    uncached_callbacks.on_logits = [&](std::span<const float> l) { uncached_logits.emplace_back(l.begin(), l.end()); };
+    cached_callbacks.on_logits = [&](std::span<const float> l) {
+      cached_logits.emplace_back(l.begin(), l.end());
+    };
+    uncached_callbacks.on_logits = [&](std::span<const float> l) {
+      uncached_logits.emplace_back(l.begin(), l.end());
+    };
     const auto cached = generate(*model, ids, options, cached_callbacks);
     options.use_cache = false;
     const auto uncached = generate(*model, ids, options, uncached_callbacks);
@@ -142,7 +153,8 @@ TEST(Gpt2Generate, SameSeedSameText) {
   const auto ids = model->tokenizer->encode("The man said").ids;
   GenerateOptions options;
   options.max_new_tokens = 30;
-  options.sampling = {.temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .repetition_penalty = 1.1f, .seed = 7};
+  options.sampling = {
+      .temperature = 0.9f, .top_k = 40, .top_p = 0.95f, .repetition_penalty = 1.1f, .seed = 7};
   const auto first = generate(*model, ids, options);
   const auto second = generate(*model, ids, options);
   EXPECT_EQ(first.generated_ids, second.generated_ids);

@@ -25,8 +25,8 @@ inline std::filesystem::path shared_dir() {
 }  // namespace attn::test
 
 // Skips the current test with a clear message when ../shared is not there.
-#define ATTN_REQUIRE_SHARED()                                                          \
-  do {                                                                                 \
-    if (attn::test::shared_dir().empty())                                              \
+#define ATTN_REQUIRE_SHARED()                                                           \
+  do {                                                                                  \
+    if (attn::test::shared_dir().empty())                                               \
       GTEST_SKIP() << "../shared (goldens) not found next to the repository; skipping"; \
   } while (0)

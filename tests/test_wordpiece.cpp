@@ -1,0 +1,372 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/error.h"
+#include "tests/test_paths.h"
+#include "tokenizer/wordpiece.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr int kCls = 101;
+constexpr int kSep = 102;
+constexpr int kMask = 103;
+
+// Loaded once: the vocabulary has 30522 entries.
+const Tokenizer& tiny_bert() {
+  static const std::unique_ptr<Tokenizer> tokenizer =
+      load_wordpiece_tokenizer(test::shipped_model("tiny-bert-brown"));
+  return *tokenizer;
+}
+
+std::vector<std::string> tokens_of(const Tokenizer& tokenizer, const std::vector<int>& ids) {
+  std::vector<std::string> tokens;
+  for (int id : ids) tokens.push_back(tokenizer.token_string(id));
+  return tokens;
+}
+
+std::vector<std::string> encode_tokens(std::string_view text) {
+  return tokens_of(tiny_bert(), tiny_bert().encode(text).ids);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot open " << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<json> read_jsonl(const fs::path& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << "cannot open " << path;
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(json::parse(line));
+  }
+  return lines;
+}
+
+// A scratch directory for one test, removed afterwards.
+class TempDir {
+ public:
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("attn_test_wordpiece_" +
+               std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+               std::to_string(getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+
+  void write(const std::string& name, const std::string& content) const {
+    std::ofstream(path_ / name, std::ios::binary) << content;
+  }
+
+  void write_vocab(std::initializer_list<std::string_view> tokens) const {
+    std::string content;
+    for (std::string_view token : tokens) content.append(token).append("\n");
+    write("vocab.txt", content);
+  }
+
+ private:
+  fs::path path_;
+};
+
+// Loading `dir` must fail with a message that contains every one of `parts`.
+void expect_load_error(const fs::path& dir, std::initializer_list<std::string> parts) {
+  try {
+    load_wordpiece_tokenizer(dir);
+    ADD_FAILURE() << "loading " << dir << " should have failed";
+  } catch (const Error& e) {
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "message '" << e.what() << "' does not mention '" << part << "'";
+    }
+  }
+}
+
+// --- Always-run tests on the shipped tiny-bert-brown tokenizer ---------------------------------
+
+TEST(WordPiece, LowercasesAndStripsAccents) {
+  EXPECT_EQ(encode_tokens("Héllo WORLD"),
+            (std::vector<std::string>{"[CLS]", "hello", "world", "[SEP]"}));
+  EXPECT_EQ(encode_tokens("Crème brûlée"),
+            (std::vector<std::string>{"[CLS]", "cr", "##eme", "br", "##ule", "##e", "[SEP]"}));
+  // "≠" decomposes to "=" + a combining overlay (Mn), which accent stripping drops.
+  EXPECT_EQ(encode_tokens("≠"), (std::vector<std::string>{"[CLS]", "=", "[SEP]"}));
+}
+
+TEST(WordPiece, SplitsPunctuationWhitespaceAndIdeographs) {
+  EXPECT_EQ(encode_tokens("Hello, world! (it's $5)"),
+            (std::vector<std::string>{"[CLS]", "hello", ",", "world", "!", "(", "it", "'", "s", "$",
+                                      "5", ")", "[SEP]"}));
+  // NBSP and U+2028 separate words, the zero-width space is removed, ideographs stand alone.
+  EXPECT_EQ(encode_tokens("non\u00a0breaking\u2028zero\u200bwidth 中文"),
+            (std::vector<std::string>{"[CLS]", "non", "breaking", "zero", "##wi", "##dt", "##h",
+                                      "中", "文", "[SEP]"}));
+}
+
+TEST(WordPiece, SpecialTokenLiteralsStayWhole) {
+  const Encoding encoding = tiny_bert().encode("Paris is the [MASK] of France.");
+  EXPECT_EQ(tokens_of(tiny_bert(), encoding.ids),
+            (std::vector<std::string>{"[CLS]", "paris", "is", "the", "[MASK]", "of", "france", ".",
+                                      "[SEP]"}));
+  EXPECT_EQ(encoding.ids[4], kMask);
+  // Special tokens are matched case-sensitively before lowercasing.
+  EXPECT_EQ(encode_tokens("[mask]"),
+            (std::vector<std::string>{"[CLS]", "[", "mask", "]", "[SEP]"}));
+  EXPECT_EQ(encode_tokens("a[MASK]b"),
+            (std::vector<std::string>{"[CLS]", "a", "[MASK]", "b", "[SEP]"}));
+}
+
+TEST(WordPiece, PairGetsSecondSegmentTypeIds) {
+  const Encoding encoding = tiny_bert().encode("Hello world", "How are you?");
+  EXPECT_EQ(encoding.ids, (std::vector<int>{kCls, 7592, 2088, kSep, 2129, 2024, 2017, 1029, kSep}));
+  EXPECT_EQ(encoding.type_ids, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 1}));
+}
+
+TEST(WordPiece, LiteralSepStartsSecondSegment) {
+  const Encoding literal = tiny_bert().encode("Hello world [SEP] How are you?");
+  const Encoding pair = tiny_bert().encode("Hello world", "How are you?");
+  EXPECT_EQ(literal.ids, pair.ids);
+  EXPECT_EQ(literal.type_ids, pair.type_ids);
+  // A trailing [SEP] with nothing after it starts no second segment.
+  EXPECT_EQ(tiny_bert().encode("Hello [SEP]").type_ids, (std::vector<int>{0, 0, 0, 0}));
+}
+
+TEST(WordPiece, EmptyAndBlankTextGiveClsSep) {
+  for (std::string_view text : {"", "   ", "\t\n\r\n", "\x01\u200d"}) {
+    const Encoding encoding = tiny_bert().encode(text);
+    EXPECT_EQ(encoding.ids, (std::vector<int>{kCls, kSep})) << "text: '" << text << "'";
+    EXPECT_EQ(encoding.type_ids, (std::vector<int>{0, 0}));
+  }
+}
+
+TEST(WordPiece, WordsOverHundredCharactersAreUnknown) {
+  EXPECT_EQ(encode_tokens(std::string(101, 'a')),
+            (std::vector<std::string>{"[CLS]", "[UNK]", "[SEP]"}));
+  EXPECT_NE(encode_tokens(std::string(100, 'a'))[1], "[UNK]");
+  // Punctuation splits the word first, so only the too-long part is unknown.
+  EXPECT_EQ(encode_tokens("ok." + std::string(101, 'b')),
+            (std::vector<std::string>{"[CLS]", "ok", ".", "[UNK]", "[SEP]"}));
+}
+
+TEST(WordPiece, DecodeJoinsPiecesAndCleansUpSpaces) {
+  const std::vector<int> ids = tiny_bert().encode("Hello, world! It's threading, isn't it?").ids;
+  EXPECT_EQ(tiny_bert().decode(ids, true), "hello, world! it's threading, isn't it?");
+  EXPECT_EQ(tiny_bert().decode(ids, false), "[CLS] hello, world! it's threading, isn't it? [SEP]");
+  const std::vector<int> continuation{tiny_bert().encode("threading").ids[2]};
+  EXPECT_EQ(tiny_bert().decode(continuation, false), "##ing");
+  EXPECT_EQ(tiny_bert().decode(std::vector<int>{kMask}, true), "");
+}
+
+TEST(WordPiece, VocabularyAndSpecialTokens) {
+  const Tokenizer& tokenizer = tiny_bert();
+  EXPECT_EQ(tokenizer.vocab_size(), 30522);
+  EXPECT_EQ(tokenizer.mask_id(), kMask);
+  EXPECT_EQ(tokenizer.eos_id(), std::nullopt);
+  EXPECT_EQ(tokenizer.token_string(1996), "the");
+  EXPECT_EQ(tokenizer.token_string(kMask), "[MASK]");
+  for (int id : {0, 100, kCls, kSep, kMask}) EXPECT_TRUE(tokenizer.is_special(id)) << id;
+  EXPECT_FALSE(tokenizer.is_special(1996));
+}
+
+TEST(WordPiece, InvalidUtf8IsAnError) {
+  EXPECT_THROW(tiny_bert().encode("caf\xc3"), Error);
+  EXPECT_THROW(tiny_bert().encode("ok", std::string_view("\xff")), Error);
+}
+
+// --- Loading ------------------------------------------------------------------------------------
+
+TEST(WordPieceLoad, VocabTxtWithoutConfigUsesBertDefaults) {
+  TempDir dir;
+  dir.write_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "##s", "."});
+  const auto tokenizer = load_wordpiece_tokenizer(dir.path());
+  EXPECT_EQ(tokenizer->vocab_size(), 8);
+  EXPECT_EQ(tokenizer->encode("HELLOS. xyz [MASK]").ids, (std::vector<int>{2, 5, 6, 7, 1, 4, 3}));
+  EXPECT_EQ(tokenizer->mask_id(), 4);
+}
+
+TEST(WordPieceLoad, DuplicateTokenIsAnError) {
+  TempDir dir;
+  dir.write_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "hello"});
+  expect_load_error(dir.path(), {(dir.path() / "vocab.txt").string(), "duplicate", "'hello'"});
+}
+
+TEST(WordPieceLoad, MissingUnkIsAnError) {
+  TempDir dir;
+  dir.write_vocab({"[PAD]", "[CLS]", "[SEP]", "[MASK]", "hello"});
+  expect_load_error(dir.path(), {(dir.path() / "vocab.txt").string(), "[UNK]"});
+}
+
+TEST(WordPieceLoad, MissingMaskIsAnError) {
+  TempDir dir;
+  dir.write_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello"});
+  expect_load_error(dir.path(), {(dir.path() / "vocab.txt").string(), "[MASK]"});
+}
+
+TEST(WordPieceLoad, MissingVocabularyIsAnError) {
+  TempDir dir;
+  expect_load_error(dir.path(), {dir.path().string(), "vocab.txt", "tokenizer.json"});
+}
+
+TEST(WordPieceLoad, TokenizerJsonAloneGivesIdenticalIds) {
+  TempDir dir;
+  fs::copy_file(test::shipped_model("tiny-bert-brown") / "tokenizer.json",
+                dir.path() / "tokenizer.json");
+  const auto from_json = load_wordpiece_tokenizer(dir.path());
+  const Tokenizer& from_vocab = tiny_bert();
+  EXPECT_EQ(from_json->vocab_size(), from_vocab.vocab_size());
+  EXPECT_EQ(from_json->mask_id(), from_vocab.mask_id());
+
+  std::vector<std::string> texts = {"",
+                                    "Hello, World!",
+                                    "Crème brûlée à la mode",
+                                    "Paris is the [MASK] of France. [SEP] Yes.",
+                                    "日本語のテキスト 한국어",
+                                    "ΟΔΟΣ İstanbul",
+                                    std::string(120, 'x'),
+                                    "family: 👨\u200d👩"};
+  if (!test::shared_dir().empty()) {
+    for (const json& line :
+         read_jsonl(test::shared_dir() / "golden/tiny-bert-brown/tokens.jsonl")) {
+      texts.push_back(line["text"].get<std::string>());
+    }
+  }
+  std::ostringstream mismatches;
+  int mismatch_count = 0;
+  for (const std::string& text : texts) {
+    const Encoding expected = from_vocab.encode(text);
+    const Encoding got = from_json->encode(text);
+    if (got.ids != expected.ids || got.type_ids != expected.type_ids) {
+      ++mismatch_count;
+      mismatches << "text " << json(text).dump() << "\n  vocab.txt:      " << json(expected.ids)
+                 << "\n  tokenizer.json: " << json(got.ids) << "\n";
+    }
+    EXPECT_EQ(from_json->decode(got.ids, true), from_vocab.decode(expected.ids, true));
+  }
+  EXPECT_EQ(mismatch_count, 0) << mismatch_count << " of " << texts.size() << " texts differ:\n"
+                               << mismatches.str();
+}
+
+// --- Goldens from Hugging Face (need ../shared) -------------------------------------------------
+
+TEST(WordPieceGolden, TokensJsonl) {
+  ATTN_REQUIRE_SHARED();
+  const std::vector<json> lines =
+      read_jsonl(test::shared_dir() / "golden/tiny-bert-brown/tokens.jsonl");
+  ASSERT_FALSE(lines.empty());
+  std::ostringstream mismatches;
+  int mismatch_count = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string text = lines[i]["text"];
+    const auto expected_ids = lines[i]["ids"].get<std::vector<int>>();
+    const auto expected_tokens = lines[i]["tokens"].get<std::vector<std::string>>();
+    const std::vector<int> ids = tiny_bert().encode(text).ids;
+    const std::vector<std::string> tokens = tokens_of(tiny_bert(), ids);
+    if (ids != expected_ids || tokens != expected_tokens) {
+      ++mismatch_count;
+      mismatches << "line " << i + 1 << ": text " << json(text).dump() << "\n  expected "
+                 << json(expected_tokens).dump() << " " << json(expected_ids) << "\n  got      "
+                 << json(tokens).dump() << " " << json(ids) << "\n";
+    }
+  }
+  EXPECT_EQ(mismatch_count, 0) << mismatch_count << " of " << lines.size() << " lines differ:\n"
+                               << mismatches.str();
+}
+
+// llama.cpp's tokenizer test vectors: bert.inp holds strings, each followed by a line
+// "__ggml_vocab_test__"; bert.out holds one line per string with the ids (each preceded by a
+// space) that Hugging Face gives without [CLS]/[SEP].
+TEST(WordPieceGolden, TokenizerVectors) {
+  ATTN_REQUIRE_SHARED();
+  const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
+  const std::string inputs_file = read_file(dir / "bert.inp");
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> inputs;
+  for (std::size_t start = 0; start < inputs_file.size();) {
+    const std::size_t end = inputs_file.find(separator, start);
+    ASSERT_NE(end, std::string::npos) << "bert.inp does not end with the separator line";
+    inputs.push_back(inputs_file.substr(start, end - start));
+    start = end + separator.size();
+  }
+  std::vector<std::vector<int>> outputs;
+  std::istringstream outputs_file(read_file(dir / "bert.out"));
+  for (std::string line; std::getline(outputs_file, line);) {
+    std::istringstream fields(line);
+    outputs.emplace_back(std::istream_iterator<int>(fields), std::istream_iterator<int>());
+  }
+  ASSERT_EQ(inputs.size(), outputs.size()) << "bert.inp and bert.out disagree on the case count";
+  ASSERT_FALSE(inputs.empty());
+
+  std::ostringstream mismatches;
+  int mismatch_count = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<int> with_specials = tiny_bert().encode(inputs[i]).ids;
+    const std::vector<int> ids(with_specials.begin() + 1, with_specials.end() - 1);
+    if (ids != outputs[i]) {
+      ++mismatch_count;
+      mismatches << "case " << i + 1 << ": text " << json(inputs[i]).dump() << "\n  expected "
+                 << json(outputs[i]) << "\n  got      " << json(ids) << "\n";
+    }
+  }
+  EXPECT_EQ(mismatch_count, 0) << mismatch_count << " of " << inputs.size() << " cases differ:\n"
+                               << mismatches.str();
+}
+
+TEST(WordPieceGolden, FillMaskInputsAndTokenStrings) {
+  ATTN_REQUIRE_SHARED();
+  const std::vector<json> lines =
+      read_jsonl(test::shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl");
+  ASSERT_FALSE(lines.empty());
+  std::ostringstream mismatches;
+  int mismatch_count = 0;
+  int candidate_count = 0;
+  for (const json& line : lines) {
+    const std::string text = line["text"];
+    const auto expected_ids = line["input_ids"].get<std::vector<int>>();
+    const std::vector<int> ids = tiny_bert().encode(text).ids;
+    if (ids != expected_ids) {
+      ++mismatch_count;
+      mismatches << "text " << json(text).dump() << "\n  expected " << json(expected_ids)
+                 << "\n  got      " << json(ids) << "\n";
+    }
+    for (const json& mask : line["masks"]) {
+      for (const json& candidate : mask["top"]) {
+        ++candidate_count;
+        const int id = candidate["token_id"];
+        const std::string expected = candidate["token_str"];
+        const std::string got = tiny_bert().decode(std::vector<int>{id}, false);
+        if (got != expected) {
+          ++mismatch_count;
+          mismatches << "decode([" << id << "]): expected " << json(expected).dump() << ", got "
+                     << json(got).dump() << "\n";
+        }
+      }
+    }
+  }
+  EXPECT_GT(candidate_count, 0);
+  EXPECT_EQ(mismatch_count, 0) << mismatch_count << " mismatches in " << lines.size()
+                               << " sentences / " << candidate_count << " candidates:\n"
+                               << mismatches.str();
+}
+
+}  // namespace
+}  // namespace attn
