@@ -120,7 +120,7 @@ int run_info(const CommonOptions& common, bool json) {
   const ArchSpec& spec = model->spec();
   std::map<std::string, int> dtypes;
   for (const auto& [name, tensor] : model->weights_file->tensors()) ++dtypes[tensor.dtype];
-  nlohmann::json out = {
+  nlohmann::ordered_json out = {
       {"model", model->name()},
       {"model_type", model->model_type},
       {"architecture", model->architecture},

@@ -115,29 +115,6 @@ void layer_norm_forward(float* y, const float* x, int rows, int d, const Norm& n
   }
 }
 
-namespace {
-
-void activation_range(float* x, long n, Activation activation) {
-  switch (activation) {
-    case Activation::kGeluTanh: {
-      // GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-      const float sqrt_2_over_pi = 0.7978845608028654f;
-      for (long i = 0; i < n; ++i) {
-        const float v = x[i];
-        x[i] = 0.5f * v * (1.0f + std::tanh(sqrt_2_over_pi * (v + 0.044715f * v * v * v)));
-      }
-      break;
-    }
-    case Activation::kGeluErf: {
-      const float inv_sqrt_2 = 0.7071067811865476f;
-      for (long i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * inv_sqrt_2));
-      break;
-    }
-  }
-}
-
-}  // namespace
-
 void activation_forward(float* x, long n, Activation activation) {
   constexpr long kChunk = 16384;  // below this, threads cost more than they save
   const int chunks = int(std::min<long>(thread_pool().size(), (n + kChunk - 1) / kChunk));

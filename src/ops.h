@@ -34,8 +34,11 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear);
 // y (rows, d) = LayerNorm(x (rows, d)); y may equal x.
 void layer_norm_forward(float* y, const float* x, int rows, int d, const Norm& norm);
 
-// x (n) = activation(x), in place.
+// x (n) = activation(x), in place, spread over the thread pool.
 void activation_forward(float* x, long n, Activation activation);
+
+// The same on the calling thread only (src/activation.cpp).
+void activation_range(float* x, long n, Activation activation);
 
 // Softmax of one row in place over its first n entries (n >= 1).
 void softmax_row(float* x, int n);

@@ -58,7 +58,15 @@ void ThreadPool::run(int n_tasks, const std::function<void(int)>& task) {
   }
   wake_.notify_all();
   claim_tasks();
-  while (busy_workers_.load(std::memory_order_acquire) > 0) _mm_pause();
+  // Workers finish within microseconds unless the machine is oversubscribed and one of them
+  // lost its core: then give the core away rather than spin against it.
+  for (int spin = 0; busy_workers_.load(std::memory_order_acquire) > 0; ++spin) {
+    if (spin < 4000) {
+      _mm_pause();
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 namespace {

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs dependencies if missing, builds, and runs the whole test suite. Tests that need
+# ../shared (the goldens) skip with a message when it is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --test
+scripts/build.sh
+cd build
+ctest --output-on-failure -j"$(nproc)"
