@@ -28,13 +28,14 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   } else if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") {
     spec.activation = Activation::kGeluTanh;
   } else {
-    config.fail("hidden_act", "is '" + activation + "', which attn does not support");
+    config.fail("hidden_act",
+                "is '" + escape_control_characters(activation) + "', which attn does not support");
   }
   const std::string position_type =
       config.optional_string("position_embedding_type").value_or("absolute");
   if (position_type != "absolute") {
-    config.fail("position_embedding_type",
-                "is '" + position_type + "'; only 'absolute' is supported");
+    config.fail("position_embedding_type", "is '" + escape_control_characters(position_type) +
+                                               "'; only 'absolute' is supported");
   }
 
   const int64_t d = spec.d_model, ff = spec.d_ff, vocab = spec.vocab_size;

@@ -26,7 +26,8 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
   } else if (activation == "gelu") {
     spec.activation = Activation::kGeluErf;
   } else {
-    config.fail("activation_function", "is '" + activation + "', which attn does not support");
+    config.fail("activation_function",
+                "is '" + escape_control_characters(activation) + "', which attn does not support");
   }
   for (const char* unsupported : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"}) {
     if (config.has(unsupported) && config.json()[unsupported] == true) {

@@ -2,11 +2,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "src/commands.h"
 #include "src/error.h"
+#include "src/fill_mask.h"
 
 namespace attn {
 namespace {
@@ -23,12 +25,63 @@ double peak_rss_mb() {
   return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Encoders: the full fill-mask path (forward pass, head at one mask per sequence, softmax, top 5
+// and their decoded sequences) over `batch` sequences of -p tokens packed into one batch.
+int run_encoder_bench(const BenchCommand& command, const Model& model) {
+  check_fill_mask_model(model);
+  const ArchSpec& spec = model.spec();
+  if (command.prompt_tokens > spec.max_positions) {
+    throw UsageError("bench: -p is " + std::to_string(command.prompt_tokens) +
+                     " tokens, more than the model's max_position_embeddings of " +
+                     std::to_string(spec.max_positions));
+  }
+  // Ids spread over the vocabulary (speed does not depend on them), a mask in the middle.
+  MaskedInput input;
+  for (int i = 0; i < command.prompt_tokens; ++i)
+    input.ids.push_back(int((i * 7919L + 13) % spec.vocab_size));
+  input.type_ids.assign(input.ids.size(), 0);
+  input.mask_positions = {command.prompt_tokens / 2};
+  input.ids[input.mask_positions[0]] = *model.tokenizer->mask_id();
+  const std::vector<MaskedInput> inputs(command.batch, input);
+  const FillMaskOptions options{.top_k = 5,
+                                .max_batch_tokens = command.batch * command.prompt_tokens};
+
+  std::vector<double> batch_ms;
+  for (int r = 0; r < command.repetitions; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    fill_mask(model, inputs, options);
+    batch_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    spdlog::debug("repetition {}: {:.1f} ms per batch of {}", r, batch_ms.back(), command.batch);
+  }
+  const double ms_per_sequence = median(batch_ms) / command.batch;
+  const nlohmann::json out = {{"model", model.name()},
+                              {"sequence_tokens", command.prompt_tokens},
+                              {"batch", command.batch},
+                              {"repetitions", command.repetitions},
+                              {"ms_per_sequence", ms_per_sequence},
+                              {"sequences_per_s", 1000 / ms_per_sequence},
+                              {"load_ms", model.load_ms},
+                              {"peak_rss_mb", peak_rss_mb()}};
+  if (command.json) {
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cout << "model " << model.name() << ": fill-mask, " << command.batch << " x "
+              << command.prompt_tokens << " tokens per batch: " << ms_per_sequence
+              << " ms per sequence, " << out["sequences_per_s"].get<double>()
+              << " sequences/s | load " << model.load_ms << " ms | peak RSS " << peak_rss_mb()
+              << " MB\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_bench(const BenchCommand& command) {
   auto model = load_model(command.common.model_dir);
   const ArchSpec& spec = model->spec();
-  if (!spec.causal) throw UsageError("bench: encoder models are not supported yet");
+  if (!spec.causal) return run_encoder_bench(command, *model);
   if (command.prompt_tokens + command.new_tokens > spec.max_positions) {
     throw UsageError(
         "bench: -p + -n is " + std::to_string(command.prompt_tokens + command.new_tokens) +

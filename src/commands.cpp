@@ -28,41 +28,83 @@ std::string read_text_file(const std::filesystem::path& path, const std::string&
 
 namespace {
 
-std::string read_prompt(const GenerateCommand& command) {
+// The prompt and where it came from, which every error about it names. A bad --prompt value is
+// a usage error (exit status 2); a bad file or standard input is bad input (exit status 1).
+struct Prompt {
+  std::string text;
+  std::string source;  // "--prompt", "--file PATH" or "standard input"
+  bool from_option = false;
+
+  [[noreturn]] void fail(const std::string& problem) const {
+    if (from_option) throw UsageError(source + ": " + problem);
+    throw Error(source + ": " + problem);
+  }
+};
+
+Prompt read_prompt(const GenerateCommand& command) {
   if (command.prompt && command.prompt_file) {
     throw UsageError("--prompt and --file: give the prompt one way, not both");
   }
-  std::string prompt = command.prompt        ? *command.prompt
-                       : command.prompt_file ? read_text_file(*command.prompt_file, "--file")
-                                             : read_text_file("-", "standard input");
-  if (!is_valid_utf8(prompt)) {
-    decode_utf8(prompt, "prompt");  // throws, naming the first invalid byte
+  Prompt prompt;
+  if (command.prompt) {
+    prompt = {*command.prompt, "--prompt", true};
+  } else if (command.prompt_file) {
+    prompt = {read_text_file(*command.prompt_file, "--file"),
+              "--file " + command.prompt_file->string(), false};
+  } else {
+    prompt = {read_text_file("-", "standard input"), "standard input", false};
   }
-  if (prompt.empty()) throw UsageError("prompt: is empty");
+  if (!is_valid_utf8(prompt.text)) {
+    try {
+      decode_utf8(prompt.text, prompt.source);  // throws, naming the first invalid byte
+    } catch (const Error& e) {
+      if (prompt.from_option) throw UsageError(e.what());
+      throw;
+    }
+  }
+  if (prompt.text.empty()) prompt.fail("the prompt is empty");
   return prompt;
 }
 
 }  // namespace
 
 int run_generate(const GenerateCommand& command) {
-  const std::string prompt = read_prompt(command);
+  const Prompt prompt = read_prompt(command);
+  if (command.attention_out && *command.attention_out == "-") {
+    throw UsageError("--attention-out: give a file; standard output carries the generated text");
+  }
+  // Opened before the work, so that an unwritable path fails at once.
+  std::optional<OutputFile> attention_out;
+  if (command.attention_out) attention_out.emplace(command.attention_out, "--attention-out");
   auto model = load_model(command.common.model_dir);
   if (!model->spec().causal) {
     throw UsageError(model->dir.string() + ": generate needs a decoder model; '" +
                      model->model_type + "' is an encoder (try fill-mask)");
   }
-  std::vector<int> prompt_ids = model->tokenizer->encode(prompt).ids;
-  if (prompt_ids.empty()) throw UsageError("prompt: gives no tokens");
+  std::vector<int> prompt_ids = model->tokenizer->encode(prompt.text).ids;
+  if (prompt_ids.empty()) prompt.fail("the prompt gives no tokens");
   const int context = model->spec().max_positions;
-  if (int(prompt_ids.size()) > context && command.truncate) {
+  // Checked here, not only in generate(), so that nothing is printed before the error.
+  if (int(prompt_ids.size()) > context && !command.truncate) {
+    prompt.fail("the prompt is " + std::to_string(prompt_ids.size()) +
+                " tokens, longer than the model's context of " + std::to_string(context) +
+                " (use --truncate to keep the last tokens)");
+  }
+  if (int(prompt_ids.size()) > context) {
     const int keep = std::max(1, context - command.options.max_new_tokens);
-    spdlog::warn("prompt: {} tokens, truncated to the last {}", prompt_ids.size(), keep);
+    spdlog::warn("{}: the prompt is {} tokens, truncated to the last {}", prompt.source,
+                 prompt_ids.size(), keep);
     prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - keep);
   }
 
   GenerateCallbacks callbacks;
+  std::optional<GenerationAttentionRecorder> attention_recorder;
+  if (attention_out) {
+    attention_recorder.emplace(select_attention(model->spec(), command.attention));
+    callbacks.observer = attention_recorder->observer();
+  }
   if (!command.json) {
-    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+    std::fwrite(prompt.text.data(), 1, prompt.text.size(), stdout);
     std::fflush(stdout);
     callbacks.on_text = [](std::string_view text) {
       std::fwrite(text.data(), 1, text.size(), stdout);
@@ -70,6 +112,11 @@ int run_generate(const GenerateCommand& command) {
     };
   }
   const GenerateResult result = generate(*model, prompt_ids, command.options, callbacks);
+  if (attention_recorder) {
+    attention_recorder->write_jsonl(*attention_out, *model->tokenizer, result.generated_ids,
+                                    command.attention.precision);
+    attention_out->commit();
+  }
   const double prompt_rate = result.prompt_tokens / (result.prompt_ms / 1000);
   const double decode_rate =
       result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;

@@ -85,7 +85,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   if (!arch) {
     std::string known;
     for (const auto& candidate : architectures()) known += std::string(" ") + candidate.model_type;
-    config.fail("model_type", "is '" + model->model_type +
+    config.fail("model_type", "is '" + escape_control_characters(model->model_type) +
                                   "', which attn does not support (known:" + known + ")");
   }
 

@@ -44,12 +44,32 @@ void gemv_in_out_rows(float* partial, const float* x, const Linear& linear, int 
 // y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), W stored [out, in].
 void gemv_out_in(float* y, const float* x, const Linear& linear, int begin, int end) {
   const int in = linear.in;
-  for (int j = begin; j < end; ++j) {
-    const float* w = linear.weight + long(j) * linear.row_stride;
+  const long stride = linear.row_stride;
+  auto bias = [&](int j) { return linear.bias ? linear.bias[j] : 0.0f; };
+  int j = begin;
+  // Four rows at a time: each x[i] loaded once serves four independent sums.
+  for (; j + 4 <= end; j += 4) {
+    const float* w0 = linear.weight + j * stride;
+    const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
+#pragma omp simd reduction(+ : sum0, sum1, sum2, sum3)
+    for (int i = 0; i < in; ++i) {
+      sum0 += w0[i] * x[i];
+      sum1 += w1[i] * x[i];
+      sum2 += w2[i] * x[i];
+      sum3 += w3[i] * x[i];
+    }
+    y[j] = bias(j) + sum0;
+    y[j + 1] = bias(j + 1) + sum1;
+    y[j + 2] = bias(j + 2) + sum2;
+    y[j + 3] = bias(j + 3) + sum3;
+  }
+  for (; j < end; ++j) {
+    const float* w = linear.weight + j * stride;
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < in; ++i) sum += w[i] * x[i];
-    y[j] = (linear.bias ? linear.bias[j] : 0.0f) + sum;
+    y[j] = bias(j) + sum;
   }
 }
 

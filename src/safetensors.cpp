@@ -11,11 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "src/error.h"
+#include "src/json_util.h"
 
 namespace attn {
 namespace {
 
 constexpr std::size_t kMaxHeaderBytes = 100'000'000;
+// More elements than any real tensor has (4 TB of F32), and small enough that shape x dtype
+// size cannot overflow 64 bits.
+constexpr uint64_t kMaxElements = 1ULL << 40;
 
 // Bytes per element of every dtype the safetensors format defines; others are rejected.
 std::size_t dtype_size(const std::string& dtype) {
@@ -101,13 +105,13 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
       header = nlohmann::json::parse(reinterpret_cast<const char*>(mapping_ + 8),
                                      reinterpret_cast<const char*>(data_));
     } catch (const nlohmann::json::parse_error& e) {
-      throw Error(file + ": header is not valid JSON (" + e.what() + ")");
+      throw Error(file + ": header is not valid JSON (" + brief_parse_error(e) + ")");
     }
     if (!header.is_object()) throw Error(file + ": header is not a JSON object");
 
     for (const auto& [name, entry] : header.items()) {
       if (name == "__metadata__") continue;
-      const std::string where = file + ": tensor '" + name + "'";
+      const std::string where = file + ": tensor '" + escape_control_characters(name) + "'";
       if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
           !entry.contains("shape") || !entry["shape"].is_array() ||
           !entry.contains("data_offsets") || !entry["data_offsets"].is_array() ||
@@ -117,15 +121,21 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
       TensorInfo tensor;
       tensor.dtype = entry["dtype"].get<std::string>();
       const std::size_t element_size = dtype_size(tensor.dtype);
-      if (element_size == 0) throw Error(where + ": unknown dtype '" + tensor.dtype + "'");
+      if (element_size == 0) {
+        throw Error(where + ": unknown dtype '" + escape_control_characters(tensor.dtype) + "'");
+      }
       uint64_t elements = 1;
       for (const auto& dim : entry["shape"]) {
-        if (!dim.is_number_unsigned() || dim.get<uint64_t>() > (1ULL << 40)) {
+        if (!dim.is_number_unsigned()) {
           throw Error(where + ": shape entries must be non-negative integers");
         }
-        tensor.shape.push_back(dim.get<int64_t>());
-        elements *= dim.get<uint64_t>();
-        if (elements > (1ULL << 40)) throw Error(where + ": shape is impossibly large");
+        const auto size = dim.get<uint64_t>();
+        // Checked before multiplying: the product of two large sizes can wrap around to 0.
+        if (size != 0 && elements > kMaxElements / size) {
+          throw Error(where + ": shape " + brief_json(entry["shape"]) + " is impossibly large");
+        }
+        tensor.shape.push_back(static_cast<int64_t>(size));
+        elements *= size;
       }
       for (const auto& offset : entry["data_offsets"]) {
         if (!offset.is_number_unsigned()) {
@@ -134,13 +144,15 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
       }
       const auto begin = entry["data_offsets"][0].get<uint64_t>();
       const auto end = entry["data_offsets"][1].get<uint64_t>();
-      if (begin > end || end > data_size) {
-        throw Error(where + ": data_offsets [" + std::to_string(begin) + ", " +
-                    std::to_string(end) + "] lie outside the data section (" +
-                    std::to_string(data_size) + " bytes)");
+      const std::string offsets =
+          "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+      if (begin > end) throw Error(where + ": " + offsets + " end before they begin");
+      if (end > data_size) {
+        throw Error(where + ": " + offsets + " run past the end of the data section (" +
+                    std::to_string(data_size) + " bytes; is the file truncated?)");
       }
       if (end - begin != elements * element_size) {
-        throw Error(where + ": data_offsets cover " + std::to_string(end - begin) +
+        throw Error(where + ": " + offsets + " cover " + std::to_string(end - begin) +
                     " bytes but shape " + shape_string(tensor.shape) + " of " + tensor.dtype +
                     " needs " + std::to_string(elements * element_size));
       }
@@ -157,7 +169,8 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
     for (std::size_t i = 1; i < ranges.size(); ++i) {
       const TensorInfo& previous = tensors_.at(*ranges[i - 1].second);
       if (ranges[i].first < previous.end) {
-        throw Error(file + ": tensors '" + *ranges[i - 1].second + "' and '" + *ranges[i].second +
+        throw Error(file + ": tensors '" + escape_control_characters(*ranges[i - 1].second) +
+                    "' and '" + escape_control_characters(*ranges[i].second) +
                     "' overlap in the data section");
       }
     }

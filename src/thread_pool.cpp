@@ -3,14 +3,26 @@
 #include <immintrin.h>
 
 #include <memory>
+#include <string>
+#include <system_error>
+
+#include "src/error.h"
 
 namespace attn {
 
 ThreadPool::ThreadPool(int n_threads) {
-  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  try {
+    for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    stop_workers();
+    throw Error("--threads: cannot start " + std::to_string(n_threads) + " threads (" + e.what() +
+                ")");
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

@@ -30,6 +30,7 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  void stop_workers();
   void claim_tasks();
 
   std::vector<std::thread> workers_;

@@ -17,8 +17,9 @@ inline std::filesystem::path shipped_model(const char* name) {
 // ../shared beside the repository (or $ATTN_SHARED_DIR): goldens and test models that only
 // development machines and CI have. Empty when absent.
 inline std::filesystem::path shared_dir() {
-  if (const char* env = std::getenv("ATTN_SHARED_DIR")) return env;
-  auto dir = source_dir().parent_path() / "shared";
+  const char* env = std::getenv("ATTN_SHARED_DIR");
+  const std::filesystem::path dir =
+      env ? std::filesystem::path(env) : source_dir().parent_path() / "shared";
   return std::filesystem::exists(dir / "golden") ? dir : std::filesystem::path();
 }
 

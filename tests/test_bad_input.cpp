@@ -1,0 +1,496 @@
+// Issue 2, "bad input": the attn binary on missing and broken model folders, broken
+// config.json and model.safetensors, bad prompts and bad option values. Every failure must be
+// exactly one line on stderr naming the file or option and the problem, exit status 1 (2 for a
+// bad command line), no crash, and no file changed. Also smoke tests of info, tokenize and
+// generate --json on the shipped models.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_util.h"
+#include "tests/safetensors_util.h"
+#include "tests/test_paths.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kBadInput = 1;
+constexpr int kUsageError = 2;
+
+// Runs attn on copies of the shipped models, in a scratch folder. Checks after every test that
+// the shipped models are unchanged, and after every run that the run changed nothing in the
+// scratch folder.
+class BadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override { shipped_before_ = snapshot(source_dir() / "models"); }
+
+  void TearDown() override {
+    EXPECT_EQ(changed_files(shipped_before_, snapshot(source_dir() / "models")),
+              std::vector<std::string>())
+        << "the shipped models were modified";
+  }
+
+  // A copy of a shipped model for the test to break.
+  std::filesystem::path copy_model(const char* name) {
+    const auto copy = scratch_ / name;
+    std::filesystem::copy(shipped_model(name), copy);
+    return copy;
+  }
+
+  CommandResult run(const std::vector<std::string>& args,
+                    const std::filesystem::path& stdin_path = "/dev/null") {
+    const FolderSnapshot before = snapshot(scratch_.path());
+    CommandResult result = run_attn(args, stdin_path);
+    EXPECT_EQ(changed_files(before, snapshot(scratch_.path())), std::vector<std::string>())
+        << "attn " << args.front() << " modified files";
+    return result;
+  }
+
+  // `attn info` loads everything a model folder holds: config, weights and tokenizer.
+  CommandResult info(const std::filesystem::path& model) { return run({"info", "-m", model}); }
+
+  TempDir scratch_;
+  FolderSnapshot shipped_before_;
+};
+
+void edit_config(const std::filesystem::path& model, const std::function<void(json&)>& edit) {
+  json config = json::parse(read_file(model / "config.json"));
+  edit(config);
+  write_file(model / "config.json", config.dump(2));
+}
+
+// ---- Missing folders and files ----
+
+TEST_F(BadInputTest, MissingModelFolder) {
+  const auto missing = scratch_ / "no-such-model";
+  expect_one_line_error(info(missing), kBadInput, {missing.string() + ": model folder not found"});
+}
+
+TEST_F(BadInputTest, ModelFolderIsAFile) {
+  const auto file = scratch_ / "model.txt";
+  write_file(file, "not a folder");
+  expect_one_line_error(info(file), kBadInput, {file.string() + ": model folder not found"});
+}
+
+TEST_F(BadInputTest, MissingConfigJson) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  std::filesystem::remove(model / "config.json");
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "config.json").string() + ": cannot open file"});
+}
+
+TEST_F(BadInputTest, MissingModelSafetensors) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  std::filesystem::remove(model / "model.safetensors");
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "model.safetensors").string() + ": cannot open file"});
+}
+
+TEST_F(BadInputTest, MissingGpt2TokenizerFiles) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  for (const char* file : {"vocab.json", "merges.txt", "tokenizer.json"}) {
+    std::filesystem::remove(model / file);
+  }
+  expect_one_line_error(info(model), kBadInput,
+                        {model.string() + ": no GPT-2 tokenizer files",
+                         "vocab.json + merges.txt, or tokenizer.json"});
+}
+
+TEST_F(BadInputTest, MissingBertVocabulary) {
+  const auto model = copy_model("tiny-bert-brown");
+  for (const char* file : {"vocab.txt", "tokenizer.json"}) std::filesystem::remove(model / file);
+  expect_one_line_error(info(model), kBadInput,
+                        {model.string() + ": no BERT vocabulary", "vocab.txt or tokenizer.json"});
+}
+
+// ---- config.json ----
+
+TEST_F(BadInputTest, ConfigNotJson) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  write_file(model / "config.json", "{\"model_type\": \"gpt2\",\n  n_embd: 128}\n");
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "config.json").string() + ": not valid JSON", "line 2"});
+}
+
+TEST_F(BadInputTest, ConfigWithAnUnterminatedStringGivesAShortMessage) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  write_file(model / "config.json", "{\"model_type\": \"" + std::string(100'000, 'x'));
+  const CommandResult result = info(model);
+  expect_one_line_error(result, kBadInput,
+                        {(model / "config.json").string() + ": not valid JSON", "line 1"});
+  EXPECT_LT(result.err.size(), 400u) << result.err.substr(0, 1000);
+}
+
+TEST_F(BadInputTest, ConfigEmpty) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  write_file(model / "config.json", "");
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "config.json").string() + ": not valid JSON"});
+}
+
+TEST_F(BadInputTest, ConfigJsonIsAFolder) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  std::filesystem::remove(model / "config.json");
+  std::filesystem::create_directory(model / "config.json");
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "config.json").string() + ": is a folder, not a file"});
+}
+
+TEST_F(BadInputTest, LongBadValueIsCutShort) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  edit_config(model, [](json& config) { config["n_embd"] = std::vector<int>(10000, 128); });
+  const CommandResult result = info(model);
+  expect_one_line_error(result, kBadInput,
+                        {(model / "config.json").string() +
+                         ": field 'n_embd' must be a positive integer, got [128,128,"});
+  EXPECT_LT(result.err.size(), 300u) << result.err;
+}
+
+TEST_F(BadInputTest, ConfigNotAnObject) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  write_file(model / "config.json", "[\"gpt2\", 128]");
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "config.json").string() + ": expected a JSON object"});
+}
+
+// One field of config.json set to a bad value (or removed, for a null value), and what the one
+// error line must then say about which file.
+struct ConfigCase {
+  const char* test_name;
+  const char* model;
+  const char* field;
+  json value;
+  const char* file;  // the file the error names
+  const char* problem;
+};
+
+std::ostream& operator<<(std::ostream& out, const ConfigCase& c) { return out << c.test_name; }
+
+class BadConfigTest : public BadInputTest, public ::testing::WithParamInterface<ConfigCase> {};
+
+TEST_P(BadConfigTest, OneLineNamingTheFieldAndTheProblem) {
+  const ConfigCase& c = GetParam();
+  const auto model = copy_model(c.model);
+  edit_config(model, [&](json& config) {
+    if (c.value.is_null()) {
+      config.erase(c.field);
+    } else {
+      config[c.field] = c.value;
+    }
+  });
+  expect_one_line_error(info(model), kBadInput, {(model / c.file).string() + ": " + c.problem});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadConfigTest,
+    ::testing::Values(
+        ConfigCase{"MissingNEmbd", "tiny-gpt2-brown", "n_embd", nullptr, "config.json",
+                   "field 'n_embd' is missing"},
+        ConfigCase{"NegativeNEmbd", "tiny-gpt2-brown", "n_embd", -128, "config.json",
+                   "field 'n_embd' must be a positive integer, got -128"},
+        ConfigCase{"ZeroNLayer", "tiny-gpt2-brown", "n_layer", 0, "config.json",
+                   "field 'n_layer' must be a positive integer, got 0"},
+        ConfigCase{"FractionalNHead", "tiny-gpt2-brown", "n_head", 2.5, "config.json",
+                   "field 'n_head' must be a positive integer, got 2.5"},
+        ConfigCase{"StringNPositions", "tiny-gpt2-brown", "n_positions", "512", "config.json",
+                   "field 'n_positions' must be a positive integer, got \"512\""},
+        ConfigCase{"HugeVocabSize", "tiny-gpt2-brown", "vocab_size", 1'000'000'000'000,
+                   "config.json",
+                   "field 'vocab_size' must be a positive integer, got 1000000000000"},
+        ConfigCase{"NHeadNotDividingNEmbd", "tiny-gpt2-brown", "n_head", 3, "config.json",
+                   "field 'n_head' must divide n_embd"},
+        ConfigCase{"NegativeLayerNormEpsilon", "tiny-gpt2-brown", "layer_norm_epsilon", -1e-5,
+                   "config.json", "field 'layer_norm_epsilon' must be a positive number"},
+        ConfigCase{"MissingModelType", "tiny-gpt2-brown", "model_type", nullptr, "config.json",
+                   "field 'model_type' is missing"},
+        ConfigCase{"UnknownModelType", "tiny-gpt2-brown", "model_type", "llama", "config.json",
+                   "field 'model_type' is 'llama', which attn does not support"},
+        ConfigCase{"ModelTypeWithANewline", "tiny-gpt2-brown", "model_type", "gpt\n2",
+                   "config.json", "field 'model_type' is 'gpt\\x0A2', which attn does not support"},
+        ConfigCase{"BertZeroHiddenSize", "tiny-bert-brown", "hidden_size", 0, "config.json",
+                   "field 'hidden_size' must be a positive integer, got 0"},
+        ConfigCase{"BertHeadsNotDividingHiddenSize", "tiny-bert-brown", "num_attention_heads", 5,
+                   "config.json", "field 'num_attention_heads' must divide hidden_size"},
+        ConfigCase{"BertMissingIntermediateSize", "tiny-bert-brown", "intermediate_size", nullptr,
+                   "config.json", "field 'intermediate_size' is missing"},
+        // Well-formed, but the weights were made for another shape.
+        ConfigCase{"NInnerDisagreeingWithWeights", "tiny-gpt2-brown", "n_inner", 256,
+                   "model.safetensors",
+                   "tensor 'transformer.h.0.mlp.c_fc.weight' has shape [128, 512] but "
+                   "config.json implies [128, 256]"},
+        ConfigCase{"BertVocabSizeDisagreeingWithWeights", "tiny-bert-brown", "vocab_size", 40000,
+                   "model.safetensors",
+                   "tensor 'bert.embeddings.word_embeddings.weight' has shape [30522, 128] but "
+                   "config.json implies [40000, 128]"}),
+    [](const auto& info) { return std::string(info.param.test_name); });
+
+// ---- model.safetensors ----
+
+TEST_F(BadInputTest, SafetensorsShorterThan8Bytes) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  std::filesystem::resize_file(model / "model.safetensors", 7);
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "model.safetensors").string() + ": truncated: 7 bytes"});
+}
+
+TEST_F(BadInputTest, SafetensorsDataSectionTruncated) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  const auto file = model / "model.safetensors";
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) / 2);
+  expect_one_line_error(info(model), kBadInput,
+                        {file.string() + ": tensor '", "data_offsets",
+                         "past the end of the data section", "is the file truncated?"});
+}
+
+TEST_F(BadInputTest, SafetensorsHeaderNotJson) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  const auto file = model / "model.safetensors";
+  std::string bytes = read_file(file);
+  bytes[8] = '[';  // the header's opening brace
+  write_file(file, bytes);
+  expect_one_line_error(info(model), kBadInput, {file.string() + ": header is not valid JSON"});
+}
+
+TEST_F(BadInputTest, SafetensorsHeaderLengthPastTheEnd) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  const auto file = model / "model.safetensors";
+  std::string bytes = read_file(file);
+  bytes.resize(4096);  // the header (about 5 KB) no longer fits
+  write_file(file, bytes);
+  expect_one_line_error(info(model), kBadInput,
+                        {file.string() + ": header length", "past the end of the file"});
+}
+
+TEST_F(BadInputTest, RequiredTensorMissing) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  auto tensors = read_safetensors(model / "model.safetensors");
+  std::erase_if(tensors, [](const RawTensor& t) { return t.name == "transformer.ln_f.weight"; });
+  write_safetensors(model / "model.safetensors", tensors);
+  expect_one_line_error(
+      info(model), kBadInput,
+      {(model / "model.safetensors").string() + ": missing tensor 'transformer.ln_f.weight'"});
+}
+
+TEST_F(BadInputTest, BertRequiredTensorMissing) {
+  const auto model = copy_model("tiny-bert-brown");
+  auto tensors = read_safetensors(model / "model.safetensors");
+  const std::string name = "bert.encoder.layer.3.attention.self.key.weight";
+  std::erase_if(tensors, [&](const RawTensor& t) { return t.name == name; });
+  write_safetensors(model / "model.safetensors", tensors);
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "model.safetensors").string() + ": missing tensor '" + name});
+}
+
+TEST_F(BadInputTest, TensorShapeDisagreeingWithConfig) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  auto tensors = read_safetensors(model / "model.safetensors");
+  RawTensor* positions = find_tensor(tensors, "transformer.wpe.weight");
+  positions->shape = {256, 128};
+  positions->bytes.resize(256 * 128 * 4);
+  write_safetensors(model / "model.safetensors", tensors);
+  expect_one_line_error(info(model), kBadInput,
+                        {(model / "model.safetensors").string() +
+                         ": tensor 'transformer.wpe.weight' has shape [256, 128] but "
+                         "config.json implies [512, 128]"});
+}
+
+TEST_F(BadInputTest, IntegerWeight) {
+  const auto model = copy_model("tiny-gpt2-brown");
+  auto tensors = read_safetensors(model / "model.safetensors");
+  RawTensor* bias = find_tensor(tensors, "transformer.ln_f.bias");
+  bias->dtype = "I64";
+  bias->bytes.assign(128 * 8, '\0');
+  write_safetensors(model / "model.safetensors", tensors);
+  expect_one_line_error(
+      info(model), kBadInput,
+      {(model / "model.safetensors").string() + ": tensor 'transformer.ln_f.bias' has dtype I64",
+       "F32, F16 or BF16"});
+}
+
+// ---- Prompts ----
+
+TEST_F(BadInputTest, InvalidUtf8InPromptFile) {
+  const auto prompt = scratch_ / "prompt.txt";
+  write_file(prompt, "The jury\xff said");
+  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                        {"--file " + prompt.string() + ": invalid UTF-8 at byte 8"});
+}
+
+TEST_F(BadInputTest, TruncatedUtf8CharacterInPromptFile) {
+  const auto prompt = scratch_ / "prompt.txt";
+  write_file(prompt, "caf\xc3");  // the first byte of "é" only
+  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                        {"--file " + prompt.string() + ": invalid UTF-8 at byte 3"});
+}
+
+TEST_F(BadInputTest, InvalidUtf8InPromptOption) {
+  expect_one_line_error(run({"generate", "-p", "ab\xc0\xafz", "-n", "3"}), kUsageError,
+                        {"--prompt: invalid UTF-8 at byte 2"});
+}
+
+TEST_F(BadInputTest, EmptyPromptOption) {
+  expect_one_line_error(run({"generate", "-p", "", "-n", "3"}), kUsageError,
+                        {"--prompt: the prompt is empty"});
+}
+
+TEST_F(BadInputTest, EmptyPromptFile) {
+  const auto prompt = scratch_ / "empty.txt";
+  write_file(prompt, "");
+  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                        {"--file " + prompt.string() + ": the prompt is empty"});
+}
+
+TEST_F(BadInputTest, EmptyStandardInput) {
+  expect_one_line_error(run({"generate", "-n", "3"}, "/dev/null"), kBadInput,
+                        {"standard input: the prompt is empty"});
+}
+
+TEST_F(BadInputTest, MissingPromptFile) {
+  const auto prompt = scratch_ / "no-such-prompt.txt";
+  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                        {"--file " + prompt.string() + ": cannot open file"});
+}
+
+class LongPromptTest : public BadInputTest {
+ protected:
+  // 600 tokens (" the" is one GPT-2 token) against the tiny GPT-2's context of 512.
+  void SetUp() override {
+    BadInputTest::SetUp();
+    std::string text = "the";
+    for (int i = 1; i < 600; ++i) text += " the";
+    write_file(prompt_, text);
+  }
+
+  std::filesystem::path prompt_ = scratch_ / "long.txt";
+};
+
+TEST_F(LongPromptTest, IsAnErrorNamingTheLengthAndTheContext) {
+  expect_one_line_error(run({"generate", "--file", prompt_, "-n", "5"}), kBadInput,
+                        {"--file " + prompt_.string() + ": ", "600 tokens",
+                         "longer than the model's context of 512", "--truncate"});
+}
+
+TEST_F(LongPromptTest, TruncateKeepsTheEndAndGenerates) {
+  const CommandResult result = run({"generate", "--file", prompt_, "-n", "5", "--temp", "0",
+                                    "--ignore-eos", "--truncate", "--json"});
+  ASSERT_FALSE(result.signaled) << describe(result);
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  // Room is left for the new tokens: 512 - 5 prompt tokens are kept.
+  EXPECT_EQ(out["prompt_ids"].size(), 507u);
+  EXPECT_EQ(out["generated_ids"].size(), 5u);
+  EXPECT_NE(result.err.find("truncated"), std::string::npos) << describe(result);
+}
+
+TEST_F(BadInputTest, GenerateOnAnEncoder) {
+  const auto bert = shipped_model("tiny-bert-brown");
+  expect_one_line_error(run({"generate", "-m", bert, "-p", "hello", "-n", "3"}), kUsageError,
+                        {bert.string() + ": generate needs a decoder model", "is an encoder"});
+}
+
+// ---- Option values ----
+
+struct OptionCase {
+  const char* test_name;
+  std::vector<std::string> args;  // after "generate -p hello"
+  const char* expected;           // the option and what is wrong with its value
+};
+
+std::ostream& operator<<(std::ostream& out, const OptionCase& c) { return out << c.test_name; }
+
+class BadOptionTest : public BadInputTest, public ::testing::WithParamInterface<OptionCase> {};
+
+TEST_P(BadOptionTest, UsageErrorNamingTheOption) {
+  std::vector<std::string> args = {"generate", "-p", "hello"};
+  args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+  expect_one_line_error(run(args), kUsageError, {GetParam().expected});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, BadOptionTest,
+    ::testing::Values(
+        OptionCase{"NegativeMaxNewTokens", {"-n", "-1"}, "--max-new-tokens: must be >= 0, got -1"},
+        OptionCase{"NonNumericMaxNewTokens", {"-n", "many"}, "--max-new-tokens"},
+        OptionCase{"TopPAboveOne", {"--top-p", "2"}, "--top-p: must be in (0, 1], got 2"},
+        OptionCase{"TopPZero", {"--top-p", "0"}, "--top-p: must be in (0, 1], got 0"},
+        OptionCase{"TopPNotANumber", {"--top-p", "nan"}, "--top-p: must be in (0, 1], got nan"},
+        OptionCase{"NegativeTemperature", {"--temp", "-1"}, "--temp: must be >= 0, got -1"},
+        OptionCase{"NanTemperature", {"--temp", "nan"}, "--temp: must be >= 0, got nan"},
+        OptionCase{"InfiniteTemperature", {"--temp", "inf"}, "--temp: must be finite, got inf"},
+        OptionCase{"NegativeTopK", {"--top-k", "-1"}, "--top-k: must be >= 0, got -1"},
+        OptionCase{
+            "ZeroRepeatPenalty", {"--repeat-penalty", "0"}, "--repeat-penalty: must be > 0, got 0"},
+        OptionCase{"NanRepeatPenalty",
+                   {"--repeat-penalty", "nan"},
+                   "--repeat-penalty: must be > 0, got nan"},
+        OptionCase{"NegativeThreads", {"-t", "-1"}, "--threads: must be >= 0, got -1"},
+        OptionCase{"TooManyThreads", {"-t", "100000"}, "--threads: must be <= 1024, got 100000"}),
+    [](const auto& info) { return std::string(info.param.test_name); });
+
+// ---- The happy path on the shipped models ----
+
+TEST_F(BadInputTest, InfoJsonDescribesTheModel) {
+  const CommandResult result =
+      run({"info", "--json", "-m", shipped_model("tiny-gpt2-brown").string()});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  EXPECT_EQ(out["model_type"], "gpt2");
+  EXPECT_EQ(out["kind"], "decoder");
+  EXPECT_EQ(out["n_layers"], 4);
+  EXPECT_EQ(out["d_model"], 128);
+  EXPECT_EQ(out["n_heads"], 4);
+  EXPECT_EQ(out["vocab_size"], 50257);
+  EXPECT_EQ(out["context"], 512);
+  EXPECT_EQ(out["tensor_dtypes"], json({{"F32", 52}}));
+}
+
+TEST_F(BadInputTest, InfoOnBert) {
+  const CommandResult result =
+      run({"info", "--json", "-m", shipped_model("tiny-bert-brown").string()});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  EXPECT_EQ(out["model_type"], "bert");
+  EXPECT_EQ(out["kind"], "encoder");
+  EXPECT_EQ(out["vocab_size"], 30522);
+}
+
+TEST_F(BadInputTest, TokenizeJson) {
+  const CommandResult result = run({"tokenize", "--json", "Hello world"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  EXPECT_EQ(out["ids"], json({15496, 995}));
+  EXPECT_EQ(out["tokens"], json({"Hello", "\u0120world"}));
+}
+
+TEST_F(BadInputTest, GenerateJsonHasTheDocumentedKeys) {
+  const CommandResult result =
+      run({"generate", "--json", "-p", "The jury said", "--temp", "0", "-n", "20", "--ignore-eos"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  for (const char* key : {"prompt_ids", "generated_ids", "text", "timings"}) {
+    EXPECT_TRUE(out.contains(key)) << key << " missing from " << result.out;
+  }
+  EXPECT_EQ(out["prompt_ids"], json({464, 9002, 531}));
+  EXPECT_EQ(out["generated_ids"].size(), 20u);
+  EXPECT_TRUE(out["text"].is_string());
+  EXPECT_TRUE(out["timings"].is_object());
+}
+
+TEST_F(BadInputTest, StreamedTextIsThePromptAndTheJsonText) {
+  const std::string prompt = "The jury said";
+  const std::vector<std::string> args = {"generate", "-p", prompt, "--temp", "0", "-n", "20"};
+  const CommandResult streamed = run(args);
+  ASSERT_EQ(streamed.exit_status, 0) << describe(streamed);
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const CommandResult as_json = run(json_args);
+  ASSERT_EQ(as_json.exit_status, 0) << describe(as_json);
+  const std::string text = json::parse(as_json.out)["text"];
+  EXPECT_FALSE(text.empty());
+  EXPECT_EQ(streamed.out, prompt + text + "\n");
+}
+
+}  // namespace
+}  // namespace attn::test

@@ -1,0 +1,504 @@
+// Issue 3, fill-mask: BERT against Hugging Face (FillMaskPipeline top 10, hidden states, full
+// mask logits) on the shipped tiny model and the full-size random BERT-base, packed batches
+// against one input at a time, and the attn binary on bad input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "src/error.h"
+#include "src/fill_mask.h"
+#include "tests/cli_util.h"
+#include "tests/golden.h"
+#include "tests/model_util.h"
+#include "tests/safetensors_util.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kBadInput = 1;
+constexpr int kUsageError = 2;
+constexpr int kGoldenTopK = 10;
+
+// Loaded once: every test on the shipped model uses it read-only.
+const Model& tiny_bert() {
+  static const std::unique_ptr<Model> model = load_model(shipped_model("tiny-bert-brown"));
+  return *model;
+}
+
+// Runs one input through the encoder; returns the logits (masks, vocab) at its masks.
+std::vector<float> mask_logits(const Model& model, const MaskedInput& input,
+                               const ForwardObserver* observer = nullptr) {
+  const ArchSpec& spec = model.spec();
+  const int n = int(input.ids.size());
+  KVCache cache(spec.n_layer, n, spec.d_model);
+  RunState state(spec, n, n);
+  Batch batch;
+  batch.token_ids = input.ids;
+  batch.type_ids = input.type_ids;
+  for (int p = 0; p < n; ++p) batch.positions.push_back(p);
+  batch.sequences.push_back({.row = 0, .length = n, .n_past = 0});
+  model.transformer->forward(batch, cache, state, observer);
+  std::vector<float> logits(input.mask_positions.size() * spec.vocab_size);
+  model.transformer->compute_logits(state, input.mask_positions, logits.data());
+  return logits;
+}
+
+std::vector<int> candidate_ids(const MaskPrediction& mask) {
+  std::vector<int> ids;
+  for (const auto& candidate : mask.candidates) ids.push_back(candidate.token_id);
+  return ids;
+}
+
+// Every sentence of a golden fill_mask.jsonl, one at a time: same tokens, same mask positions,
+// the top-10 ids in the same order, each score within `score_tolerance`.
+void expect_fill_mask_matches(const Model& model, const std::filesystem::path& golden_file,
+                              double score_tolerance) {
+  const FillMaskOptions options{.top_k = kGoldenTopK};
+  double worst = 0;
+  int masks_checked = 0;
+  for (const json& sentence : read_jsonl(golden_file)) {
+    const std::string text = sentence["text"];
+    const MaskedInput input = encode_masked_input(model, text);
+    ASSERT_EQ(input.ids, sentence["input_ids"].get<std::vector<int>>()) << text;
+    const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
+    ASSERT_EQ(masks.size(), sentence["masks"].size()) << text;
+    for (std::size_t m = 0; m < masks.size(); ++m) {
+      const json& golden = sentence["masks"][m];
+      EXPECT_EQ(masks[m].position, golden["position"].get<int>()) << text;
+      std::vector<int> golden_ids;
+      for (const json& entry : golden["top"]) golden_ids.push_back(entry["token_id"]);
+      EXPECT_EQ(candidate_ids(masks[m]), golden_ids) << text << " mask " << m;
+      for (std::size_t rank = 0; rank < golden_ids.size(); ++rank) {
+        const FillMaskCandidate& got = masks[m].candidates[rank];
+        const double diff = std::abs(got.score - golden["top"][rank]["score"].get<double>());
+        worst = std::max(worst, diff);
+        EXPECT_LE(diff, score_tolerance) << text << " mask " << m << " rank " << rank;
+        EXPECT_EQ(got.token, golden["top"][rank]["token_str"].get<std::string>());
+      }
+      ++masks_checked;
+    }
+  }
+  std::cout << "worst |score - golden| over " << masks_checked << " masks: " << worst << "\n";
+}
+
+TEST(BertGolden, TinyFillMaskTop10) {
+  ATTN_REQUIRE_SHARED();
+  expect_fill_mask_matches(tiny_bert(), shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl",
+                           1e-5);
+}
+
+TEST(BertGolden, TinyHiddenStates) {
+  ATTN_REQUIRE_SHARED();
+  const auto golden_dir = shared_dir() / "golden/tiny-bert-brown/hidden";
+  const Model& model = tiny_bert();
+  const ArchSpec& spec = model.spec();
+  const json info = read_json_file(golden_dir / "info.json");
+  const MaskedInput input = encode_masked_input(model, info["text"].get<std::string>());
+  ASSERT_EQ(input.ids, info["ids"].get<std::vector<int>>());
+
+  // Within 1e-4 relative to the largest value of the golden array.
+  auto expect_close = [](const std::string& name, std::span<const float> got,
+                         const NpyArray& golden) {
+    double largest = 0;
+    for (float v : golden.values) largest = std::max(largest, double(std::abs(v)));
+    const Comparison c = compare(got, golden.values, 1e-4 * largest, 0);
+    std::cout << name << ": worst |Δ| " << c.worst_abs << " (largest " << largest << ")\n";
+    EXPECT_LE(c.worst_ratio, 1.0) << name << ": worst |Δ| " << c.worst_abs << ", largest "
+                                  << largest;
+  };
+  int checked = 0;
+  ForwardObserver observer;
+  observer.on_hidden = [&](int layer, const float* hidden, int rows) {
+    char name[32];
+    if (layer < 0) {
+      std::snprintf(name, sizeof name, "embeddings.npy");
+    } else {
+      std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
+    }
+    expect_close(name, std::span(hidden, std::size_t(rows) * spec.d_model),
+                 read_npy(golden_dir / name));
+    ++checked;
+  };
+  const std::vector<float> logits = mask_logits(model, input, &observer);
+  EXPECT_EQ(checked, spec.n_layer + 1);
+  expect_close("logits.npy", logits, read_npy(golden_dir / "logits.npy"));
+}
+
+TEST(BertGolden, TinyFullMaskLogits) {
+  ATTN_REQUIRE_SHARED();
+  const auto golden_dir = shared_dir() / "golden/tiny-bert-brown";
+  const Model& model = tiny_bert();
+  const auto sentences = read_jsonl(golden_dir / "fill_mask.jsonl");
+  double worst = 0;
+  for (int i = 0; i < 3; ++i) {
+    const MaskedInput input = encode_masked_input(model, sentences[i]["text"].get<std::string>());
+    const std::vector<float> logits = mask_logits(model, input);
+
+    const NpyArray golden =
+        read_npy(golden_dir / "logits" / ("sentence" + std::to_string(i) + "_masks.npy"));
+    // |Δ| <= 1e-4 + 1e-5 |golden|, as for GPT-2's logits.
+    const Comparison c = compare(logits, golden.values, 1e-4, 1e-5);
+    worst = std::max(worst, c.worst_abs);
+    EXPECT_LE(c.worst_ratio, 1.0) << "sentence " << i << ": logit " << c.worst_index << " is "
+                                  << logits[c.worst_index] << ", golden "
+                                  << golden.values[c.worst_index];
+  }
+  std::cout << "worst |mask logit - golden| over 3 sentences: " << worst << "\n";
+}
+
+TEST(BertRandomFullSize, FillMaskTop10) {
+  ATTN_REQUIRE_SHARED();
+  const auto dir = random_model("bert");
+  if (dir.empty()) GTEST_SKIP() << "full-size random BERT not generated (python3-numpy missing?)";
+  auto model = load_model(dir);
+  expect_fill_mask_matches(*model, shared_dir() / "golden/bert-base-random/fill_mask.jsonl", 5e-5);
+}
+
+// Inputs of different lengths with one to three masks, for the tests that need no goldens.
+const std::vector<std::string>& sample_texts() {
+  static const std::vector<std::string> texts = {
+      "The capital of France is [MASK].",
+      "He went to the [MASK] to buy some bread.",
+      "[MASK] it represents a very considerable percentage of the churchgoing population.",
+      "No one [MASK] pokes fun at manly [MASK].",
+      "There were three major administrative tasks: the fixing [MASK] electoral districts, the "
+      "[MASK] of voters, and the holding of [MASK] in the counties.",
+      "The jury further said in term-end presentments that the City Executive Committee, which "
+      "had over-all charge of the election, deserves the praise and thanks of the City of Atlanta "
+      "for the manner in which the [MASK] was conducted.",
+      "It was a [MASK] night.",
+  };
+  return texts;
+}
+
+void expect_same_predictions(const std::vector<std::vector<MaskPrediction>>& got,
+                             const std::vector<std::vector<MaskPrediction>>& want,
+                             double score_tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].size(), want[i].size()) << "input " << i;
+    for (std::size_t m = 0; m < got[i].size(); ++m) {
+      EXPECT_EQ(got[i][m].position, want[i][m].position);
+      EXPECT_EQ(candidate_ids(got[i][m]), candidate_ids(want[i][m])) << "input " << i;
+      for (std::size_t rank = 0; rank < got[i][m].candidates.size(); ++rank) {
+        const double diff =
+            std::abs(got[i][m].candidates[rank].score - want[i][m].candidates[rank].score);
+        worst = std::max(worst, diff);
+        EXPECT_LE(diff, score_tolerance) << "input " << i << " mask " << m << " rank " << rank;
+        EXPECT_EQ(got[i][m].candidates[rank].sequence, want[i][m].candidates[rank].sequence);
+      }
+    }
+  }
+  std::cout << "worst |packed score - one at a time|: " << worst << "\n";
+}
+
+// What --file does (all inputs packed into one batch) against one input per forward pass.
+void expect_batched_equals_unbatched(const Model& model, const std::vector<std::string>& texts) {
+  std::vector<MaskedInput> inputs;
+  int total_tokens = 0;
+  for (const auto& text : texts) {
+    inputs.push_back(encode_masked_input(model, text));
+    total_tokens += int(inputs.back().ids.size());
+  }
+  const FillMaskOptions packed{.top_k = kGoldenTopK, .max_batch_tokens = total_tokens};
+  const FillMaskOptions one_at_a_time{.top_k = kGoldenTopK, .max_batch_tokens = 1};
+  expect_same_predictions(fill_mask(model, inputs, packed), fill_mask(model, inputs, one_at_a_time),
+                          1e-5);
+}
+
+TEST(FillMaskBatch, PackedEqualsOneAtATime) {
+  expect_batched_equals_unbatched(tiny_bert(), sample_texts());
+}
+
+TEST(FillMaskBatch, PackedEqualsOneAtATimeOnGoldenSentences) {
+  ATTN_REQUIRE_SHARED();
+  std::vector<std::string> texts;
+  for (const json& sentence : read_jsonl(shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl"))
+    texts.push_back(sentence["text"]);
+  expect_batched_equals_unbatched(tiny_bert(), texts);
+}
+
+TEST(FillMaskBatch, SeveralBatchesInInputOrder) {
+  const Model& model = tiny_bert();
+  std::vector<MaskedInput> inputs;
+  for (const auto& text : sample_texts()) inputs.push_back(encode_masked_input(model, text));
+  // About two inputs per batch.
+  const FillMaskOptions small_batches{.top_k = 5, .max_batch_tokens = 40};
+  std::vector<std::size_t> order;
+  fill_mask(model, inputs, small_batches,
+            [&](std::size_t i, std::vector<MaskPrediction>) { order.push_back(i); });
+  std::vector<std::size_t> expected(inputs.size());
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(order, expected);
+  expect_same_predictions(fill_mask(model, inputs, small_batches),
+                          fill_mask(model, inputs, FillMaskOptions{.top_k = 5}), 1e-5);
+}
+
+// Hugging Face's postprocessing: token = decode([id]); the sequence is the input with the mask
+// replaced, decoded without special tokens for one mask and with them for several (so that the
+// other masks stay visible); scores are probabilities, best first.
+TEST(FillMask, CandidatesAsHuggingFacePipeline) {
+  const Model& model = tiny_bert();
+  const Tokenizer& tokenizer = *model.tokenizer;
+  for (const std::string text :
+       {"He went to the [MASK] to buy some bread.", "No one [MASK] pokes fun at manly [MASK]."}) {
+    const MaskedInput input = encode_masked_input(model, text);
+    const auto masks = fill_mask(model, std::span(&input, 1), FillMaskOptions{.top_k = 5})[0];
+    ASSERT_EQ(masks.size(), input.mask_positions.size());
+    for (const MaskPrediction& mask : masks) {
+      ASSERT_EQ(mask.candidates.size(), 5u);
+      for (std::size_t rank = 0; rank < mask.candidates.size(); ++rank) {
+        const FillMaskCandidate& candidate = mask.candidates[rank];
+        std::vector<int> filled = input.ids;
+        filled[mask.position] = candidate.token_id;
+        EXPECT_EQ(candidate.token, tokenizer.decode(std::span(&candidate.token_id, 1), false));
+        EXPECT_EQ(candidate.sequence, tokenizer.decode(filled, masks.size() == 1));
+        EXPECT_GT(candidate.score, 0.0f);
+        if (rank > 0) {
+          EXPECT_LE(candidate.score, mask.candidates[rank - 1].score);
+        }
+      }
+    }
+  }
+}
+
+TEST(FillMask, TopKIsTheWholeVocabulary) {
+  const Model& model = tiny_bert();
+  const MaskedInput input = encode_masked_input(model, "It was a [MASK] night.");
+  const FillMaskOptions options{.top_k = model.spec().vocab_size};
+  const auto masks = fill_mask(model, std::span(&input, 1), options)[0];
+  double total = 0;
+  for (const auto& candidate : masks[0].candidates) total += candidate.score;
+  EXPECT_NEAR(total, 1.0, 1e-4);
+}
+
+TEST(FillMask, PairHasSecondSegment) {
+  const Model& model = tiny_bert();
+  const MaskedInput input =
+      encode_masked_input(model, "He went to the [MASK].", std::string_view("He bought bread."));
+  const Encoding encoding = model.tokenizer->encode("He went to the [MASK].", "He bought bread.");
+  EXPECT_EQ(input.ids, encoding.ids);
+  EXPECT_EQ(input.type_ids, encoding.type_ids);
+  EXPECT_EQ(input.type_ids.back(), 1);
+}
+
+TEST(FillMask, TruncateKeepsTheStartAndTheFinalSep) {
+  const Model& model = tiny_bert();
+  std::string text = "The [MASK] said";
+  for (int i = 0; i < 600; ++i) text += " word";
+  EXPECT_THROW(encode_masked_input(model, text), Error);
+  const MaskedInput input = encode_masked_input(model, text, std::nullopt, true);
+  const Encoding full = model.tokenizer->encode(text);
+  const std::size_t max_length = model.spec().max_positions;
+  ASSERT_EQ(input.ids.size(), max_length);
+  EXPECT_EQ(input.dropped_tokens, int(full.ids.size() - max_length));
+  EXPECT_TRUE(std::equal(input.ids.begin(), input.ids.end() - 1, full.ids.begin()));
+  EXPECT_EQ(input.ids.back(), full.ids.back());
+  EXPECT_EQ(input.mask_positions, std::vector<int>{2});
+}
+
+// --- the attn binary ---
+
+// A copy of the shipped tiny BERT for a test to break, in its own scratch folder.
+class FillMaskCliTest : public ::testing::Test {
+ protected:
+  std::filesystem::path copy_tiny_bert() {
+    const auto copy = scratch_ / "tiny-bert-brown";
+    std::filesystem::copy(shipped_model("tiny-bert-brown"), copy);
+    return copy;
+  }
+
+  // Replaces line `line_number` (1-based) of a copied vocab.txt. An older model folder has no
+  // added_tokens_decoder in tokenizer_config.json, so vocab.txt alone says which ids the
+  // special tokens have.
+  static void replace_vocab_line(const std::filesystem::path& model, int line_number,
+                                 const std::string& token) {
+    json config = json::parse(read_file(model / "tokenizer_config.json"));
+    config.erase("added_tokens_decoder");
+    write_file(model / "tokenizer_config.json", config.dump());
+    std::istringstream in(read_file(model / "vocab.txt"));
+    std::string out;
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+      out += (++number == line_number ? token : line) + "\n";
+    }
+    write_file(model / "vocab.txt", out);
+  }
+
+  TempDir scratch_;
+};
+
+TEST_F(FillMaskCliTest, PrintsEveryMask) {
+  const CommandResult result =
+      run_attn({"fill-mask", "No one [MASK] pokes fun at [MASK].", "-k", "3"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  EXPECT_NE(result.out.find("[MASK] 1 of 2, at token 3:"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("[MASK] 2 of 2, at token 8:"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("probability"), std::string::npos) << result.out;
+}
+
+TEST_F(FillMaskCliTest, JsonMatchesTheLibrary) {
+  const std::string text = "He went to the [MASK] to buy some bread.";
+  const CommandResult result = run_attn({"fill-mask", "--json", "-k", "4", text});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  const MaskedInput input = encode_masked_input(tiny_bert(), text);
+  const auto masks = fill_mask(tiny_bert(), std::span(&input, 1), FillMaskOptions{.top_k = 4})[0];
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0]["position"], masks[0].position);
+  ASSERT_EQ(out[0]["candidates"].size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    const json& candidate = out[0]["candidates"][rank];
+    EXPECT_EQ(candidate["token_id"], masks[0].candidates[rank].token_id);
+    EXPECT_EQ(candidate["token"], masks[0].candidates[rank].token);
+    EXPECT_EQ(candidate["sequence"], masks[0].candidates[rank].sequence);
+    EXPECT_NEAR(candidate["score"].get<double>(), masks[0].candidates[rank].score, 1e-6);
+  }
+}
+
+TEST_F(FillMaskCliTest, PairIsTheSecondSegment) {
+  const CommandResult pair =
+      run_attn({"fill-mask", "--json", "He went to the [MASK].", "--pair", "He bought bread."});
+  const CommandResult inline_pair =
+      run_attn({"fill-mask", "--json", "He went to the [MASK]. [SEP] He bought bread."});
+  ASSERT_EQ(pair.exit_status, 0) << describe(pair);
+  EXPECT_EQ(pair.out, inline_pair.out);
+}
+
+TEST_F(FillMaskCliTest, FileGivesOneJsonLinePerInputAndReportsBadLines) {
+  std::string contents;
+  for (const auto& text : sample_texts()) contents += text + "\n";
+  contents += "\nno mask here\r\nIt was a [MASK] day.";  // lines 8, 9 (CRLF) and 10 (no newline)
+  write_file(scratch_ / "inputs.txt", contents);
+  const CommandResult result = run_attn({"fill-mask", "--file", scratch_ / "inputs.txt"});
+  EXPECT_EQ(result.exit_status, kBadInput) << describe(result);
+  const std::string file = "--file " + (scratch_ / "inputs.txt").string();
+  EXPECT_EQ(result.err, "attn: error: " + file + ": line 8: empty line\nattn: error: " + file +
+                            ": line 9: no [MASK] token in the input\n");
+
+  std::vector<std::string> texts = sample_texts();
+  texts.push_back("It was a [MASK] day.");
+  const auto expected = fill_mask(tiny_bert(), texts, FillMaskOptions{});
+  std::istringstream lines(result.out);
+  std::size_t i = 0;
+  for (std::string line; std::getline(lines, line); ++i) {
+    ASSERT_LT(i, texts.size());
+    const json out = json::parse(line);
+    EXPECT_EQ(out["line"], i < 7 ? i + 1 : 10);
+    EXPECT_EQ(out["text"], texts[i]);
+    ASSERT_EQ(out["masks"].size(), expected[i].size());
+    for (std::size_t m = 0; m < expected[i].size(); ++m) {
+      EXPECT_EQ(out["masks"][m]["position"], expected[i][m].position);
+      for (std::size_t rank = 0; rank < expected[i][m].candidates.size(); ++rank) {
+        EXPECT_EQ(out["masks"][m]["candidates"][rank]["token_id"],
+                  expected[i][m].candidates[rank].token_id);
+      }
+    }
+  }
+  EXPECT_EQ(i, texts.size());
+}
+
+TEST_F(FillMaskCliTest, FileFromStandardInput) {
+  write_file(scratch_ / "inputs.txt", "It was a [MASK] night.\n");
+  const CommandResult result = run_attn({"fill-mask", "--file", "-"}, scratch_ / "inputs.txt");
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  EXPECT_EQ(json::parse(result.out)["line"], 1);
+}
+
+TEST_F(FillMaskCliTest, MissingFile) {
+  expect_one_line_error(run_attn({"fill-mask", "--file", scratch_ / "absent.txt"}), kBadInput,
+                        {"--file", "absent.txt", "cannot open"});
+}
+
+TEST_F(FillMaskCliTest, EmptyFile) {
+  write_file(scratch_ / "empty.txt", "");
+  expect_one_line_error(run_attn({"fill-mask", "--file", scratch_ / "empty.txt"}), kBadInput,
+                        {"--file", "empty.txt", "is empty"});
+}
+
+TEST_F(FillMaskCliTest, NoMask) {
+  expect_one_line_error(run_attn({"fill-mask", "The capital of France is Paris."}), kBadInput,
+                        {"text", "no [MASK] token in the input"});
+}
+
+TEST_F(FillMaskCliTest, NoText) {
+  expect_one_line_error(run_attn({"fill-mask"}), kUsageError, {"text", "--file"});
+}
+
+TEST_F(FillMaskCliTest, TopKOutOfRange) {
+  expect_one_line_error(run_attn({"fill-mask", "-k", "0", "a [MASK]."}), kUsageError,
+                        {"--top-k", "0"});
+  expect_one_line_error(run_attn({"fill-mask", "--top-k", "30523", "a [MASK]."}), kUsageError,
+                        {"--top-k", "30523", "30522"});
+}
+
+TEST_F(FillMaskCliTest, DecoderModel) {
+  expect_one_line_error(
+      run_attn({"fill-mask", "-m", shipped_model("tiny-gpt2-brown"), "a [MASK]."}), kUsageError,
+      {"tiny-gpt2-brown", "decoder"});
+}
+
+TEST_F(FillMaskCliTest, BareBertModelHasNoHead) {
+  const auto model = copy_tiny_bert();
+  std::vector<RawTensor> tensors = read_safetensors(model / "model.safetensors");
+  std::erase_if(tensors, [](const RawTensor& t) { return t.name.starts_with("cls."); });
+  write_safetensors(model / "model.safetensors", tensors);
+  expect_one_line_error(
+      run_attn({"fill-mask", "-m", model, "a [MASK]."}), kBadInput,
+      {"masked-LM head", "cls.predictions.transform.dense.weight", "cls.predictions.bias"});
+  expect_one_line_error(run_attn({"bench", "-m", model, "-p", "8", "-r", "1"}), kBadInput,
+                        {"masked-LM head"});
+}
+
+TEST_F(FillMaskCliTest, LongerThanTheContext) {
+  std::string text = "The [MASK] said";
+  for (int i = 0; i < 600; ++i) text += " word";
+  expect_one_line_error(run_attn({"fill-mask", text}), kBadInput,
+                        {"text", "max_position_embeddings", "--truncate"});
+  const CommandResult truncated = run_attn({"fill-mask", "--truncate", "--json", text});
+  ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
+  EXPECT_EQ(json::parse(truncated.out)[0]["position"], 2);
+  // The only mask is cut off.
+  const std::string late_mask = text.substr(text.find("said")) + " [MASK]";
+  expect_one_line_error(run_attn({"fill-mask", "--truncate", late_mask}), kBadInput,
+                        {"text", "no [MASK] token", "truncation"});
+}
+
+TEST_F(FillMaskCliTest, DuplicateVocabularyToken) {
+  const auto model = copy_tiny_bert();
+  replace_vocab_line(model, 2000, "the");
+  expect_one_line_error(run_attn({"fill-mask", "-m", model, "a [MASK]."}), kBadInput,
+                        {"vocab.txt", "duplicate token 'the'"});
+}
+
+TEST_F(FillMaskCliTest, VocabularyWithoutMaskToken) {
+  const auto model = copy_tiny_bert();
+  replace_vocab_line(model, 104, "[NOT-A-MASK]");  // line 104 = id 103 = [MASK]
+  expect_one_line_error(run_attn({"fill-mask", "-m", model, "a [MASK]."}), kBadInput,
+                        {"vocab.txt", "[MASK]", "not in the vocabulary"});
+}
+
+TEST_F(FillMaskCliTest, VocabularyWithoutUnknownToken) {
+  const auto model = copy_tiny_bert();
+  replace_vocab_line(model, 101, "[NOT-UNK]");  // id 100 = [UNK]
+  expect_one_line_error(run_attn({"fill-mask", "-m", model, "a [MASK]."}), kBadInput,
+                        {"vocab.txt", "[UNK]", "not in the vocabulary"});
+}
+
+TEST_F(FillMaskCliTest, EncoderBenchJson) {
+  const CommandResult result = run_attn({"bench", "-m", shipped_model("tiny-bert-brown"), "-p",
+                                         "32", "-r", "1", "--batch", "2", "--json"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json out = json::parse(result.out);
+  for (const char* key : {"ms_per_sequence", "sequences_per_s", "load_ms", "peak_rss_mb"}) {
+    EXPECT_TRUE(out.contains(key)) << key;
+    EXPECT_GT(out[key].get<double>(), 0) << key;
+  }
+}
+
+}  // namespace
+}  // namespace attn::test
