@@ -154,10 +154,7 @@ void capture_attention(const Model& model, const Encoding& encoding,
   KVCache cache(n_layers, n, spec.d_model);
   RunState state(spec, n, n);
   Batch batch;
-  batch.token_ids = encoding.ids;
-  batch.type_ids = encoding.type_ids;
-  for (int p = 0; p < n; ++p) batch.positions.push_back(p);
-  batch.sequences.push_back({.row = 0, .length = n, .n_past = 0});
+  batch.add_sequence(encoding.ids, encoding.type_ids);
 
   ForwardObserver observer;
   observer.wants_attention = [&](int layer, int head) { return selection.contains(layer, head); };

@@ -164,11 +164,7 @@ void fill_mask(const Model& model, std::span<const MaskedInput> inputs,
     for (std::size_t i = plan.begin; i < plan.end; ++i) {
       const MaskedInput& input = inputs[i];
       const int row = batch.rows();
-      const int length = int(input.ids.size());
-      batch.token_ids.insert(batch.token_ids.end(), input.ids.begin(), input.ids.end());
-      batch.type_ids.insert(batch.type_ids.end(), input.type_ids.begin(), input.type_ids.end());
-      for (int p = 0; p < length; ++p) batch.positions.push_back(p);
-      batch.sequences.push_back({.row = row, .length = length, .n_past = 0});
+      batch.add_sequence(input.ids, input.type_ids);
       for (int position : input.mask_positions) mask_rows.push_back(row + position);
     }
     model.transformer->forward(batch, cache, state);

@@ -102,9 +102,7 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   auto run = [&](int first) {
     if (!options.use_cache) first = 0;
     Batch batch;
-    batch.token_ids.assign(ids.begin() + first, ids.end());
-    for (int p = first; p < int(ids.size()); ++p) batch.positions.push_back(p);
-    batch.sequences.push_back({.row = 0, .length = batch.rows(), .n_past = first});
+    batch.add_sequence(std::span(ids).subspan(first), {}, first);
     batch.cache_offset = first;
     transformer.forward(batch, cache, state, callbacks.observer);
     const int last = batch.rows() - 1;

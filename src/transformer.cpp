@@ -18,6 +18,19 @@ void LearnedPositions::add_to_embeddings(float* x, std::span<const int> position
   }
 }
 
+void Batch::add_sequence(std::span<const int> ids, std::span<const int> types, int n_past) {
+  const int row = rows();
+  const int length = static_cast<int>(ids.size());
+  token_ids.insert(token_ids.end(), ids.begin(), ids.end());
+  if (types.empty()) {
+    type_ids.insert(type_ids.end(), ids.size(), 0);
+  } else {
+    type_ids.insert(type_ids.end(), types.begin(), types.end());
+  }
+  for (int p = 0; p < length; ++p) positions.push_back(n_past + p);
+  sequences.push_back({.row = row, .length = length, .n_past = n_past});
+}
+
 KVCache::KVCache(int n_layer, int capacity_, int d_model)
     : capacity(capacity_),
       keys(std::size_t(n_layer) * capacity_ * d_model),

@@ -92,6 +92,9 @@ struct Batch {
   // p uses cache_offset p; a packed encoder batch uses 0.
   int cache_offset = 0;
   int rows() const { return static_cast<int>(token_ids.size()); }
+
+  // Appends one sequence at positions n_past, n_past + 1, ...; type_ids empty means all 0.
+  void add_sequence(std::span<const int> ids, std::span<const int> types = {}, int n_past = 0);
 };
 
 // Keys and values of every layer for up to `capacity` positions.

@@ -28,9 +28,7 @@ inline std::vector<float> last_logits(const Model& model, std::span<const int> i
   KVCache cache(spec.n_layer, n, spec.d_model);
   RunState state(spec, n, n);
   Batch batch;
-  batch.token_ids.assign(ids.begin(), ids.end());
-  for (int p = 0; p < n; ++p) batch.positions.push_back(p);
-  batch.sequences.push_back({.row = 0, .length = n, .n_past = 0});
+  batch.add_sequence(ids);
   model.transformer->forward(batch, cache, state, observer);
   std::vector<float> logits(spec.vocab_size);
   const int last = n - 1;

@@ -36,10 +36,7 @@ std::vector<float> mask_logits(const Model& model, const MaskedInput& input,
   KVCache cache(spec.n_layer, n, spec.d_model);
   RunState state(spec, n, n);
   Batch batch;
-  batch.token_ids = input.ids;
-  batch.type_ids = input.type_ids;
-  for (int p = 0; p < n; ++p) batch.positions.push_back(p);
-  batch.sequences.push_back({.row = 0, .length = n, .n_past = 0});
+  batch.add_sequence(input.ids, input.type_ids);
   model.transformer->forward(batch, cache, state, observer);
   std::vector<float> logits(input.mask_positions.size() * spec.vocab_size);
   model.transformer->compute_logits(state, input.mask_positions, logits.data());
