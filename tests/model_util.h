@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "src/model.h"
+#include "tests/golden.h"
 #include "tests/test_paths.h"
 
 namespace attn::test {
@@ -59,6 +61,17 @@ inline Comparison compare(std::span<const float> got, std::span<const float> wan
     result.worst_abs = std::max(result.worst_abs, diff);
   }
   return result;
+}
+
+// A hidden-state array within 1e-4 relative to the golden's largest value; prints the worst
+// difference.
+inline void expect_hidden_close(const std::string& name, std::span<const float> got,
+                                const NpyArray& golden) {
+  double largest = 0;
+  for (float v : golden.values) largest = std::max(largest, double(std::abs(v)));
+  const Comparison c = compare(got, golden.values, 1e-4 * largest, 0);
+  std::cout << name << ": worst |Δ| " << c.worst_abs << " (largest " << largest << ")\n";
+  EXPECT_LE(c.worst_ratio, 1.0) << name << ": worst |Δ| " << c.worst_abs << ", largest " << largest;
 }
 
 }  // namespace attn::test

@@ -105,14 +105,8 @@ TEST(Gpt2Golden, TinyHiddenStates) {
     } else {
       std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
     }
-    const NpyArray golden = read_npy(golden_dir / name);
-    const std::span<const float> got(hidden, std::size_t(rows) * model->spec().d_model);
-    double largest = 0;
-    for (float v : golden.values) largest = std::max(largest, double(std::abs(v)));
-    // Within 1e-4 relative to the largest value.
-    const Comparison c = compare(got, golden.values, 1e-4 * largest, 0);
-    EXPECT_LE(c.worst_ratio, 1.0) << name << ": worst |Δ| " << c.worst_abs << ", largest "
-                                  << largest;
+    expect_hidden_close(name, std::span(hidden, std::size_t(rows) * model->spec().d_model),
+                        read_npy(golden_dir / name));
     ++checked;
   };
   last_logits(*model, ids, &observer);
