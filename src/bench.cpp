@@ -25,6 +25,13 @@ double peak_rss_mb() {
   return usage.ru_maxrss / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// A fixed, varied input of n ids spread over the vocabulary: speed does not depend on the ids.
+std::vector<int> benchmark_ids(int n, int vocab_size) {
+  std::vector<int> ids(n);
+  for (int i = 0; i < n; ++i) ids[i] = int((i * 7919L + 13) % vocab_size);
+  return ids;
+}
+
 // Encoders: the full fill-mask path (forward pass, head at one mask per sequence, softmax, top 5
 // and their decoded sequences) over `batch` sequences of -p tokens packed into one batch.
 int run_encoder_bench(const BenchCommand& command, const Model& model) {
@@ -35,10 +42,9 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
                      " tokens, more than the model's max_position_embeddings of " +
                      std::to_string(spec.max_positions));
   }
-  // Ids spread over the vocabulary (speed does not depend on them), a mask in the middle.
+  // Benchmark ids with a mask in the middle.
   MaskedInput input;
-  for (int i = 0; i < command.prompt_tokens; ++i)
-    input.ids.push_back(int((i * 7919L + 13) % spec.vocab_size));
+  input.ids = benchmark_ids(command.prompt_tokens, spec.vocab_size);
   input.type_ids.assign(input.ids.size(), 0);
   input.mask_positions = {command.prompt_tokens / 2};
   input.ids[input.mask_positions[0]] = *model.tokenizer->mask_id();
@@ -87,10 +93,7 @@ int run_bench(const BenchCommand& command) {
         "bench: -p + -n is " + std::to_string(command.prompt_tokens + command.new_tokens) +
         " tokens, more than the model's context of " + std::to_string(spec.max_positions));
   }
-  // A fixed, varied prompt of ids spread over the vocabulary: speed does not depend on the ids.
-  std::vector<int> prompt(command.prompt_tokens);
-  for (int i = 0; i < command.prompt_tokens; ++i)
-    prompt[i] = int((i * 7919L + 13) % spec.vocab_size);
+  const std::vector<int> prompt = benchmark_ids(command.prompt_tokens, spec.vocab_size);
 
   GenerateOptions options;
   options.max_new_tokens =

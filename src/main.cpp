@@ -221,28 +221,25 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (generate_app->parsed()) {
-      configure(generate.common);
-      return run_generate(generate);
+    // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
+    const struct {
+      CLI::App* app;
+      const CommonOptions& common;
+      std::function<int()> run;
+    } subcommands[] = {
+        {generate_app, generate.common, [&] { return run_generate(generate); }},
+        {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
+        {info_app, info, [&] { return run_info(info, info_json); }},
+        {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
+        {attention_app, attention.common, [&] { return run_attention(attention); }},
+        {bench_app, bench.common, [&] { return run_bench(bench); }},
+    };
+    for (const auto& subcommand : subcommands) {
+      if (subcommand.app->parsed()) {
+        configure(subcommand.common);
+        return subcommand.run();
+      }
     }
-    if (tokenize_app->parsed()) {
-      configure(tokenize.common);
-      return run_tokenize(tokenize);
-    }
-    if (info_app->parsed()) {
-      configure(info);
-      return run_info(info, info_json);
-    }
-    if (fill_mask_app->parsed()) {
-      configure(fill_mask.common);
-      return run_fill_mask(fill_mask);
-    }
-    if (attention_app->parsed()) {
-      configure(attention.common);
-      return run_attention(attention);
-    }
-    configure(bench.common);
-    return run_bench(bench);
   } catch (const UsageError& e) {
     std::cerr << "attn: error: " << e.what() << "\n";
     return 2;

@@ -11,7 +11,7 @@ namespace attn {
 
 namespace {
 
-// Splits [0, n) into the pool's threads' shares, in multiples of 16 (one AVX-512 register).
+// Splits [0, n) into the pool's threads' shares, in multiples of 16 floats (one cache line).
 struct ColumnBlocks {
   explicit ColumnBlocks(int n) : n(n), count(std::min(thread_pool().size(), (n + 15) / 16)) {}
   int begin(int block) const { return int(long(n) * block / count) & ~15; }
@@ -78,22 +78,26 @@ void gemv_out_in(float* y, const float* x, const Linear& linear, int begin, int 
 void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
   const int in = linear.in;
   const int out = linear.out;
-  const ColumnBlocks blocks(out);
   if (rows == 1 && linear.in_out_layout) {
     // One token (decode) is a matrix-vector product, bound by reading the weights once. Each
     // thread streams its own block of whole rows (contiguous memory reads fastest), giving a
     // partial sum over its share of the inputs; the partial sums are added at the end.
     const int n_parts = std::min(thread_pool().size(), std::max(1, in / 64));
-    std::vector<float> partials(std::size_t(n_parts) * out);
+    // (n_parts, out), kept between calls: a decode step makes dozens of these calls.
+    static thread_local std::vector<float> partials;
+    partials.resize(std::size_t(n_parts) * out);
+    // The workers must see this thread's buffer, not their own thread_local copy.
+    float* partial_sums = partials.data();
     thread_pool().run(n_parts, [&](int part) {
-      gemv_in_out_rows(partials.data() + long(part) * out, x, linear,
-                       int(long(in) * part / n_parts), int(long(in) * (part + 1) / n_parts));
+      gemv_in_out_rows(partial_sums + long(part) * out, x, linear, int(long(in) * part / n_parts),
+                       int(long(in) * (part + 1) / n_parts));
     });
     for (int j = 0; j < out; ++j) y[j] = linear.bias ? linear.bias[j] : 0.0f;
     for (int part = 0; part < n_parts; ++part)
-      add_in_place(y, partials.data() + long(part) * out, out);
+      add_in_place(y, partial_sums + long(part) * out, out);
     return;
   }
+  const ColumnBlocks blocks(out);
   if (rows == 1) {
     // [out, in]: each thread takes a block of whole rows of W, again contiguous.
     thread_pool().run(blocks.count, [&](int block) {

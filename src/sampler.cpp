@@ -24,19 +24,24 @@ int Sampler::next(std::span<float> logits, std::span<const int> context) {
   }
   if (options_.temperature == 0.0f) return argmax(logits);
 
-  // Candidates by descending logit; top-k and top-p only ever shorten this list.
+  // Every token is a candidate. Only when top-k or top-p will cut the list is it sorted by
+  // descending logit (and then only as far as top-k keeps): sorting the whole vocabulary for
+  // every token would cost more than the rest of sampling.
   candidates_.resize(logits.size());
   std::iota(candidates_.begin(), candidates_.end(), 0);
   std::size_t keep = logits.size();
   if (options_.top_k > 0) keep = std::min<std::size_t>(keep, options_.top_k);
-  auto by_logit = [&](int a, int b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  };
-  std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), by_logit);
-  candidates_.resize(keep);
+  if (options_.top_k > 0 || options_.top_p < 1.0f) {
+    auto by_logit = [&](int a, int b) {
+      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    };
+    std::partial_sort(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), by_logit);
+    candidates_.resize(keep);
+  }
 
-  std::vector<double> probabilities(keep);
-  const double max_logit = logits[candidates_[0]];
+  std::vector<double>& probabilities = probabilities_;
+  probabilities.resize(keep);
+  const double max_logit = logits[argmax(logits)];
   double sum = 0;
   for (std::size_t i = 0; i < keep; ++i) {
     probabilities[i] = std::exp((logits[candidates_[i]] - max_logit) / options_.temperature);

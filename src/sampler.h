@@ -27,7 +27,10 @@ class Sampler {
  private:
   SamplingOptions options_;
   std::mt19937_64 rng_;
-  std::vector<int> candidates_;  // (vocab) ids sorted by logit, reused between calls
+  // Reused between calls: candidate ids (sorted by logit when top-k/top-p apply) and their
+  // unnormalized probabilities.
+  std::vector<int> candidates_;
+  std::vector<double> probabilities_;
 };
 
 // Index of the largest value; the lowest index on exact ties, as torch.argmax.
