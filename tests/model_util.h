@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "src/model.h"
+#include "src/model/model.h"
 #include "tests/golden.h"
 #include "tests/test_paths.h"
 

@@ -9,8 +9,8 @@
 #include <random>
 #include <regex>
 
-#include "src/attention.h"
-#include "src/error.h"
+#include "src/base/error.h"
+#include "src/tasks/attention_capture.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "src/error.h"
-#include "src/fill_mask.h"
+#include "src/base/error.h"
+#include "src/tasks/fill_mask.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"

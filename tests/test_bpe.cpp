@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "src/error.h"
+#include "src/base/error.h"
+#include "src/tokenizer/bpe.h"
 #include "tests/test_paths.h"
-#include "tokenizer/bpe.h"
 
 namespace attn {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "src/generate.h"
+#include "src/tasks/generate.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"
 

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <limits>
 
-#include "src/error.h"
-#include "src/generate.h"
-#include "src/safetensors.h"
+#include "src/base/error.h"
+#include "src/io/safetensors.h"
+#include "src/tasks/generate.h"
 #include "tests/cli_util.h"
 #include "tests/model_util.h"
 #include "tests/safetensors_util.h"

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "src/error.h"
+#include "src/base/error.h"
+#include "src/tokenizer/wordpiece.h"
 #include "tests/test_paths.h"
-#include "tokenizer/wordpiece.h"
 
 namespace attn {
 namespace {

@@ -1,0 +1,139 @@
+// attn fill-mask: prints the most likely tokens for every mask of one input, or of every line of
+// a file (one JSON line per input, inputs packed into batches).
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "src/base/error.h"
+#include "src/cli/commands.h"
+#include "src/tasks/fill_mask.h"
+
+namespace attn {
+namespace {
+
+nlohmann::ordered_json predictions_json(const std::vector<MaskPrediction>& masks) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const MaskPrediction& mask : masks) {
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const FillMaskCandidate& candidate : mask.candidates) {
+      candidates.push_back({{"token_id", candidate.token_id},
+                            {"token", candidate.token},
+                            {"score", candidate.score},
+                            {"sequence", candidate.sequence}});
+    }
+    out.push_back({{"position", mask.position}, {"candidates", std::move(candidates)}});
+  }
+  return out;
+}
+
+// Invalid UTF-8 cannot reach here (the tokenizer rejects it), but never throw while printing.
+std::string dump(const nlohmann::ordered_json& json) {
+  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void print_predictions(const std::vector<MaskPrediction>& masks, const std::string& mask_token) {
+  for (std::size_t m = 0; m < masks.size(); ++m) {
+    if (m > 0) std::printf("\n");
+    if (masks.size() == 1) {
+      std::printf("%s at token %d:\n", mask_token.c_str(), masks[m].position);
+    } else {
+      std::printf("%s %zu of %zu, at token %d:\n", mask_token.c_str(), m + 1, masks.size(),
+                  masks[m].position);
+    }
+    int token_width = 5;
+    for (const FillMaskCandidate& candidate : masks[m].candidates)
+      token_width = std::max(token_width, int(candidate.token.size()));
+    std::printf("%5s  %-*s  %11s  %s\n", "rank", token_width, "token", "probability", "sequence");
+    for (std::size_t rank = 0; rank < masks[m].candidates.size(); ++rank) {
+      const FillMaskCandidate& candidate = masks[m].candidates[rank];
+      std::printf("%5zu  %-*s  %11.6f  %s\n", rank + 1, token_width, candidate.token.c_str(),
+                  candidate.score, candidate.sequence.c_str());
+    }
+  }
+}
+
+int fill_one(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options) {
+  MaskedInput input;
+  try {
+    input = encode_masked_input(model, *command.text, command.pair, command.truncate);
+  } catch (const Error& e) {
+    throw Error(std::string(command.pair ? "text with --pair" : "text") + ": " + e.what());
+  }
+  if (input.dropped_tokens > 0) {
+    spdlog::warn("text: {} tokens cut off by --truncate", input.dropped_tokens);
+  }
+  const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
+  if (command.json) {
+    std::cout << dump(predictions_json(masks)) << std::endl;
+  } else {
+    print_predictions(masks, model.tokenizer->token_string(*model.tokenizer->mask_id()));
+  }
+  return 0;
+}
+
+// One text per line; a line that cannot be filled is reported on stderr with its number, the
+// rest still run, and the exit status is 1 at the end.
+int fill_file(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options) {
+  const std::string file_name = "--file " + command.file->string();
+  const std::string contents = read_text_file(*command.file, "--file");
+  if (contents.empty()) throw Error(file_name + ": is empty");
+  std::vector<MaskedInput> inputs;
+  std::vector<int> line_numbers;
+  std::vector<std::string> texts;
+  int failed_lines = 0;
+  int line_number = 0;
+  for (std::size_t begin = 0; begin < contents.size();) {
+    std::size_t end = contents.find('\n', begin);
+    if (end == std::string::npos) end = contents.size();
+    std::string line = contents.substr(begin, end - begin);
+    begin = end + 1;
+    ++line_number;
+    if (line.ends_with('\r')) line.pop_back();
+    const std::string where = file_name + ": line " + std::to_string(line_number) + ": ";
+    if (line.empty()) {
+      std::cerr << "attn: error: " << where << "empty line" << std::endl;
+      ++failed_lines;
+      continue;
+    }
+    try {
+      inputs.push_back(encode_masked_input(model, line, std::nullopt, command.truncate));
+    } catch (const Error& e) {
+      std::cerr << "attn: error: " << where << e.what() << std::endl;
+      ++failed_lines;
+      continue;
+    }
+    if (inputs.back().dropped_tokens > 0) {
+      spdlog::warn("{}{} tokens cut off by --truncate", where, inputs.back().dropped_tokens);
+    }
+    line_numbers.push_back(line_number);
+    texts.push_back(std::move(line));
+  }
+
+  fill_mask(model, inputs, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
+    const nlohmann::ordered_json out = {
+        {"line", line_numbers[i]}, {"text", texts[i]}, {"masks", predictions_json(masks)}};
+    std::cout << dump(out) << "\n";
+  });
+  std::cout.flush();
+  spdlog::debug("{}: filled {} lines, {} failed", file_name, inputs.size(), failed_lines);
+  return failed_lines > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int run_fill_mask(const FillMaskCommand& command) {
+  if (command.text && command.file) {
+    throw UsageError("text and --file: give the input one way, not both");
+  }
+  if (!command.text && !command.file) throw UsageError("fill-mask: give a text or --file");
+  if (command.pair && command.file) throw UsageError("--pair: only with a text, not with --file");
+  auto model = load_model(command.common.model_dir);
+  check_fill_mask_model(*model);
+  check_top_k(*model, command.top_k);
+  const FillMaskOptions options{.top_k = command.top_k, .max_batch_tokens = command.batch_tokens};
+  return command.file ? fill_file(command, *model, options) : fill_one(command, *model, options);
+}
+
+}  // namespace attn

@@ -1,0 +1,253 @@
+// attn: the command line. Parses options with CLI11, sets up logging and threads, and runs one
+// subcommand. Every error is an exception, caught here once and printed as one line.
+#include <cblas.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "src/base/error.h"
+#include "src/cli/commands.h"
+#include "src/kernels/thread_pool.h"
+
+namespace {
+
+using namespace attn;
+
+// A check on a numeric option value that states the bound plainly ("--temp: must be >= 0, got
+// -1"). CLI11's NonNegativeNumber and PositiveNumber print their range with a 309-digit upper
+// bound, and let NaN through, since every comparison with NaN is false.
+CLI::Validator number_check(const std::string& requirement, std::function<bool(double)> holds) {
+  return CLI::Validator(
+      [requirement, holds](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0') return "must be a number, got " + text;
+        return holds(value) ? "" : "must be " + requirement + ", got " + text;
+      },
+      requirement);
+}
+
+CLI::Validator non_negative() {
+  return number_check(">= 0", [](double v) { return v >= 0; });
+}
+CLI::Validator positive() {
+  return number_check("> 0", [](double v) { return v > 0; });
+}
+CLI::Validator finite() {
+  return number_check("finite", [](double v) { return std::isfinite(v); });
+}
+
+// Workers spin between tasks, so threads beyond the cores only slow attn down; the bound stops
+// a typo from asking for more threads than the system will start.
+constexpr int kMaxThreads = 1024;
+
+// -m, -t, -v, -q: on every subcommand.
+void add_common_options(CLI::App& command, CommonOptions& common, const char* default_model) {
+  common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
+  command.add_option("-m,--model", common.model_dir, "Hugging Face model folder")
+      ->capture_default_str();
+  command.add_option("-t,--threads", common.threads, "threads (default: all cores)")
+      ->check(non_negative())
+      ->check(number_check("<= " + std::to_string(kMaxThreads),
+                           [](double v) { return v <= kMaxThreads; }));
+  command.add_flag("-v,--verbose", common.verbose, "debug logging on stderr");
+  command.add_flag("-q,--quiet", common.quiet, "only errors on stderr");
+}
+
+// --layers, --heads, --precision: which attention weights to write, and how precisely.
+std::vector<CLI::Option*> add_attention_options(CLI::App& command, AttentionOptions& attention) {
+  return {
+      command.add_option("--layers", attention.layers,
+                         "layers to include, e.g. 0,5-7 (default: all)"),
+      command.add_option("--heads", attention.heads, "heads to include, e.g. 0,3 (default: all)"),
+      command.add_option("--precision", attention.precision, "decimal digits of each weight")
+          ->check(CLI::Range(1, 9))
+          ->capture_default_str()};
+}
+
+void configure(const CommonOptions& common) {
+  auto logger = spdlog::stderr_color_mt("attn");
+  logger->set_pattern("%^%v%$");
+  logger->set_level(common.quiet     ? spdlog::level::err
+                    : common.verbose ? spdlog::level::debug
+                                     : spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  // attn's own pool is the only set of worker threads: OpenBLAS runs single-threaded inside
+  // its tasks, since two pools competing for the same cores would slow both.
+  openblas_set_num_threads(1);
+  if (common.threads > 0) set_thread_count(common.threads);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"attn: run Hugging Face GPT-2 and BERT checkpoints on the CPU"};
+  app.require_subcommand(1);
+
+  GenerateCommand generate;
+  CLI::App* generate_app = app.add_subcommand("generate", "generate text with a decoder (GPT-2)");
+  add_common_options(*generate_app, generate.common, "tiny-gpt2-brown");
+  generate_app->add_option("-p,--prompt", generate.prompt, "prompt text (default: standard input)");
+  generate_app->add_option("--file", generate.prompt_file,
+                           "read the prompt from a file ('-': stdin)");
+  generate_app
+      ->add_option("-n,--max-new-tokens", generate.options.max_new_tokens, "tokens to generate")
+      ->check(non_negative())
+      ->capture_default_str();
+  generate_app
+      ->add_option("--temp", generate.options.sampling.temperature,
+                   "sampling temperature; 0 = greedy")
+      ->check(non_negative())
+      ->check(finite())
+      ->capture_default_str();
+  generate_app
+      ->add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
+      ->check(non_negative());
+  generate_app->add_option("--top-p", generate.options.sampling.top_p, "nucleus sampling; 1 = off")
+      ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
+  generate_app
+      ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
+                   "repetition penalty; 1 = off")
+      ->check(positive())
+      ->check(finite());
+  generate_app->add_option("--seed", generate.options.sampling.seed, "random seed")
+      ->capture_default_str();
+  generate_app->add_flag("--ignore-eos", generate.options.ignore_eos, "do not stop at end-of-text");
+  generate_app->add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
+      ->check(CLI::Validator(
+          [](std::string& value) { return value.empty() ? "must not be empty" : ""; }, "",
+          "non-empty"));
+  generate_app->add_flag("--truncate", generate.truncate,
+                         "keep the end of a prompt longer than the context instead of failing");
+  generate_app->add_flag("!--no-cache", generate.options.use_cache,
+                         "recompute every position at every step (slow; for checking)");
+  generate_app->add_flag("--json", generate.json, "print one JSON object instead of streaming");
+  CLI::Option* attention_out = generate_app->add_option(
+      "--attention-out", generate.attention_out,
+      "write the attention row behind each generated token to this file (JSON Lines)");
+  for (CLI::Option* option : add_attention_options(*generate_app, generate.attention)) {
+    option->needs(attention_out);
+  }
+
+  TokenizeCommand tokenize;
+  CLI::App* tokenize_app = app.add_subcommand("tokenize", "print token ids and pieces");
+  add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
+  tokenize_app->add_option("text", tokenize.text, "text to tokenize")->required();
+  tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
+  tokenize_app->add_flag("--json", tokenize.json, "print {\"ids\": [...], \"tokens\": [...]}");
+
+  CommonOptions info;
+  bool info_json = false;
+  CLI::App* info_app = app.add_subcommand("info", "describe a model folder");
+  add_common_options(*info_app, info, "tiny-gpt2-brown");
+  info_app->add_flag("--json", info_json, "print JSON");
+
+  BenchCommand bench;
+  CLI::App* bench_app = app.add_subcommand("bench", "measure prompt and decode speed");
+  add_common_options(*bench_app, bench.common, "tiny-gpt2-brown");
+  bench_app->add_option("-p,--prompt-tokens", bench.prompt_tokens, "prompt length")
+      ->check(positive())
+      ->capture_default_str();
+  bench_app->add_option("-n,--new-tokens", bench.new_tokens, "tokens to decode")
+      ->check(non_negative())
+      ->capture_default_str();
+  bench_app->add_option("-r,--repetitions", bench.repetitions, "repetitions (median reported)")
+      ->check(positive())
+      ->capture_default_str();
+  bench_app
+      ->add_option("--batch", bench.batch, "encoders: sequences of -p tokens packed into one batch")
+      ->check(positive())
+      ->capture_default_str();
+  bench_app->add_flag("--json", bench.json, "print JSON");
+
+  FillMaskCommand fill_mask;
+  CLI::App* fill_mask_app =
+      app.add_subcommand("fill-mask", "predict the masked tokens with an encoder (BERT)");
+  add_common_options(*fill_mask_app, fill_mask.common, "tiny-bert-brown");
+  fill_mask_app->add_option("text", fill_mask.text, "text with one or more [MASK] tokens");
+  fill_mask_app->add_option("--pair", fill_mask.pair, "second sentence");
+  fill_mask_app->add_option(
+      "--file", fill_mask.file,
+      "one text per line ('-': stdin), batched; prints one JSON line per input");
+  fill_mask_app->add_option("-k,--top-k", fill_mask.top_k, "candidates per mask")
+      ->capture_default_str();
+  fill_mask_app
+      ->add_option("--batch-tokens", fill_mask.batch_tokens,
+                   "--file: tokens per packed batch (memory grows with it)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  fill_mask_app->add_flag("--truncate", fill_mask.truncate,
+                          "keep the first max_position_embeddings - 1 tokens and the final "
+                          "[SEP] of a longer input instead of failing");
+  fill_mask_app->add_flag("--json", fill_mask.json, "print JSON");
+
+  AttentionCommand attention;
+  CLI::App* attention_app =
+      app.add_subcommand("attention", "write the attention weights of every layer and head");
+  add_common_options(*attention_app, attention.common, "tiny-gpt2-brown");
+  attention_app->add_option("text", attention.text, "text to run through the model")->required();
+  attention_app->add_option("--pair", attention.pair, "second sentence (encoders)");
+  attention_app->add_option("-o,--output", attention.output,
+                            "output file (default: standard output)");
+  const std::map<std::string, AttentionFormat> attention_formats = {
+      {"json", AttentionFormat::kJson},
+      {"html", AttentionFormat::kHtml},
+      {"bertviz", AttentionFormat::kBertviz}};
+  attention_app
+      ->add_option_function<std::string>(
+          "--format",
+          [&](const std::string& name) { attention.format = attention_formats.at(name); },
+          "json, html (a page with a heat map) or bertviz (bertviz's JSON layout)")
+      ->check(CLI::IsMember(attention_formats))
+      ->default_str("json");
+  add_attention_options(*attention_app, attention.attention);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "attn: error: " << e.what() << " (see attn --help)\n";
+    return 2;
+  }
+
+  try {
+    // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
+    const struct {
+      CLI::App* app;
+      const CommonOptions& common;
+      std::function<int()> run;
+    } subcommands[] = {
+        {generate_app, generate.common, [&] { return run_generate(generate); }},
+        {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
+        {info_app, info, [&] { return run_info(info, info_json); }},
+        {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
+        {attention_app, attention.common, [&] { return run_attention(attention); }},
+        {bench_app, bench.common, [&] { return run_bench(bench); }},
+    };
+    for (const auto& subcommand : subcommands) {
+      if (subcommand.app->parsed()) {
+        configure(subcommand.common);
+        return subcommand.run();
+      }
+    }
+  } catch (const UsageError& e) {
+    std::cerr << "attn: error: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "attn: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "attn: error: out of memory\n";
+    return 1;
+  }
+}

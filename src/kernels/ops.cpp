@@ -1,0 +1,166 @@
+#include "src/kernels/ops.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "src/kernels/thread_pool.h"
+
+namespace attn {
+
+namespace {
+
+// Splits [0, n) into the pool's threads' shares, in multiples of 16 floats (one cache line).
+struct ColumnBlocks {
+  explicit ColumnBlocks(int n) : n(n), count(std::min(thread_pool().size(), (n + 15) / 16)) {}
+  int begin(int block) const { return int(long(n) * block / count) & ~15; }
+  int end(int block) const { return block + 1 == count ? n : begin(block + 1); }
+  int n;
+  int count;
+};
+
+// partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of W stored [in, out].
+void gemv_in_out_rows(float* partial, const float* x, const Linear& linear, int begin, int end) {
+  const int out = linear.out;
+  const long stride = linear.row_stride;
+  std::fill(partial, partial + out, 0.0f);
+  // Four rows at a time: the partial sums stay in L1 and are read and written a quarter as often.
+  int i = begin;
+  for (; i + 4 <= end; i += 4) {
+    const float* w0 = linear.weight + i * stride;
+    const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    const float x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
+    for (int j = 0; j < out; ++j) {
+      partial[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
+    }
+  }
+  for (; i < end; ++i) {
+    const float* w = linear.weight + i * stride;
+    for (int j = 0; j < out; ++j) partial[j] += x[i] * w[j];
+  }
+}
+
+// y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), W stored [out, in].
+void gemv_out_in(float* y, const float* x, const Linear& linear, int begin, int end) {
+  const int in = linear.in;
+  const long stride = linear.row_stride;
+  auto bias = [&](int j) { return linear.bias ? linear.bias[j] : 0.0f; };
+  int j = begin;
+  // Four rows at a time: each x[i] loaded once serves four independent sums.
+  for (; j + 4 <= end; j += 4) {
+    const float* w0 = linear.weight + j * stride;
+    const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
+    float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
+#pragma omp simd reduction(+ : sum0, sum1, sum2, sum3)
+    for (int i = 0; i < in; ++i) {
+      sum0 += w0[i] * x[i];
+      sum1 += w1[i] * x[i];
+      sum2 += w2[i] * x[i];
+      sum3 += w3[i] * x[i];
+    }
+    y[j] = bias(j) + sum0;
+    y[j + 1] = bias(j + 1) + sum1;
+    y[j + 2] = bias(j + 2) + sum2;
+    y[j + 3] = bias(j + 3) + sum3;
+  }
+  for (; j < end; ++j) {
+    const float* w = linear.weight + j * stride;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int i = 0; i < in; ++i) sum += w[i] * x[i];
+    y[j] = bias(j) + sum;
+  }
+}
+
+}  // namespace
+
+void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
+  const int in = linear.in;
+  const int out = linear.out;
+  if (rows == 1 && linear.in_out_layout) {
+    // One token (decode) is a matrix-vector product, bound by reading the weights once. Each
+    // thread streams its own block of whole rows (contiguous memory reads fastest), giving a
+    // partial sum over its share of the inputs; the partial sums are added at the end.
+    const int n_parts = std::min(thread_pool().size(), std::max(1, in / 64));
+    // (n_parts, out), kept between calls: a decode step makes dozens of these calls.
+    static thread_local std::vector<float> partials;
+    partials.resize(std::size_t(n_parts) * out);
+    // The workers must see this thread's buffer, not their own thread_local copy.
+    float* partial_sums = partials.data();
+    thread_pool().run(n_parts, [&](int part) {
+      gemv_in_out_rows(partial_sums + long(part) * out, x, linear, int(long(in) * part / n_parts),
+                       int(long(in) * (part + 1) / n_parts));
+    });
+    for (int j = 0; j < out; ++j) y[j] = linear.bias ? linear.bias[j] : 0.0f;
+    for (int part = 0; part < n_parts; ++part)
+      add_in_place(y, partial_sums + long(part) * out, out);
+    return;
+  }
+  const ColumnBlocks blocks(out);
+  if (rows == 1) {
+    // [out, in]: each thread takes a block of whole rows of W, again contiguous.
+    thread_pool().run(blocks.count, [&](int block) {
+      gemv_out_in(y, x, linear, blocks.begin(block), blocks.end(block));
+    });
+    return;
+  }
+  // Each thread multiplies all rows by its own block of output columns, single-threaded.
+  thread_pool().run(blocks.count, [&](int block) {
+    const int begin = blocks.begin(block);
+    const int width = blocks.end(block) - begin;
+    if (linear.bias) {
+      for (int r = 0; r < rows; ++r) {
+        std::copy(linear.bias + begin, linear.bias + begin + width, y + long(r) * out + begin);
+      }
+    }
+    const float* weight = linear.in_out_layout ? linear.weight + begin
+                                               : linear.weight + long(begin) * linear.row_stride;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, linear.in_out_layout ? CblasNoTrans : CblasTrans, rows,
+                width, in, 1.0f, x, in, weight, linear.row_stride, linear.bias ? 1.0f : 0.0f,
+                y + begin, out);
+  });
+}
+
+void layer_norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
+  for (int r = 0; r < rows; ++r) {
+    const float* row = x + long(r) * d;
+    float* out = y + long(r) * d;
+    // Accumulate in double: d can be thousands, and HF's float32 LayerNorm is the reference.
+    double sum = 0;
+    for (int i = 0; i < d; ++i) sum += row[i];
+    const double mean = sum / d;
+    double squares = 0;
+    for (int i = 0; i < d; ++i) squares += (row[i] - mean) * (row[i] - mean);
+    const float inv_std = float(1.0 / std::sqrt(squares / d + norm.eps));
+    const float mean_f = float(mean);
+    for (int i = 0; i < d; ++i)
+      out[i] = (row[i] - mean_f) * inv_std * norm.weight[i] + norm.bias[i];
+  }
+}
+
+void activation_forward(float* x, long n, Activation activation) {
+  constexpr long kChunk = 16384;  // below this, threads cost more than they save
+  const int chunks = int(std::min<long>(thread_pool().size(), (n + kChunk - 1) / kChunk));
+  thread_pool().run(chunks, [&](int chunk) {
+    const long begin = n * chunk / chunks, end = n * (chunk + 1) / chunks;
+    activation_range(x + begin, end - begin, activation);
+  });
+}
+
+void softmax_row(float* x, int n) {
+  const float max = *std::max_element(x, x + n);
+  float sum = 0;
+  for (int i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv_sum = 1.0f / sum;
+  for (int i = 0; i < n; ++i) x[i] *= inv_sum;
+}
+
+void add_in_place(float* y, const float* x, long n) {
+  for (long i = 0; i < n; ++i) y[i] += x[i];
+}
+
+}  // namespace attn

@@ -1,0 +1,111 @@
+#include "src/model/model.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <functional>
+
+#include "src/base/error.h"
+
+namespace attn {
+
+TensorSource::TensorSource(SafeTensors& file, std::vector<std::string> prefixes)
+    : file_(file), prefixes_(std::move(prefixes)) {}
+
+std::string TensorSource::resolve(const std::string& name) const {
+  for (const auto& prefix : prefixes_) {
+    if (file_.find(prefix + name)) return prefix + name;
+  }
+  return prefixes_.front() + name;
+}
+
+bool TensorSource::has(const std::string& name) const { return file_.find(resolve(name)); }
+
+const float* TensorSource::get(const std::string& name, std::vector<int64_t> shape) {
+  const std::string full_name = resolve(name);
+  const float* data = file_.floats(full_name, shape);
+  used_.insert(full_name);
+  return data;
+}
+
+Norm TensorSource::norm(const std::string& name, int64_t d, float eps) {
+  const bool old_names = !has(name + ".weight") && has(name + ".gamma");
+  return Norm{get(name + (old_names ? ".gamma" : ".weight"), {d}),
+              get(name + (old_names ? ".beta" : ".bias"), {d}), eps};
+}
+
+int64_t TensorSource::parameter_count() const {
+  int64_t count = 0;
+  for (const auto& name : used_) {
+    int64_t elements = 1;
+    for (int64_t dim : file_.find(name)->shape) elements *= dim;
+    count += elements;
+  }
+  return count;
+}
+
+std::string Model::name() const { return dir.filename().string(); }
+
+namespace {
+
+struct Architecture {
+  const char* model_type;
+  std::vector<std::string> tensor_prefixes;
+  const char* tokenizer_family;
+  std::function<ModelParts(const JsonFile&, TensorSource&)> map;
+};
+
+const std::vector<Architecture>& architectures() {
+  static const std::vector<Architecture> table = {
+      {"gpt2", {"transformer.", ""}, "gpt2", map_gpt2},
+      {"bert", {"bert.", ""}, "bert", map_bert},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!std::filesystem::is_directory(dir)) {
+    throw Error(dir.string() + ": model folder not found");
+  }
+  const JsonFile config(dir / "config.json");
+  auto model = std::make_unique<Model>();
+  model->dir = dir;
+  model->model_type = config.string("model_type");
+  if (config.has("architectures") && config.json()["architectures"].is_array() &&
+      !config.json()["architectures"].empty() && config.json()["architectures"][0].is_string()) {
+    model->architecture = config.json()["architectures"][0].get<std::string>();
+  }
+  const Architecture* arch = nullptr;
+  for (const auto& candidate : architectures()) {
+    if (model->model_type == candidate.model_type) arch = &candidate;
+  }
+  if (!arch) {
+    std::string known;
+    for (const auto& candidate : architectures()) known += std::string(" ") + candidate.model_type;
+    config.fail("model_type", "is '" + escape_control_characters(model->model_type) +
+                                  "', which attn does not support (known:" + known + ")");
+  }
+
+  model->weights_file = std::make_unique<SafeTensors>(dir / "model.safetensors");
+  TensorSource tensors(*model->weights_file, arch->tensor_prefixes);
+  ModelParts parts = arch->map(config, tensors);
+  model->parameter_count = tensors.parameter_count();
+  model->missing_head = parts.missing_head;
+  model->transformer = std::make_unique<Transformer>(parts.spec, std::move(parts.weights),
+                                                     std::move(parts.positions));
+  model->tokenizer = load_tokenizer(dir, arch->tokenizer_family);
+  if (model->tokenizer->vocab_size() > parts.spec.vocab_size) {
+    throw Error(dir.string() + ": tokenizer has " + std::to_string(model->tokenizer->vocab_size()) +
+                " tokens but config.json vocab_size is " + std::to_string(parts.spec.vocab_size));
+  }
+  model->load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  spdlog::debug("loaded {} ({}, {} parameters) in {:.1f} ms", dir.string(), model->model_type,
+                model->parameter_count, model->load_ms);
+  return model;
+}
+
+}  // namespace attn

@@ -1,0 +1,126 @@
+#pragma once
+
+// Attention weights out of the model: which layers and heads to report, capturing them through
+// the ForwardObserver hook of the one attention implementation, and writing them as a streamed
+// JSON document (attn's own schema, bertviz's, or a self-contained HTML page around the JSON)
+// or, during generation, as JSON Lines. The formats are described in README.md.
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/io/output_file.h"
+#include "src/model/model.h"
+
+namespace attn {
+
+// The command-line choices: layers and heads as the user wrote them ("0,5-7"; empty = all) and
+// the decimal digits of each weight.
+struct AttentionOptions {
+  std::string layers;
+  std::string heads;
+  int precision = 4;
+};
+
+// The layers and heads to report, each ascending without repeats, never empty.
+struct AttentionSelection {
+  std::vector<int> layers;
+  std::vector<int> heads;
+  bool contains(int layer, int head) const;
+  int head_count() const { return int(layers.size() * heads.size()); }
+};
+
+// Parses a list such as "0,5-7" (empty = all) into ascending indexes below `count`. Errors are
+// UsageErrors naming `option` ("--layers") and what the indexes count ("layer").
+std::vector<int> parse_index_list(std::string_view list, int count, std::string_view option,
+                                  std::string_view what);
+
+AttentionSelection select_attention(const ArchSpec& spec, const AttentionOptions& options);
+
+// Receives the post-softmax attention of one head: probabilities (n_tokens, n_tokens), rows =
+// queries, columns = keys.
+using AttentionHeadCallback =
+    std::function<void(int layer, int head, const float* probabilities, int n_tokens)>;
+
+// Runs one encoded text through the model, stopping after the last selected layer, and hands
+// every selected head to `on_head`: layer by layer, heads ascending within a layer.
+void capture_attention(const Model& model, const Encoding& encoding,
+                       const AttentionSelection& selection, const AttentionHeadCallback& on_head);
+
+// Writes a probability with `precision` (1-9) decimals, rounded half away from zero, trailing
+// zeros trimmed ("0.25", "1", "0"); returns the end. Needs at most precision + 2 characters.
+// Throws Error for NaN.
+char* format_weight(char* out, float weight, int precision);
+
+enum class AttentionFormat {
+  kJson,     // attn's schema: model, tokens, attention[layer].heads[head].weights
+  kBertviz,  // {"attention": [{"name", "attn": [layer][head][T][T], "left_text", "right_text"}]}
+  kHtml,     // a self-contained page (src/tasks/attention_view.html) with the kJson document inside
+};
+
+// What the document says about its input, besides the weights.
+struct AttentionDocumentInfo {
+  std::string model;
+  std::string model_type;
+  std::string text;
+  std::optional<std::string> pair;
+  Encoding encoding;
+  std::vector<std::string> tokens;  // token_string of each id, as valid UTF-8
+  int n_layers = 0;
+  int n_heads = 0;
+};
+
+// The token strings of `ids`, as the tokenizer shows them, made valid UTF-8.
+std::vector<std::string> token_strings(const Tokenizer& tokenizer, std::span<const int> ids);
+
+// Upper bound of the document size in bytes, for the warning about very large outputs.
+double estimated_attention_bytes(const AttentionSelection& selection, int n_tokens, bool causal,
+                                 int precision);
+
+// Streams one attention document to `out`: the header from the constructor, then add_head for
+// every selected head in capture order, then finish(). Nothing is held back but one row.
+class AttentionWriter {
+ public:
+  AttentionWriter(OutputFile& out, AttentionFormat format, int precision,
+                  const AttentionDocumentInfo& info);
+  void add_head(int layer, int head, const float* probabilities, int n_tokens);
+  void finish();
+
+ private:
+  void close_layer();
+
+  OutputFile& out_;
+  AttentionFormat format_;
+  int precision_;
+  int current_layer_ = -1;
+  std::string row_;  // scratch for one formatted row
+};
+
+// Records, during generation, the attention of the last position of every forward pass: the
+// query whose output chose the next token. Give observer() to GenerateCallbacks. Rows are kept
+// until write_jsonl, because the token a pass chooses is known only after generate() returns.
+class GenerationAttentionRecorder {
+ public:
+  explicit GenerationAttentionRecorder(AttentionSelection selection);
+  GenerationAttentionRecorder(const GenerationAttentionRecorder&) = delete;
+  GenerationAttentionRecorder& operator=(const GenerationAttentionRecorder&) = delete;
+
+  const ForwardObserver* observer() const { return &observer_; }
+
+  // One line per generated token: line k holds the row of position n_prompt - 1 + k, the
+  // attention that chose generated token k (README.md, "Attention during generation").
+  void write_jsonl(OutputFile& out, const Tokenizer& tokenizer, std::span<const int> generated_ids,
+                   int precision) const;
+
+ private:
+  AttentionSelection selection_;
+  ForwardObserver observer_;
+  // Per forward pass: the selected heads' last rows one after another in (layer, head) order,
+  // each as long as the keys of that pass.
+  std::vector<std::vector<float>> passes_;
+};
+
+}  // namespace attn

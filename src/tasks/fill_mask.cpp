@@ -1,0 +1,216 @@
+#include "src/tasks/fill_mask.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "src/base/error.h"
+
+namespace attn {
+
+void check_fill_mask_model(const Model& model) {
+  if (model.spec().causal) {
+    throw UsageError(model.dir.string() + ": fill-mask needs an encoder with a masked-LM head; '" +
+                     model.model_type + "' is a decoder (try generate)");
+  }
+  if (!model.transformer->has_head()) {
+    throw Error(model.dir.string() + ": " +
+                (model.missing_head.empty() ? "model has no masked-LM head" : model.missing_head));
+  }
+  if (!model.tokenizer->mask_id()) {
+    throw Error(model.dir.string() + ": the tokenizer has no mask token");
+  }
+}
+
+void check_top_k(const Model& model, int top_k) {
+  const int vocab = model.spec().vocab_size;
+  if (top_k < 1 || top_k > vocab) {
+    throw UsageError("--top-k: " + std::to_string(top_k) + " is not between 1 and the vocabulary " +
+                     "size " + std::to_string(vocab));
+  }
+}
+
+MaskedInput encode_masked_input(const Model& model, std::string_view text,
+                                std::optional<std::string_view> pair, bool truncate) {
+  check_fill_mask_model(model);
+  const Tokenizer& tokenizer = *model.tokenizer;
+  const int mask_id = *tokenizer.mask_id();
+  Encoding encoding = tokenizer.encode(text, pair);
+  MaskedInput input;
+  input.ids = std::move(encoding.ids);
+  input.type_ids = std::move(encoding.type_ids);
+  input.type_ids.resize(input.ids.size());  // all 0 when the tokenizer gives none
+
+  const std::size_t max_length = model.spec().max_positions;
+  if (input.ids.size() > max_length) {
+    if (!truncate) {
+      throw Error("has " + std::to_string(input.ids.size()) +
+                  " tokens, more than the model's max_position_embeddings (" +
+                  std::to_string(max_length) + "); --truncate keeps the first " +
+                  std::to_string(max_length - 1) + " and the final " +
+                  tokenizer.token_string(input.ids.back()));
+    }
+    // Keep the first (max - 1) tokens and the closing [SEP], so the model still sees a
+    // well-formed [CLS] ... [SEP] input.
+    input.dropped_tokens = int(input.ids.size() - max_length);
+    input.ids.erase(input.ids.begin() + long(max_length) - 1, input.ids.end() - 1);
+    input.type_ids.erase(input.type_ids.begin() + long(max_length) - 1, input.type_ids.end() - 1);
+  }
+  for (std::size_t i = 0; i < input.ids.size(); ++i) {
+    if (input.ids[i] == mask_id) input.mask_positions.push_back(int(i));
+  }
+  if (input.mask_positions.empty()) {
+    throw Error("no " + tokenizer.token_string(mask_id) + " token in the input" +
+                (input.dropped_tokens > 0 ? " after truncation" : ""));
+  }
+  return input;
+}
+
+namespace {
+
+// The k most likely tokens of one mask: `logits` (vocab) -> candidates, best first. Scores are
+// softmax probabilities over the full vocabulary, normalized in double precision.
+std::vector<FillMaskCandidate> top_candidates(const Tokenizer& tokenizer,
+                                              std::span<const float> logits, int k,
+                                              const MaskedInput& input, int mask_position) {
+  std::vector<int> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Highest logit first; the lowest id on exact ties.
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
+  const double max_logit = logits[order[0]];
+  double sum = 0;
+  for (float logit : logits) sum += std::exp(double(logit) - max_logit);
+
+  // Like HF, a sequence with one mask is decoded without special tokens; with several, the
+  // special tokens stay so that the other masks remain visible.
+  const bool skip_special_tokens = input.mask_positions.size() == 1;
+  std::vector<int> filled = input.ids;
+  std::vector<FillMaskCandidate> candidates;
+  for (int rank = 0; rank < k; ++rank) {
+    const int id = order[rank];
+    filled[mask_position] = id;
+    candidates.push_back({.token_id = id,
+                          .token = tokenizer.decode(std::span(&id, 1), false),
+                          .score = float(std::exp(double(logits[id]) - max_logit) / sum),
+                          .sequence = tokenizer.decode(filled, skip_special_tokens)});
+  }
+  return candidates;
+}
+
+// Consecutive inputs [begin, end) that run as one packed batch.
+struct BatchPlan {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  int rows = 0;
+};
+
+std::vector<BatchPlan> plan_batches(std::span<const MaskedInput> inputs, int max_batch_tokens) {
+  std::vector<BatchPlan> plans;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const int length = int(inputs[i].ids.size());
+    if (plans.empty() || plans.back().rows + length > max_batch_tokens) {
+      plans.push_back({.begin = i, .end = i, .rows = 0});
+    }
+    plans.back().end = i + 1;
+    plans.back().rows += length;
+  }
+  return plans;
+}
+
+void check_input(const Model& model, const MaskedInput& input, std::size_t index) {
+  const auto fail = [&](const std::string& problem) {
+    throw Error("fill-mask input " + std::to_string(index) + ": " + problem);
+  };
+  if (input.ids.empty() || input.ids.size() > std::size_t(model.spec().max_positions)) {
+    fail("has " + std::to_string(input.ids.size()) + " tokens, expected 1 to " +
+         std::to_string(model.spec().max_positions));
+  }
+  if (input.type_ids.size() != input.ids.size()) fail("type_ids and ids differ in length");
+  if (input.mask_positions.empty()) fail("has no mask position");
+  for (int position : input.mask_positions) {
+    if (position < 0 || std::size_t(position) >= input.ids.size()) {
+      fail("mask position " + std::to_string(position) + " is outside the input");
+    }
+  }
+}
+
+}  // namespace
+
+void fill_mask(const Model& model, std::span<const MaskedInput> inputs,
+               const FillMaskOptions& options,
+               const std::function<void(std::size_t, std::vector<MaskPrediction>)>& on_result) {
+  check_fill_mask_model(model);
+  check_top_k(model, options.top_k);
+  for (std::size_t i = 0; i < inputs.size(); ++i) check_input(model, inputs[i], i);
+  const std::vector<BatchPlan> plans = plan_batches(inputs, options.max_batch_tokens);
+  if (plans.empty()) return;
+
+  const ArchSpec& spec = model.spec();
+  int max_rows = 0;
+  int max_length = 0;
+  for (const BatchPlan& plan : plans) max_rows = std::max(max_rows, plan.rows);
+  for (const MaskedInput& input : inputs) max_length = std::max(max_length, int(input.ids.size()));
+  // One cache and run state for all batches; an encoder batch writes its keys and values at
+  // cache rows [0, rows).
+  KVCache cache(spec.n_layer, max_rows, spec.d_model);
+  RunState state(spec, max_rows, max_length);
+  std::vector<float> logits;
+
+  for (const BatchPlan& plan : plans) {
+    Batch batch;
+    std::vector<int> mask_rows;  // rows of the batch whose logits are needed, input by input
+    for (std::size_t i = plan.begin; i < plan.end; ++i) {
+      const MaskedInput& input = inputs[i];
+      const int row = batch.rows();
+      batch.add_sequence(input.ids, input.type_ids);
+      for (int position : input.mask_positions) mask_rows.push_back(row + position);
+    }
+    model.transformer->forward(batch, cache, state);
+    // logits: (mask_rows, vocab); the head runs only at the masks.
+    logits.resize(mask_rows.size() * std::size_t(spec.vocab_size));
+    model.transformer->compute_logits(state, mask_rows, logits.data());
+
+    std::size_t mask_index = 0;
+    for (std::size_t i = plan.begin; i < plan.end; ++i) {
+      std::vector<MaskPrediction> predictions;
+      for (int position : inputs[i].mask_positions) {
+        const std::span<const float> mask_logits(
+            logits.data() + mask_index++ * std::size_t(spec.vocab_size), spec.vocab_size);
+        predictions.push_back({.position = position,
+                               .candidates = top_candidates(*model.tokenizer, mask_logits,
+                                                            options.top_k, inputs[i], position)});
+      }
+      on_result(i, std::move(predictions));
+    }
+  }
+}
+
+std::vector<std::vector<MaskPrediction>> fill_mask(const Model& model,
+                                                   std::span<const MaskedInput> inputs,
+                                                   const FillMaskOptions& options) {
+  std::vector<std::vector<MaskPrediction>> results(inputs.size());
+  fill_mask(model, inputs, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
+    results[i] = std::move(masks);
+  });
+  return results;
+}
+
+std::vector<std::vector<MaskPrediction>> fill_mask(const Model& model,
+                                                   std::span<const std::string> texts,
+                                                   const FillMaskOptions& options) {
+  check_fill_mask_model(model);
+  std::vector<MaskedInput> inputs;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    try {
+      inputs.push_back(encode_masked_input(model, texts[i]));
+    } catch (const Error& e) {
+      throw Error((texts.size() > 1 ? "text " + std::to_string(i) : std::string("text")) + ": " +
+                  e.what());
+    }
+  }
+  return fill_mask(model, inputs, options);
+}
+
+}  // namespace attn

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/model/model.h"
+#include "src/tasks/sampler.h"
+
+namespace attn {
+
+struct GenerateOptions {
+  int max_new_tokens = 64;
+  SamplingOptions sampling;
+  bool ignore_eos = false;
+  std::vector<std::string> stop;  // stop (and cut the text) at the first of these strings
+  bool use_cache = true;          // false recomputes the whole sequence each step (for checks)
+};
+
+struct GenerateCallbacks {
+  // The raw logits (vocab) of each step, before sampling.
+  std::function<void(std::span<const float> logits)> on_logits;
+  // Generated text as it is decided: whole UTF-8 characters only, never past a stop string.
+  std::function<void(std::string_view text)> on_text;
+  // Attention and hidden-state hooks for every forward pass.
+  const ForwardObserver* observer = nullptr;
+};
+
+struct GenerateResult {
+  std::vector<int> generated_ids;
+  std::string text;         // the generated text (valid UTF-8, cut at a stop string)
+  std::string stop_reason;  // "length", "eos", "stop", or "context"
+  int prompt_tokens = 0;
+  double prompt_ms = 0;  // the batched pass over the prompt
+  int decode_steps = 0;  // one-token passes after the prompt
+  double decode_ms = 0;
+};
+
+// Autoregressive generation: one batched pass over the prompt, then one pass per new token over
+// that token alone, reading earlier keys and values from the KV cache.
+GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
+                        const GenerateOptions& options, const GenerateCallbacks& callbacks = {});
+
+}  // namespace attn

@@ -1,0 +1,921 @@
+#include "src/tokenizer/bpe.h"
+
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/tokenizer/unicode.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// GPT2Tokenizer's default for bos_token, eos_token and unk_token.
+constexpr std::string_view kEndOfText = "<|endoftext|>";
+
+// A larger id means a corrupt file; refusing it avoids allocating a huge id table.
+constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
+
+// The word cache is cleared when it grows past this, so that long-running use on varied text
+// cannot grow memory without bound.
+constexpr std::size_t kMaxCachedWords = std::size_t{1} << 17;
+
+// ---- Byte-level alphabet ----------------------------------------------------------------------
+
+// GPT-2 (bytes_to_unicode) runs BPE on printable stand-ins for bytes so that vocabulary entries
+// are readable strings: printable Latin-1 bytes stand for themselves, the other 68 (controls,
+// space, DEL, NBSP, soft hyphen) for U+0100 onwards in byte order.
+constexpr bool is_printable_latin1(int byte) {
+  return (byte >= '!' && byte <= '~') || (byte >= 0xA1 && byte <= 0xAC) ||
+         (byte >= 0xAE && byte <= 0xFF);
+}
+
+std::array<char32_t, 256> make_byte_stand_ins() {
+  std::array<char32_t, 256> stand_ins{};
+  char32_t next_unprintable = 0x100;
+  for (int byte = 0; byte < 256; ++byte) {
+    stand_ins[byte] = is_printable_latin1(byte) ? static_cast<char32_t>(byte) : next_unprintable++;
+  }
+  return stand_ins;
+}
+
+const std::array<char32_t, 256>& byte_stand_ins() {
+  static const std::array<char32_t, 256> stand_ins = make_byte_stand_ins();
+  return stand_ins;
+}
+
+// The byte a stand-in code point represents, or nullopt for code points outside the alphabet.
+std::optional<char> byte_of_stand_in(char32_t code_point) {
+  constexpr char32_t kLastStandIn = 0x100 + 67;
+  static const std::array<std::int16_t, kLastStandIn + 1> bytes = [] {
+    std::array<std::int16_t, kLastStandIn + 1> table;
+    table.fill(-1);
+    for (int byte = 0; byte < 256; ++byte) table[byte_stand_ins()[byte]] = std::int16_t(byte);
+    return table;
+  }();
+  if (code_point > kLastStandIn || bytes[code_point] < 0) return std::nullopt;
+  return static_cast<char>(bytes[code_point]);
+}
+
+// The raw bytes a vocabulary string stands for. Code points outside the byte alphabet (possible
+// only in added tokens) are kept as their UTF-8.
+std::string token_to_bytes(std::string_view token) {
+  std::string bytes;
+  for (char32_t code_point : decode_utf8(token, "vocabulary entry")) {
+    if (auto byte = byte_of_stand_in(code_point)) {
+      bytes.push_back(*byte);
+    } else {
+      append_utf8(bytes, code_point);
+    }
+  }
+  return bytes;
+}
+
+// ---- Pre-tokenization ---------------------------------------------------------------------------
+
+// The character classes GPT-2's pre-tokenization pattern distinguishes.
+enum class CharClass { kLetter, kNumber, kSpace, kOther };
+
+// \s of Python's `regex` module on str, which the slow tokenizer uses: the Unicode White_Space
+// property. Unlike Python's `re` (str.isspace), it excludes U+001C..U+001F.
+bool is_white_space(char32_t c) {
+  switch (c) {
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return c >= 0x2000 && c <= 0x200A;
+  }
+}
+
+CharClass classify(char32_t c) {
+  if (is_white_space(c)) return CharClass::kSpace;
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+      return CharClass::kLetter;
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+      return CharClass::kNumber;
+    default:
+      return CharClass::kOther;
+  }
+}
+
+// Length of the contraction ('s 't 're 've 'm 'll 'd; case-sensitive, as in GPT-2) that `text`
+// starts with, or 0.
+std::size_t contraction_length(std::u32string_view text) {
+  if (text.size() < 2 || text[0] != U'\'') return 0;
+  switch (text[1]) {
+    case U's':
+    case U't':
+    case U'm':
+    case U'd':
+      return 2;
+    case U'r':
+    case U'v':
+      return text.size() > 2 && text[2] == U'e' ? 3 : 0;
+    case U'l':
+      return text.size() > 2 && text[2] == U'l' ? 3 : 0;
+    default:
+      return 0;
+  }
+}
+
+// Splits `text` into the words of GPT-2's pattern
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// and calls on_word(begin, end) for each in order; the words cover the text exactly.
+template <typename OnWord>
+void split_words(std::u32string_view text, OnWord&& on_word) {
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = begin + contraction_length(text.substr(begin));
+    if (end == begin) {
+      // One plain space joins the run of letters, digits or other symbols right after it.
+      std::size_t run_begin = begin;
+      if (text[begin] == U' ' && begin + 1 < text.size() &&
+          classify(text[begin + 1]) != CharClass::kSpace) {
+        run_begin = begin + 1;
+      }
+      const CharClass run_class = classify(text[run_begin]);
+      end = run_begin + 1;
+      while (end < text.size() && classify(text[end]) == run_class) ++end;
+      // \s+(?!\S): a whitespace run followed by a word leaves its last character, so that a
+      // final space can join that word. A lone whitespace character still matches \s+.
+      if (run_class == CharClass::kSpace && end < text.size() && end - begin > 1) --end;
+    }
+    on_word(begin, end);
+    begin = end;
+  }
+}
+
+// ---- Model files --------------------------------------------------------------------------------
+
+struct Merge {
+  int rank;
+  int merged_id;
+};
+
+std::uint64_t pair_key(int left_id, int right_id) {
+  return (std::uint64_t{static_cast<std::uint32_t>(left_id)} << 32) |
+         static_cast<std::uint32_t>(right_id);
+}
+
+struct AddedToken {
+  std::string content;
+  int id;
+  bool special;
+};
+
+// Everything a BpeTokenizer is built from, read and validated by the loader.
+struct BpeModel {
+  std::vector<std::string> tokens;  // by id; empty for ids the files leave unused
+  std::unordered_map<std::uint64_t, Merge> merges;
+  std::vector<AddedToken> added_tokens;
+  std::array<int, 256> byte_token_ids{};
+  std::optional<int> eos_id;
+};
+
+// A merge as the file spells it, before its pieces are looked up in the vocabulary (which
+// tokenizer.json may list after the merges).
+struct MergeRule {
+  std::string left;
+  std::string right;
+};
+
+std::string read_text_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot open file");
+  std::string text;
+  in.seekg(0, std::ios::end);
+  text.resize(static_cast<std::size_t>(in.tellg()));
+  in.seekg(0, std::ios::beg);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in) throw Error(path.string() + ": cannot read file");
+  return text;
+}
+
+json read_json_file(const fs::path& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& error) {
+    throw Error(path.string() + ": malformed JSON: " + error.what());
+  }
+}
+
+bool is_valid_token_id(std::int64_t id) { return id >= 0 && id <= kMaxTokenId; }
+
+int checked_token_id(std::int64_t id, const std::string& where) {
+  if (!is_valid_token_id(id)) {
+    throw Error(where + ": id " + std::to_string(id) + " is out of range");
+  }
+  return static_cast<int>(id);
+}
+
+void add_vocab_entry(BpeModel& model, std::string&& token, std::int64_t id,
+                     const std::string& file) {
+  if (token.empty()) throw Error(file + ": the vocabulary has an empty token");
+  // Checked here rather than with checked_token_id() so that no message is built per entry.
+  if (!is_valid_token_id(id)) {
+    throw Error(file + ": token '" + token + "': id " + std::to_string(id) + " is out of range");
+  }
+  const auto index = static_cast<std::size_t>(id);
+  if (index >= model.tokens.size()) model.tokens.resize(index + 1);
+  if (!model.tokens[index].empty()) {
+    throw Error(file + ": id " + std::to_string(id) + " is given to both '" + model.tokens[index] +
+                "' and '" + token + "'");
+  }
+  model.tokens[index] = std::move(token);
+}
+
+// Token string -> id. An open-addressing table of ids that compares against the id -> token
+// table: one flat probe array instead of a node per token keeps the 150k lookups that resolving
+// the merges takes cheap.
+class VocabIndex {
+ public:
+  VocabIndex(const std::vector<std::string>& tokens, const std::string& file) : tokens_(tokens) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * tokens.size()) capacity *= 2;
+    slots_.assign(capacity, kEmptySlot);
+    for (std::size_t id = 0; id < tokens.size(); ++id) {
+      if (tokens[id].empty()) continue;
+      int& slot = slots_[probe(tokens[id])];
+      if (slot != kEmptySlot) {
+        throw Error(file + ": token '" + tokens[id] + "' has two ids, " + std::to_string(slot) +
+                    " and " + std::to_string(id));
+      }
+      slot = static_cast<int>(id);
+    }
+  }
+
+  std::optional<int> find(std::string_view token) const {
+    const int id = slots_[probe(token)];
+    if (id == kEmptySlot) return std::nullopt;
+    return id;
+  }
+
+ private:
+  static constexpr int kEmptySlot = -1;
+
+  // The slot that holds `token`, or the empty slot where it would go (linear probing).
+  std::size_t probe(std::string_view token) const {
+    const std::size_t mask = slots_.size() - 1;
+    const std::size_t hash = std::hash<std::string_view>{}(token);
+    std::size_t slot = hash & mask;
+    while (slots_[slot] != kEmptySlot && tokens_[slots_[slot]] != token) slot = (slot + 1) & mask;
+    return slot;
+  }
+
+  const std::vector<std::string>& tokens_;
+  std::vector<int> slots_;
+};
+
+// Splits "left right" into its two pieces, or returns nullopt when it is not exactly that.
+std::optional<MergeRule> split_merge_line(std::string_view line) {
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+      line.find(' ', space + 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return MergeRule{std::string(line.substr(0, space)), std::string(line.substr(space + 1))};
+}
+
+// Resolves the merges (in rank order) against the vocabulary. location(i) names rule i in errors;
+// it is only called on error, which keeps loading 50k merges cheap.
+template <typename Location>
+void add_merges(BpeModel& model, const VocabIndex& vocab, const std::vector<MergeRule>& rules,
+                Location location) {
+  model.merges.reserve(rules.size());
+  std::string merged;
+  for (std::size_t rank = 0; rank < rules.size(); ++rank) {
+    const MergeRule& rule = rules[rank];
+    auto vocab_id = [&](const std::string& piece, const char* what) {
+      const std::optional<int> id = vocab.find(piece);
+      if (!id) {
+        throw Error(location(rank) + ": merge " + what + " '" + piece +
+                    "' is not in the vocabulary");
+      }
+      return *id;
+    };
+    merged.assign(rule.left).append(rule.right);
+    const int left_id = vocab_id(rule.left, "piece");
+    const int right_id = vocab_id(rule.right, "piece");
+    const int merged_id = vocab_id(merged, "result");
+    // A repeated pair keeps its last rank, as in both the slow and the fast tokenizer.
+    model.merges.insert_or_assign(pair_key(left_id, right_id),
+                                  Merge{static_cast<int>(rank), merged_id});
+  }
+}
+
+// Reads the vocabulary, merges and added tokens of vocab.json or tokenizer.json through
+// nlohmann's SAX interface: building the whole document (a std::map per object) takes several
+// times longer than the parse itself for a 50k-token vocabulary. Values in places the reader does
+// not know are skipped; values of the wrong type where it does are errors.
+class BpeJsonReader final : public json::json_sax_t {
+ public:
+  // vocab.json is a bare {token: id} object; tokenizer.json holds model.type, model.vocab,
+  // model.merges and added_tokens.
+  enum class Layout { kVocabJson, kTokenizerJson };
+
+  BpeJsonReader(Layout layout, std::string file, BpeModel& model)
+      : layout_(layout), file_(std::move(file)), model_(model) {}
+
+  // Reads the file's text into the model; the merges are left in take_merge_rules().
+  void read(const std::string& text) {
+    json::sax_parse(text, this);
+    if (!saw_vocab_) {
+      throw Error(file_ + (layout_ == Layout::kVocabJson
+                               ? ": expected an object mapping tokens to ids"
+                               : ": model.vocab is missing or not an object"));
+    }
+    if (layout_ == Layout::kTokenizerJson && !saw_merges_) {
+      throw Error(file_ + ": model.merges is missing or not an array");
+    }
+  }
+
+  std::vector<MergeRule> take_merge_rules() { return std::move(merge_rules_); }
+
+  bool null() override { return other_value("null"); }
+  bool number_float(number_float_t, const string_t&) override {
+    return other_value("a fractional number");
+  }
+  bool binary(binary_t&) override { return other_value("binary data"); }
+  bool number_integer(number_integer_t value) override { return integer(value); }
+  bool number_unsigned(number_unsigned_t value) override {
+    return integer(static_cast<std::int64_t>(
+        std::min<number_unsigned_t>(value, std::numeric_limits<std::int64_t>::max())));
+  }
+
+  bool boolean(bool value) override {
+    if (role() == Role::kAddedToken && current_key() == "special") {
+      pending_added_.special = value;
+      return true;
+    }
+    return other_value("a boolean");
+  }
+
+  bool string(string_t& value) override {
+    switch (role()) {
+      case Role::kModel:
+        if (current_key() == "type" && value != "BPE") {
+          throw Error(file_ + ": model.type is \"" + value + "\", expected \"BPE\"");
+        }
+        return true;
+      case Role::kMerges: {
+        std::optional<MergeRule> rule = split_merge_line(value);
+        if (!rule) {
+          throw Error(merge_location() + ": expected \"left right\", got \"" + value + "\"");
+        }
+        merge_rules_.push_back(std::move(*rule));
+        return true;
+      }
+      case Role::kMergePair:
+        pair_pieces_.push_back(std::move(value));
+        return true;
+      case Role::kAddedToken:
+        if (current_key() == "content") pending_added_.content = std::move(value);
+        return true;
+      default:
+        return other_value("a string");
+    }
+  }
+
+  bool start_object(std::size_t) override { return start_container(/*is_object=*/true); }
+  bool start_array(std::size_t) override { return start_container(/*is_object=*/false); }
+
+  bool key(string_t& key) override {
+    frames_.back().key = std::move(key);
+    return true;
+  }
+
+  bool end_object() override {
+    if (role() == Role::kAddedToken) {
+      const std::string where =
+          file_ + ": added_tokens[" + std::to_string(added_token_count_++) + "]";
+      if (!pending_added_.content || !pending_added_.id) {
+        throw Error(where + ": expected an object with an integer \"id\" and a string \"content\"");
+      }
+      model_.added_tokens.push_back({*pending_added_.content,
+                                     checked_token_id(*pending_added_.id, where),
+                                     pending_added_.special});
+    }
+    frames_.pop_back();
+    return true;
+  }
+
+  bool end_array() override {
+    if (role() == Role::kMergePair) {
+      if (pair_pieces_.size() != 2) {
+        throw Error(merge_location() + ": expected [\"left\", \"right\"], got " +
+                    std::to_string(pair_pieces_.size()) + " strings");
+      }
+      merge_rules_.push_back({std::move(pair_pieces_[0]), std::move(pair_pieces_[1])});
+    }
+    frames_.pop_back();
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    throw Error(file_ + ": malformed JSON: " + error.what());
+  }
+
+ private:
+  // What the object or array being read is.
+  enum class Role {
+    kIgnored,
+    kRoot,
+    kModel,
+    kVocab,
+    kMerges,
+    kMergePair,
+    kAddedTokens,
+    kAddedToken
+  };
+
+  struct Frame {
+    Role role;
+    std::string key;  // the key of the value being read, for objects
+  };
+
+  struct PendingAddedToken {
+    std::optional<std::string> content;
+    std::optional<std::int64_t> id;
+    bool special = false;
+  };
+
+  Role role() const { return frames_.empty() ? Role::kIgnored : frames_.back().role; }
+  const std::string& current_key() const { return frames_.back().key; }
+
+  std::string merge_location() const {
+    return file_ + ": model.merges[" + std::to_string(merge_rules_.size()) + "]";
+  }
+
+  bool integer(std::int64_t value) {
+    switch (role()) {
+      case Role::kVocab:
+        add_vocab_entry(model_, std::move(frames_.back().key), value, file_);
+        return true;
+      case Role::kAddedToken:
+        if (current_key() == "id") pending_added_.id = value;
+        return true;
+      default:
+        return other_value("a number");
+    }
+  }
+
+  // A value the reader has no use for: skipped, unless the format wants something else there.
+  bool other_value(const std::string& what) {
+    switch (role()) {
+      case Role::kVocab:
+        throw Error(file_ + ": token '" + current_key() + "': the id is " + what +
+                    ", not an integer");
+      case Role::kMerges:
+        throw Error(merge_location() + ": expected \"left right\" or [\"left\", \"right\"], got " +
+                    what);
+      case Role::kMergePair:
+        throw Error(merge_location() + ": expected two strings, got " + what);
+      default:
+        return true;
+    }
+  }
+
+  bool start_container(bool is_object) {
+    const Role role = child_role(is_object);
+    if (role == Role::kVocab) saw_vocab_ = true;
+    if (role == Role::kMerges) saw_merges_ = true;
+    if (role == Role::kMergePair) pair_pieces_.clear();
+    if (role == Role::kAddedToken) pending_added_ = {};
+    frames_.push_back({role, {}});
+    return true;
+  }
+
+  Role child_role(bool is_object) {
+    if (frames_.empty()) {
+      if (!is_object) return Role::kIgnored;
+      return layout_ == Layout::kVocabJson ? Role::kVocab : Role::kRoot;
+    }
+    switch (role()) {
+      case Role::kRoot:
+        if (current_key() == "model" && is_object) return Role::kModel;
+        if (current_key() == "added_tokens" && !is_object) return Role::kAddedTokens;
+        return Role::kIgnored;
+      case Role::kModel:
+        if (current_key() == "vocab" && is_object) return Role::kVocab;
+        if (current_key() == "merges" && !is_object) return Role::kMerges;
+        return Role::kIgnored;
+      case Role::kMerges:
+        if (!is_object) return Role::kMergePair;
+        break;
+      case Role::kAddedTokens:
+        return is_object ? Role::kAddedToken : Role::kIgnored;
+      default:
+        break;
+    }
+    other_value(is_object ? "an object" : "an array");
+    return Role::kIgnored;
+  }
+
+  Layout layout_;
+  std::string file_;
+  BpeModel& model_;
+  std::vector<Frame> frames_;
+  bool saw_vocab_ = false;
+  bool saw_merges_ = false;
+  std::vector<MergeRule> merge_rules_;
+  std::vector<std::string> pair_pieces_;
+  PendingAddedToken pending_added_;
+  int added_token_count_ = 0;
+};
+
+void read_vocab_json(BpeModel& model, const fs::path& path) {
+  BpeJsonReader(BpeJsonReader::Layout::kVocabJson, path.string(), model).read(read_text_file(path));
+}
+
+// Reads tokenizer.json's vocabulary and added tokens into `model` and returns its merges, which
+// are resolved once the whole vocabulary is known.
+std::vector<MergeRule> read_tokenizer_json(BpeModel& model, const fs::path& path) {
+  BpeJsonReader reader(BpeJsonReader::Layout::kTokenizerJson, path.string(), model);
+  reader.read(read_text_file(path));
+  return reader.take_merge_rules();
+}
+
+void read_merges_txt(BpeModel& model, const VocabIndex& vocab, const fs::path& path) {
+  const std::string text = read_text_file(path);
+  const auto line_count = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  std::vector<MergeRule> rules;
+  rules.reserve(line_count);
+  std::vector<int> line_numbers;
+  line_numbers.reserve(line_count);
+  std::string_view rest = text;
+  for (int line_number = 1; !rest.empty(); ++line_number) {
+    const std::size_t newline = rest.find('\n');
+    std::string_view line = rest.substr(0, newline);
+    rest = newline == std::string_view::npos ? std::string_view() : rest.substr(newline + 1);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line.empty() || (line_number == 1 && line.starts_with("#version"))) continue;
+    std::optional<MergeRule> rule = split_merge_line(line);
+    if (!rule) {
+      throw Error(path.string() + " line " + std::to_string(line_number) +
+                  ": expected two tokens separated by one space, got '" + std::string(line) + "'");
+    }
+    rules.push_back(std::move(*rule));
+    line_numbers.push_back(line_number);
+  }
+  add_merges(model, vocab, rules, [&](std::size_t rank) {
+    return path.string() + " line " + std::to_string(line_numbers[rank]);
+  });
+}
+
+// tokenizer_config.json's added_tokens_decoder: {"50256": {"content": ..., "special": ...}}.
+void read_added_tokens_decoder(BpeModel& model, const json& config, const std::string& file) {
+  if (!config.contains("added_tokens_decoder")) return;
+  const json& decoder = config["added_tokens_decoder"];
+  if (!decoder.is_object()) throw Error(file + ": added_tokens_decoder is not an object");
+  for (const auto& [id_text, token] : decoder.items()) {
+    const std::string where = file + ": added_tokens_decoder[\"" + id_text + "\"]";
+    if (!token.is_object() || !token.contains("content") || !token["content"].is_string()) {
+      throw Error(where + ": expected an object with a string \"content\"");
+    }
+    std::int64_t id = -1;
+    const auto [end, status] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+    if (status != std::errc() || end != id_text.data() + id_text.size()) {
+      throw Error(where + ": the key is not a token id");
+    }
+    const bool special =
+        token.contains("special") && token["special"].is_boolean() && token["special"].get<bool>();
+    model.added_tokens.push_back(
+        {token["content"].get<std::string>(), checked_token_id(id, where), special});
+  }
+}
+
+// The content of a bos/eos/unk/pad entry of tokenizer_config.json: a string, an AddedToken
+// object, or null for "none".
+std::optional<std::string> named_token_content(const json& value, const std::string& where) {
+  if (value.is_null()) return std::nullopt;
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object() && value.contains("content") && value["content"].is_string()) {
+    return value["content"].get<std::string>();
+  }
+  throw Error(where + ": expected a string, an object with \"content\", or null");
+}
+
+std::optional<int> find_token_id(const BpeModel& model, const VocabIndex& vocab,
+                                 const std::string& content) {
+  for (const AddedToken& token : model.added_tokens) {
+    if (token.content == content) return token.id;
+  }
+  return vocab.find(content);
+}
+
+// The bos/eos/unk/pad tokens are special (split out of the text, skippable when decoding) like
+// the slow tokenizer's special tokens map; GPT2Tokenizer defaults the first three to
+// <|endoftext|>. Named tokens missing from the vocabulary are ignored.
+void add_named_special_tokens(BpeModel& model, const VocabIndex& vocab, const json& config,
+                              const std::string& file) {
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
+    std::optional<std::string> content;
+    if (config.contains(key)) {
+      content = named_token_content(config[key], file + ": " + key);
+    } else if (std::string_view(key) != "pad_token") {
+      content = std::string(kEndOfText);
+    }
+    if (!content) continue;
+    const std::optional<int> id = find_token_id(model, vocab, *content);
+    if (!id) continue;
+    if (std::string_view(key) == "eos_token") model.eos_id = id;
+    model.added_tokens.push_back({*content, *id, true});
+  }
+}
+
+// Gives every added token its id in the id table (added content wins, as in convert_ids_to_tokens)
+// and drops duplicates, keeping a token special when any source says so.
+void merge_added_tokens(BpeModel& model, const std::string& file) {
+  std::vector<AddedToken> unique;
+  for (const AddedToken& token : model.added_tokens) {
+    if (token.content.empty()) throw Error(file + ": an added token is empty");
+    auto same = std::find_if(unique.begin(), unique.end(),
+                             [&](const AddedToken& seen) { return seen.content == token.content; });
+    if (same == unique.end()) {
+      unique.push_back(token);
+    } else {
+      same->special = same->special || token.special;
+    }
+    if (static_cast<std::size_t>(token.id) >= model.tokens.size()) {
+      model.tokens.resize(token.id + 1);
+    }
+    model.tokens[token.id] = token.content;
+  }
+  model.added_tokens = std::move(unique);
+}
+
+void find_byte_token_ids(BpeModel& model, const VocabIndex& vocab, const std::string& file) {
+  for (int byte = 0; byte < 256; ++byte) {
+    std::string symbol;
+    append_utf8(symbol, byte_stand_ins()[byte]);
+    const std::optional<int> id = vocab.find(symbol);
+    if (!id) {
+      throw Error(file + ": the byte-level symbol '" + symbol + "' (byte " + std::to_string(byte) +
+                  ") is not in the vocabulary");
+    }
+    model.byte_token_ids[byte] = *id;
+  }
+}
+
+// ---- Tokenizer ----------------------------------------------------------------------------------
+
+class BpeTokenizer final : public Tokenizer {
+ public:
+  explicit BpeTokenizer(BpeModel model) : model_(std::move(model)) {
+    token_bytes_.reserve(model_.tokens.size());
+    for (const std::string& token : model_.tokens) token_bytes_.push_back(token_to_bytes(token));
+    special_.assign(model_.tokens.size(), false);
+    for (const AddedToken& token : model_.added_tokens) {
+      special_[token.id] = token.special;
+      const std::vector<char32_t> code_points = decode_utf8(token.content, "added token");
+      split_tokens_.push_back({std::u32string(code_points.begin(), code_points.end()), token.id});
+    }
+    // Longest first, so that of two added tokens found at the same place the longer wins.
+    std::stable_sort(split_tokens_.begin(), split_tokens_.end(),
+                     [](const SplitToken& a, const SplitToken& b) {
+                       return a.code_points.size() > b.code_points.size();
+                     });
+  }
+
+  Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
+    if (pair) throw Error("GPT-2 tokenizer: sentence pairs are not supported");
+    const std::vector<char32_t> code_points = decode_utf8(text, "text");
+    const std::u32string_view all(code_points.data(), code_points.size());
+    Encoding encoding;
+
+    // Like the slow tokenizer, cut the added tokens out first and tokenize the pieces between
+    // them on their own: take the earliest occurrence of any added token, the longest on ties.
+    std::vector<std::size_t> next_match(split_tokens_.size());
+    for (std::size_t i = 0; i < split_tokens_.size(); ++i) {
+      next_match[i] = all.find(split_tokens_[i].code_points);
+    }
+    std::size_t position = 0;
+    while (true) {
+      std::size_t match_begin = std::u32string_view::npos;
+      const SplitToken* match = nullptr;
+      for (std::size_t i = 0; i < split_tokens_.size(); ++i) {
+        if (next_match[i] < position) {
+          next_match[i] = all.find(split_tokens_[i].code_points, position);
+        }
+        if (next_match[i] < match_begin) {
+          match_begin = next_match[i];
+          match = &split_tokens_[i];
+        }
+      }
+      encode_ordinary_text(all.substr(position, match_begin - position), encoding.ids);
+      if (!match) break;
+      encoding.ids.push_back(match->id);
+      position = match_begin + match->code_points.size();
+    }
+    encoding.type_ids.assign(encoding.ids.size(), 0);
+    return encoding;
+  }
+
+  std::string decode(std::span<const int> ids, bool skip_special_tokens) const override {
+    std::string text;
+    for (int id : ids) {
+      check_id(id);
+      if (skip_special_tokens && special_[id]) continue;
+      text += token_bytes_[id];
+    }
+    return text;
+  }
+
+  std::string token_string(int id) const override {
+    check_id(id);
+    return model_.tokens[id];
+  }
+
+  int vocab_size() const override { return static_cast<int>(model_.tokens.size()); }
+  std::optional<int> eos_id() const override { return model_.eos_id; }
+  std::optional<int> mask_id() const override { return std::nullopt; }
+
+  bool is_special(int id) const override { return id >= 0 && id < vocab_size() && special_[id]; }
+
+ private:
+  struct SplitToken {
+    std::u32string code_points;
+    int id;
+  };
+
+  void check_id(int id) const {
+    if (id < 0 || id >= vocab_size()) {
+      throw Error("GPT-2 tokenizer: token id " + std::to_string(id) +
+                  " is outside the vocabulary (" + std::to_string(vocab_size()) + " ids)");
+    }
+  }
+
+  // Text without added tokens: pre-tokenize, then BPE each word's bytes.
+  void encode_ordinary_text(std::u32string_view text, std::vector<int>& ids) const {
+    std::string word_bytes;
+    split_words(text, [&](std::size_t begin, std::size_t end) {
+      word_bytes.clear();
+      for (std::size_t i = begin; i < end; ++i) append_utf8(word_bytes, text[i]);
+      encode_word(word_bytes, ids);
+    });
+  }
+
+  void encode_word(const std::string& word_bytes, std::vector<int>& ids) const {
+    {
+      std::lock_guard lock(cache_mutex_);
+      auto cached = cache_.find(word_bytes);
+      if (cached != cache_.end()) {
+        ids.insert(ids.end(), cached->second.begin(), cached->second.end());
+        return;
+      }
+    }
+    std::vector<int> word_ids = merge_word(word_bytes);
+    ids.insert(ids.end(), word_ids.begin(), word_ids.end());
+    std::lock_guard lock(cache_mutex_);
+    if (cache_.size() >= kMaxCachedWords) cache_.clear();
+    cache_.emplace(word_bytes, std::move(word_ids));
+  }
+
+  int merge_rank(int left_id, int right_id) const {
+    auto it = model_.merges.find(pair_key(left_id, right_id));
+    return it == model_.merges.end() ? INT_MAX : it->second.rank;
+  }
+
+  // GPT-2's bpe(): repeatedly take the adjacent pair with the lowest merge rank and merge all its
+  // occurrences left to right, until no adjacent pair has a merge. pair_ranks[i] is the rank of
+  // (symbols[i], symbols[i + 1]) and is only recomputed next to freshly merged symbols.
+  std::vector<int> merge_word(std::string_view word_bytes) const {
+    std::vector<int> symbols;
+    symbols.reserve(word_bytes.size());
+    for (char byte : word_bytes) {
+      symbols.push_back(model_.byte_token_ids[static_cast<unsigned char>(byte)]);
+    }
+    std::vector<int> pair_ranks(symbols.size(), INT_MAX);
+    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
+      pair_ranks[i] = merge_rank(symbols[i], symbols[i + 1]);
+    }
+    std::vector<char> fresh(symbols.size());
+    while (symbols.size() > 1) {
+      const auto best = std::min_element(pair_ranks.begin(), pair_ranks.end());
+      if (*best == INT_MAX) break;
+      const std::size_t best_index = static_cast<std::size_t>(best - pair_ranks.begin());
+      const int left = symbols[best_index];
+      const int right = symbols[best_index + 1];
+      const int merged = model_.merges.at(pair_key(left, right)).merged_id;
+
+      std::size_t kept = 0;
+      for (std::size_t read = 0; read < symbols.size(); ++kept) {
+        if (read + 1 < symbols.size() && symbols[read] == left && symbols[read + 1] == right) {
+          symbols[kept] = merged;
+          fresh[kept] = true;
+          read += 2;
+        } else {
+          symbols[kept] = symbols[read];
+          pair_ranks[kept] = pair_ranks[read];
+          fresh[kept] = false;
+          read += 1;
+        }
+      }
+      symbols.resize(kept);
+      pair_ranks.resize(kept);
+      fresh.resize(kept);
+      for (std::size_t i = 0; i + 1 < kept; ++i) {
+        if (fresh[i] || fresh[i + 1]) pair_ranks[i] = merge_rank(symbols[i], symbols[i + 1]);
+      }
+      pair_ranks[kept - 1] = INT_MAX;
+    }
+    return symbols;
+  }
+
+  BpeModel model_;
+  std::vector<std::string> token_bytes_;  // by id: the raw bytes decode() emits
+  std::vector<bool> special_;             // by id
+  std::vector<SplitToken> split_tokens_;  // added tokens, longest first
+  mutable std::mutex cache_mutex_;
+  mutable std::unordered_map<std::string, std::vector<int>> cache_;  // word bytes -> ids
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
+  if (!fs::is_directory(model_dir)) {
+    throw Error(model_dir.string() + ": model folder not found");
+  }
+  const fs::path vocab_path = model_dir / "vocab.json";
+  const fs::path merges_path = model_dir / "merges.txt";
+  const fs::path tokenizer_json_path = model_dir / "tokenizer.json";
+  const fs::path config_path = model_dir / "tokenizer_config.json";
+  const bool has_vocab_and_merges = fs::exists(vocab_path) && fs::exists(merges_path);
+
+  BpeModel model;
+  std::string vocab_file;
+  std::vector<MergeRule> tokenizer_json_merges;
+  if (has_vocab_and_merges) {
+    vocab_file = vocab_path.string();
+    read_vocab_json(model, vocab_path);
+  } else if (fs::exists(tokenizer_json_path)) {
+    vocab_file = tokenizer_json_path.string();
+    tokenizer_json_merges = read_tokenizer_json(model, tokenizer_json_path);
+  } else {
+    throw Error(model_dir.string() +
+                ": no GPT-2 tokenizer files (need vocab.json + merges.txt, or tokenizer.json)");
+  }
+
+  // Valid only until merge_added_tokens() below rewrites entries of model.tokens.
+  const VocabIndex vocab(model.tokens, vocab_file);
+  if (has_vocab_and_merges) {
+    read_merges_txt(model, vocab, merges_path);
+  } else {
+    add_merges(model, vocab, tokenizer_json_merges, [&](std::size_t rank) {
+      return vocab_file + ": model.merges[" + std::to_string(rank) + "]";
+    });
+  }
+  find_byte_token_ids(model, vocab, vocab_file);
+
+  json config = json::object();
+  if (fs::exists(config_path)) {
+    config = read_json_file(config_path);
+    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
+  }
+  if (has_vocab_and_merges) read_added_tokens_decoder(model, config, config_path.string());
+  add_named_special_tokens(model, vocab, config, config_path.string());
+  merge_added_tokens(model, vocab_file);
+  return std::make_unique<BpeTokenizer>(std::move(model));
+}
+
+}  // namespace attn

@@ -1,0 +1,831 @@
+#include "src/tokenizer/wordpiece.h"
+
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/tokenizer/unicode.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Character classes, exactly as transformers' BertTokenizer defines them (the Unicode data itself
+// comes from utf8proc).
+
+utf8proc_category_t category(char32_t c) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
+}
+
+// BERT's _is_control: every C* category (incl. unassigned Cn and format Cf such as the zero-width
+// joiner), except \t \n \r, which BERT treats as whitespace.
+bool is_control(char32_t c) {
+  if (c == U'\t' || c == U'\n' || c == U'\r') return false;
+  switch (category(c)) {
+    case UTF8PROC_CATEGORY_CC:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_CS:
+    case UTF8PROC_CATEGORY_CO:
+    case UTF8PROC_CATEGORY_CN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// BERT's _is_whitespace: the characters _clean_text turns into a plain space.
+bool is_bert_whitespace(char32_t c) {
+  return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || category(c) == UTF8PROC_CATEGORY_ZS;
+}
+
+// Python's str.isspace(), which str.split() and str.strip() use: category Zs/Zl/Zp or bidi class
+// WS/B/S. BERT splits words with str.split() after cleaning, so U+2028/U+2029 (Zl/Zp, untouched
+// by _clean_text) separate words too.
+bool is_python_whitespace(char32_t c) {
+  if ((c >= U'\t' && c <= U'\r') || (c >= 0x1C && c <= 0x1F) || c == U' ' || c == 0x85) return true;
+  const utf8proc_category_t cat = category(c);
+  return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
+}
+
+// BERT's _is_punctuation: all non-alphanumeric printable ASCII (so "$", "^", "`" count even though
+// Unicode files them as symbols) plus every P* category.
+bool is_punctuation(char32_t c) {
+  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+      (c >= 123 && c <= 126)) {
+    return true;
+  }
+  const utf8proc_category_t cat = category(c);
+  return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
+}
+
+// BERT's _is_chinese_char: the CJK Unified Ideographs blocks BERT pads with spaces. Hangul,
+// Hiragana and Katakana are deliberately not included (they are written with spaces).
+bool is_chinese_char(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+bool is_ascii(std::u32string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 0x80; });
+}
+
+// Python's str.lower() of a single character (transformers lowercases the input one character at
+// a time, see lowercase_outside_split_tokens). That is the simple lowercase mapping for every
+// character but U+0130 (capital I with dot above), whose full mapping in SpecialCasing.txt is two
+// characters.
+void append_lowercase(std::u32string& out, char32_t c) {
+  if (c == 0x130) {
+    out += U"i\u0307";
+    return;
+  }
+  out.push_back(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+}
+
+std::string to_utf8(std::u32string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char32_t c : text) append_utf8(out, c);
+  return out;
+}
+
+// Unicode normalization (NFC or NFD) of code points, through utf8proc's UTF-8 interface.
+std::u32string normalize(std::u32string_view text, utf8proc_option_t form) {
+  const std::string utf8 = to_utf8(text);
+  utf8proc_uint8_t* mapped = nullptr;
+  const utf8proc_ssize_t length =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
+                   static_cast<utf8proc_ssize_t>(utf8.size()), &mapped,
+                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | form));
+  if (length < 0) {
+    throw Error(std::string("text: Unicode normalization failed: ") + utf8proc_errmsg(length));
+  }
+  std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owner(mapped, &std::free);
+  const std::vector<char32_t> code_points = decode_utf8(
+      std::string_view(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length)),
+      "normalized text");
+  return std::u32string(code_points.begin(), code_points.end());
+}
+
+// BasicTokenizer._run_strip_accents: NFD, then drop nonspacing marks (Mn).
+std::u32string strip_accents(std::u32string_view word) {
+  std::u32string decomposed = normalize(word, UTF8PROC_DECOMPOSE);
+  std::erase_if(decomposed, [](char32_t c) { return category(c) == UTF8PROC_CATEGORY_MN; });
+  return decomposed;
+}
+
+// Python's str.strip().
+std::string strip_python_whitespace(std::string_view text) {
+  const std::vector<char32_t> code_points = decode_utf8(text, "decoded text");
+  auto first = std::find_if_not(code_points.begin(), code_points.end(), is_python_whitespace);
+  auto last = std::find_if_not(code_points.rbegin(), code_points.rend(), is_python_whitespace);
+  if (first == code_points.end()) return "";
+  return encode_utf8(std::vector<char32_t>(first, last.base()));
+}
+
+// Python's str.replace(): every non-overlapping occurrence, left to right.
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t pos = 0;
+  for (std::size_t hit = text.find(from); hit != std::string_view::npos;
+       hit = text.find(from, pos)) {
+    out.append(text, pos, hit - pos);
+    out.append(to);
+    pos = hit + from.size();
+  }
+  out.append(text, pos);
+  return out;
+}
+
+// transformers' PreTrainedTokenizerBase.clean_up_tokenization, in its order.
+std::string clean_up_tokenization(std::string text) {
+  static constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kReplacements) text = replace_all(text, from, to);
+  return text;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out.append(separator);
+    out.append(parts[i]);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings from the model folder.
+
+// Lets the token -> id maps be searched with a string_view, so WordPiece's many candidate
+// lookups allocate nothing.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view text) const {
+    return std::hash<std::string_view>{}(text);
+  }
+};
+using TokenIds = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+
+struct AddedToken {
+  std::string content;
+  bool special = false;
+};
+
+// Names of the special-token attributes transformers reads from tokenizer_config.json and
+// special_tokens_map.json, with BertTokenizer's defaults.
+constexpr std::pair<std::string_view, std::string_view> kSpecialTokenDefaults[] = {
+    {"unk_token", "[UNK]"},
+    {"sep_token", "[SEP]"},
+    {"pad_token", "[PAD]"},
+    {"cls_token", "[CLS]"},
+    {"mask_token", "[MASK]"}};
+
+// Everything the model folder says about the tokenizer; the defaults are BertTokenizer's.
+struct WordPieceSettings {
+  fs::path vocab_file;             // named in error messages about the vocabulary
+  std::vector<std::string> vocab;  // id -> token
+  bool do_lower_case = true;
+  std::optional<bool> strip_accents;  // unset: strip exactly when lowercasing
+  bool tokenize_chinese_chars = true;
+  std::vector<std::string> never_split;
+  bool clean_up_tokenization_spaces = true;
+  std::size_t max_input_chars_per_word = 100;
+  std::string continuing_subword_prefix = "##";
+  // unk_token, sep_token, ... -> token; an attribute set to null in the config is absent.
+  std::map<std::string, std::string, std::less<>> special_tokens{std::begin(kSpecialTokenDefaults),
+                                                                 std::end(kSpecialTokenDefaults)};
+  std::vector<std::string> additional_special_tokens;
+  std::map<int, AddedToken> added_tokens;  // by id
+};
+
+json read_json(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string() + ": cannot open file");
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error(file.string() + ": invalid JSON: " + e.what());
+  }
+}
+
+bool bool_field(const json& value, const fs::path& file, std::string_view field) {
+  if (!value.is_boolean()) {
+    throw Error(file.string() + ": '" + std::string(field) + "' must be true or false");
+  }
+  return value.get<bool>();
+}
+
+std::string string_field(const json& value, const fs::path& file, std::string_view field) {
+  if (!value.is_string()) {
+    throw Error(file.string() + ": '" + std::string(field) + "' must be a string");
+  }
+  return value.get<std::string>();
+}
+
+// A token in a config is either a plain string or a serialized AddedToken {"content": ...}.
+std::string token_field(const json& value, const fs::path& file, std::string_view field) {
+  if (value.is_object() && value.contains("content")) {
+    return string_field(value["content"], file, std::string(field) + ".content");
+  }
+  return string_field(value, file, field);
+}
+
+std::vector<std::string> token_list_field(const json& value, const fs::path& file,
+                                          std::string_view field) {
+  if (!value.is_array()) {
+    throw Error(file.string() + ": '" + std::string(field) + "' must be a list");
+  }
+  std::vector<std::string> tokens;
+  for (const json& item : value) tokens.push_back(token_field(item, file, field));
+  return tokens;
+}
+
+// The special-token attributes shared by tokenizer_config.json and special_tokens_map.json.
+void read_special_tokens(const json& config, const fs::path& file, WordPieceSettings& settings) {
+  for (const auto& [name, default_token] : kSpecialTokenDefaults) {
+    auto it = config.find(name);
+    if (it == config.end()) continue;
+    if (it->is_null()) {
+      settings.special_tokens.erase(std::string(name));
+    } else {
+      settings.special_tokens[std::string(name)] = token_field(*it, file, name);
+    }
+  }
+  if (auto it = config.find("additional_special_tokens"); it != config.end() && !it->is_null()) {
+    settings.additional_special_tokens = token_list_field(*it, file, "additional_special_tokens");
+  }
+}
+
+// tokenizer_config.json as BertTokenizer.__init__ reads it (fields it does not mention keep their
+// defaults). With tokenizer.json, these fields override its normalizer as BertTokenizerFast does.
+void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
+  const json config = read_json(file);
+  if (!config.is_object()) throw Error(file.string() + ": expected a JSON object");
+  if (auto it = config.find("do_basic_tokenize");
+      it != config.end() && !bool_field(*it, file, "do_basic_tokenize")) {
+    throw Error(file.string() + ": do_basic_tokenize=false is not supported");
+  }
+  if (auto it = config.find("do_lower_case"); it != config.end()) {
+    settings.do_lower_case = bool_field(*it, file, "do_lower_case");
+  }
+  if (auto it = config.find("strip_accents"); it != config.end()) {
+    settings.strip_accents =
+        it->is_null() ? std::nullopt : std::optional(bool_field(*it, file, "strip_accents"));
+  }
+  if (auto it = config.find("tokenize_chinese_chars"); it != config.end()) {
+    settings.tokenize_chinese_chars = bool_field(*it, file, "tokenize_chinese_chars");
+  }
+  if (auto it = config.find("never_split"); it != config.end() && !it->is_null()) {
+    settings.never_split = token_list_field(*it, file, "never_split");
+  }
+  if (auto it = config.find("clean_up_tokenization_spaces"); it != config.end()) {
+    settings.clean_up_tokenization_spaces = bool_field(*it, file, "clean_up_tokenization_spaces");
+  }
+  read_special_tokens(config, file, settings);
+  if (auto it = config.find("added_tokens_decoder"); it != config.end()) {
+    if (!it->is_object()) throw Error(file.string() + ": 'added_tokens_decoder' must be an object");
+    for (const auto& [key, token] : it->items()) {
+      int id = -1;
+      auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (error != std::errc() || end != key.data() + key.size() || id < 0) {
+        throw Error(file.string() + ": added_tokens_decoder key '" + key + "' is not a token id");
+      }
+      const std::string field = "added_tokens_decoder." + key;
+      if (!token.is_object()) throw Error(file.string() + ": '" + field + "' must be an object");
+      AddedToken added{token_field(token, file, field), false};
+      if (auto special = token.find("special"); special != token.end()) {
+        added.special = bool_field(*special, file, field + ".special");
+      }
+      settings.added_tokens[id] = std::move(added);
+    }
+  }
+}
+
+// The optional companions of vocab.txt / tokenizer.json. special_tokens_map.json wins over
+// tokenizer_config.json, as in transformers' from_pretrained.
+void read_optional_configs(const fs::path& model_dir, WordPieceSettings& settings) {
+  if (fs::exists(model_dir / "tokenizer_config.json")) {
+    read_tokenizer_config(model_dir / "tokenizer_config.json", settings);
+  }
+  if (fs::exists(model_dir / "special_tokens_map.json")) {
+    const fs::path file = model_dir / "special_tokens_map.json";
+    const json map = read_json(file);
+    if (!map.is_object()) throw Error(file.string() + ": expected a JSON object");
+    read_special_tokens(map, file, settings);
+  }
+}
+
+// vocab.txt as transformers' load_vocab reads it: one token per line (Python's universal newlines:
+// \n, \r\n or \r end a line), the line number is the id.
+std::vector<std::string> read_vocab_txt(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string() + ": cannot open file");
+  const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<std::string> vocab;
+  std::size_t start = 0;
+  while (start < content.size()) {
+    std::size_t end = content.find_first_of("\r\n", start);
+    if (end == std::string::npos) end = content.size();
+    vocab.push_back(content.substr(start, end - start));
+    if (!is_valid_utf8(vocab.back())) {
+      throw Error(file.string() + ": line " + std::to_string(vocab.size()) + " is not valid UTF-8");
+    }
+    start = end + 1;
+    if (end + 1 < content.size() && content[end] == '\r' && content[end + 1] == '\n') ++start;
+  }
+  return vocab;
+}
+
+// tokenizer.json (the fast tokenizer's file): a WordPiece model with a BertNormalizer.
+void read_tokenizer_json(const fs::path& file, WordPieceSettings& settings) {
+  const json root = read_json(file);
+  const json* model = root.is_object() && root.contains("model") ? &root["model"] : nullptr;
+  if (model == nullptr || !model->is_object() || !model->contains("vocab")) {
+    throw Error(file.string() + ": no 'model.vocab' (expected a WordPiece model)");
+  }
+  if (auto type = model->find("type"); type != model->end() && *type != "WordPiece") {
+    throw Error(file.string() + ": model.type is " + type->dump() + ", expected \"WordPiece\"");
+  }
+  const json& vocab = (*model)["vocab"];
+  if (!vocab.is_object()) throw Error(file.string() + ": 'model.vocab' must be an object");
+  settings.vocab.assign(vocab.size(), std::string());
+  std::vector<bool> seen(vocab.size(), false);
+  for (const auto& [token, id_value] : vocab.items()) {
+    if (!id_value.is_number_integer()) {
+      throw Error(file.string() + ": model.vocab['" + token + "'] must be an integer id");
+    }
+    const auto id = id_value.get<long long>();
+    if (id < 0 || id >= static_cast<long long>(vocab.size())) {
+      throw Error(file.string() + ": model.vocab['" + token + "'] = " + std::to_string(id) +
+                  " is outside 0.." + std::to_string(vocab.size() - 1));
+    }
+    if (seen[static_cast<std::size_t>(id)]) {
+      throw Error(file.string() + ": model.vocab: id " + std::to_string(id) + " is used by both '" +
+                  settings.vocab[static_cast<std::size_t>(id)] + "' and '" + token + "'");
+    }
+    seen[static_cast<std::size_t>(id)] = true;
+    settings.vocab[static_cast<std::size_t>(id)] = token;
+  }
+  if (auto it = model->find("unk_token"); it != model->end()) {
+    settings.special_tokens["unk_token"] = string_field(*it, file, "model.unk_token");
+  }
+  if (auto it = model->find("continuing_subword_prefix"); it != model->end()) {
+    settings.continuing_subword_prefix = string_field(*it, file, "model.continuing_subword_prefix");
+  }
+  if (auto it = model->find("max_input_chars_per_word"); it != model->end()) {
+    if (!it->is_number_unsigned()) {
+      throw Error(file.string() +
+                  ": 'model.max_input_chars_per_word' must be a non-negative integer");
+    }
+    settings.max_input_chars_per_word = it->get<std::size_t>();
+  }
+  if (auto it = root.find("normalizer"); it != root.end() && !it->is_null()) {
+    const json& normalizer = *it;
+    if (!normalizer.is_object() || normalizer.value("type", "") != "BertNormalizer") {
+      throw Error(file.string() + ": normalizer must be a BertNormalizer, got " +
+                  normalizer.dump());
+    }
+    if (auto field = normalizer.find("lowercase"); field != normalizer.end()) {
+      settings.do_lower_case = bool_field(*field, file, "normalizer.lowercase");
+    }
+    if (auto field = normalizer.find("strip_accents"); field != normalizer.end()) {
+      settings.strip_accents =
+          field->is_null() ? std::nullopt
+                           : std::optional(bool_field(*field, file, "normalizer.strip_accents"));
+    }
+    if (auto field = normalizer.find("handle_chinese_chars"); field != normalizer.end()) {
+      settings.tokenize_chinese_chars = bool_field(*field, file, "normalizer.handle_chinese_chars");
+    }
+  }
+  if (auto it = root.find("added_tokens"); it != root.end() && !it->is_null()) {
+    if (!it->is_array()) throw Error(file.string() + ": 'added_tokens' must be a list");
+    for (const json& token : *it) {
+      if (!token.is_object() || !token.contains("id") || !token["id"].is_number_unsigned()) {
+        throw Error(file.string() + ": every added_tokens entry needs a non-negative integer 'id'");
+      }
+      AddedToken added{token_field(token, file, "added_tokens.content"), false};
+      if (auto special = token.find("special"); special != token.end()) {
+        added.special = bool_field(*special, file, "added_tokens.special");
+      }
+      settings.added_tokens[token["id"].get<int>()] = std::move(added);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tokenizer.
+
+class WordPieceTokenizer final : public Tokenizer {
+ public:
+  explicit WordPieceTokenizer(WordPieceSettings settings);
+
+  Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
+  std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
+  std::string token_string(int id) const override;
+  int vocab_size() const override { return static_cast<int>(vocab_.size()); }
+  std::optional<int> eos_id() const override { return std::nullopt; }
+  std::optional<int> mask_id() const override { return mask_id_; }
+  bool is_special(int id) const override { return special_ids_.contains(id); }
+
+ private:
+  // A string that transformers cuts out of the text before any other processing (its
+  // tokens_trie): every added token and every special token.
+  struct SplitToken {
+    std::u32string text;
+    int id;
+  };
+
+  // HF tokenize() + convert_tokens_to_ids(), without [CLS]/[SEP].
+  std::vector<int> tokenize(std::string_view text, std::string_view what) const;
+  const SplitToken* match_split_token(std::u32string_view text, std::size_t pos) const;
+  std::u32string lowercase_outside_split_tokens(std::u32string_view text) const;
+  void append_basic_tokens(std::u32string_view chunk, std::vector<int>& ids) const;
+  void append_word(std::u32string_view word, std::vector<int>& ids) const;
+  void append_word_pieces(std::u32string_view word, std::vector<int>& ids) const;
+  // HF convert_tokens_to_ids: added tokens first, then the vocabulary.
+  std::optional<int> find_token_id(std::string_view token) const;
+  // HF convert_tokens_to_string: WordPiece continuations glued to their word.
+  std::string join_word_pieces(const std::vector<std::string>& tokens) const;
+
+  std::vector<std::string> vocab_;
+  // Vocabulary membership is what WordPiece matches against; the value is the id transformers
+  // would report, which is the added token's id when an added token has the same text.
+  TokenIds vocab_ids_;
+  TokenIds added_token_ids_;
+  std::unordered_map<int, std::string> added_tokens_by_id_;
+  std::size_t longest_token_chars_ = 0;  // no longer candidate can be in the vocabulary
+
+  bool do_lower_case_;
+  bool strip_accents_;
+  bool tokenize_chinese_chars_;
+  bool clean_up_tokenization_spaces_;
+  std::size_t max_input_chars_per_word_;
+  std::string continuing_subword_prefix_;
+
+  std::vector<SplitToken> split_tokens_;                 // longest first, so the longest match wins
+  std::vector<std::u32string> never_split_;              // config never_split
+  std::vector<std::u32string> unsplittable_words_;       // never_split + special tokens
+  std::unordered_set<std::string> legacy_added_tokens_;  // decoded as separate pieces
+  std::unordered_set<int> special_ids_;
+  std::string unk_token_;
+  int unk_id_;
+  int cls_id_;
+  int sep_id_;
+  int mask_id_;
+};
+
+WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
+    : vocab_(std::move(settings.vocab)),
+      do_lower_case_(settings.do_lower_case),
+      strip_accents_(settings.strip_accents.value_or(settings.do_lower_case)),
+      tokenize_chinese_chars_(settings.tokenize_chinese_chars),
+      clean_up_tokenization_spaces_(settings.clean_up_tokenization_spaces),
+      max_input_chars_per_word_(settings.max_input_chars_per_word),
+      continuing_subword_prefix_(std::move(settings.continuing_subword_prefix)) {
+  const std::string file = settings.vocab_file.string();
+  if (vocab_.empty()) throw Error(file + ": the vocabulary is empty");
+  vocab_ids_.reserve(vocab_.size());
+  for (std::size_t id = 0; id < vocab_.size(); ++id) {
+    auto [it, inserted] = vocab_ids_.emplace(vocab_[id], static_cast<int>(id));
+    if (!inserted) {
+      // Only vocab.txt can repeat a token (tokenizer.json's vocab is a JSON object).
+      throw Error(file + ": duplicate token '" + vocab_[id] + "' on lines " +
+                  std::to_string(it->second + 1) + " and " + std::to_string(id + 1));
+    }
+    longest_token_chars_ = std::max(longest_token_chars_, decode_utf8(vocab_[id], file).size());
+  }
+  for (const auto& [id, token] : settings.added_tokens) {
+    if (id < vocab_size() && vocab_[static_cast<std::size_t>(id)] != token.content) {
+      throw Error(file + ": id " + std::to_string(id) + " is '" +
+                  vocab_[static_cast<std::size_t>(id)] + "' but the added token with that id is '" +
+                  token.content + "'");
+    }
+    added_token_ids_[token.content] = id;
+    added_tokens_by_id_[id] = token.content;
+    if (auto it = vocab_ids_.find(token.content); it != vocab_ids_.end()) it->second = id;
+  }
+
+  // Special tokens: transformers' all_special_tokens (named attributes + additional ones).
+  auto resolve = [&](std::string_view attribute, const std::string& token) {
+    std::optional<int> id = find_token_id(token);
+    if (!id) {
+      throw Error(file + ": " + std::string(attribute) + " '" + token +
+                  "' is not in the vocabulary");
+    }
+    special_ids_.insert(*id);
+    return *id;
+  };
+  std::unordered_set<std::string> special_tokens;
+  auto required = [&](std::string_view attribute) {
+    auto it = settings.special_tokens.find(attribute);
+    if (it == settings.special_tokens.end()) {
+      throw Error(file + ": no " + std::string(attribute) + " is configured");
+    }
+    return it->second;
+  };
+  unk_token_ = required("unk_token");
+  for (const auto& [attribute, token] : settings.special_tokens) {
+    const int id = resolve(attribute, token);
+    if (attribute == "unk_token") unk_id_ = id;
+    if (attribute == "cls_token") cls_id_ = id;
+    if (attribute == "sep_token") sep_id_ = id;
+    if (attribute == "mask_token") mask_id_ = id;
+    special_tokens.insert(token);
+  }
+  required("cls_token");
+  required("sep_token");
+  required("mask_token");
+  for (const std::string& token : settings.additional_special_tokens) {
+    const int id = resolve("additional_special_tokens entry", token);
+    special_tokens.insert(token);
+    // transformers decodes additional special tokens beyond the base vocabulary separately.
+    if (id >= vocab_size()) legacy_added_tokens_.insert(token);
+  }
+
+  std::unordered_set<std::string> split_texts = special_tokens;
+  for (const auto& [id, token] : settings.added_tokens) {
+    split_texts.insert(token.content);
+    if (!special_tokens.contains(token.content)) legacy_added_tokens_.insert(token.content);
+  }
+  for (const std::string& text : split_texts) {
+    if (text.empty()) continue;
+    const std::vector<char32_t> code_points = decode_utf8(text, file);
+    split_tokens_.push_back(
+        {std::u32string(code_points.begin(), code_points.end()), *find_token_id(text)});
+  }
+  std::sort(split_tokens_.begin(), split_tokens_.end(),
+            [](const SplitToken& a, const SplitToken& b) { return a.text.size() > b.text.size(); });
+
+  for (const std::string& word : settings.never_split) {
+    const std::vector<char32_t> code_points = decode_utf8(word, file);
+    never_split_.emplace_back(code_points.begin(), code_points.end());
+  }
+  unsplittable_words_ = never_split_;
+  for (const std::string& token : special_tokens) {
+    const std::vector<char32_t> code_points = decode_utf8(token, file);
+    unsplittable_words_.emplace_back(code_points.begin(), code_points.end());
+  }
+}
+
+std::optional<int> WordPieceTokenizer::find_token_id(std::string_view token) const {
+  if (auto it = added_token_ids_.find(token); it != added_token_ids_.end()) return it->second;
+  if (auto it = vocab_ids_.find(token); it != vocab_ids_.end()) return it->second;
+  return std::nullopt;
+}
+
+const WordPieceTokenizer::SplitToken* WordPieceTokenizer::match_split_token(
+    std::u32string_view text, std::size_t pos) const {
+  const std::u32string_view rest = text.substr(pos);
+  for (const SplitToken& token : split_tokens_) {
+    if (rest.starts_with(token.text)) return &token;
+  }
+  return nullptr;
+}
+
+// transformers (PreTrainedTokenizer.tokenize with do_lower_case) lowercases the raw text before
+// anything else, one character at a time and leaving special tokens alone, so "[MASK]" stays a
+// special token while "[Mask]" becomes plain text. Lowercasing per character means Greek capital
+// sigma always becomes σ, never the word-final ς of Python's whole-string lower().
+std::u32string WordPieceTokenizer::lowercase_outside_split_tokens(std::u32string_view text) const {
+  std::u32string lowered;
+  lowered.reserve(text.size());
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    if (const SplitToken* token = match_split_token(text, pos)) {
+      lowered += token->text;
+      pos += token->text.size();
+    } else {
+      append_lowercase(lowered, text[pos++]);
+    }
+  }
+  return lowered;
+}
+
+std::vector<int> WordPieceTokenizer::tokenize(std::string_view text, std::string_view what) const {
+  const std::vector<char32_t> code_points = decode_utf8(text, what);
+  std::u32string chars(code_points.begin(), code_points.end());
+  if (do_lower_case_) chars = lowercase_outside_split_tokens(chars);
+
+  const std::u32string_view view = chars;
+  std::vector<int> ids;
+  std::size_t chunk_start = 0;
+  std::size_t pos = 0;
+  while (pos < view.size()) {
+    if (const SplitToken* token = match_split_token(view, pos)) {
+      append_basic_tokens(view.substr(chunk_start, pos - chunk_start), ids);
+      ids.push_back(token->id);
+      pos += token->text.size();
+      chunk_start = pos;
+    } else {
+      ++pos;
+    }
+  }
+  append_basic_tokens(view.substr(chunk_start), ids);
+  return ids;
+}
+
+// BasicTokenizer.tokenize: clean, pad CJK ideographs, NFC, split on whitespace. (Its lowercasing
+// already happened in lowercase_outside_split_tokens; lowering twice changes nothing.)
+void WordPieceTokenizer::append_basic_tokens(std::u32string_view chunk,
+                                             std::vector<int>& ids) const {
+  std::u32string cleaned;
+  cleaned.reserve(chunk.size());
+  for (char32_t c : chunk) {
+    if (c == 0 || c == 0xFFFD || is_control(c)) continue;
+    if (is_bert_whitespace(c)) {
+      cleaned.push_back(U' ');
+    } else if (tokenize_chinese_chars_ && is_chinese_char(c)) {
+      cleaned.push_back(U' ');
+      cleaned.push_back(c);
+      cleaned.push_back(U' ');
+    } else {
+      cleaned.push_back(c);
+    }
+  }
+  if (!is_ascii(cleaned)) cleaned = normalize(cleaned, UTF8PROC_COMPOSE);
+
+  const std::u32string_view text = cleaned;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    while (pos < text.size() && is_python_whitespace(text[pos])) ++pos;
+    std::size_t end = pos;
+    while (end < text.size() && !is_python_whitespace(text[end])) ++end;
+    if (end > pos) append_word(text.substr(pos, end - pos), ids);
+    pos = end;
+  }
+}
+
+// One whitespace-separated word: strip accents, split off punctuation, then WordPiece.
+void WordPieceTokenizer::append_word(std::u32string_view word, std::vector<int>& ids) const {
+  if (std::find(unsplittable_words_.begin(), unsplittable_words_.end(), word) !=
+      unsplittable_words_.end()) {
+    // BertTokenizer keeps never_split words whole; special tokens still go through WordPiece,
+    // which finds them in the vocabulary.
+    const bool in_never_split =
+        std::find(never_split_.begin(), never_split_.end(), word) != never_split_.end();
+    if (in_never_split) {
+      ids.push_back(find_token_id(to_utf8(word)).value_or(unk_id_));
+    } else {
+      append_word_pieces(word, ids);
+    }
+    return;
+  }
+  std::u32string stripped;
+  if (strip_accents_ && !is_ascii(word)) {
+    stripped = strip_accents(word);
+    word = stripped;
+  }
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (!is_punctuation(word[i])) continue;
+    if (i > start) append_word_pieces(word.substr(start, i - start), ids);
+    append_word_pieces(word.substr(i, 1), ids);
+    start = i + 1;
+  }
+  if (start < word.size()) append_word_pieces(word.substr(start), ids);
+}
+
+// WordpieceTokenizer.tokenize: greedy longest-match-first; a word that is too long or that cannot
+// be covered completely becomes a single [UNK].
+void WordPieceTokenizer::append_word_pieces(std::u32string_view word, std::vector<int>& ids) const {
+  if (word.size() > max_input_chars_per_word_) {
+    ids.push_back(unk_id_);
+    return;
+  }
+  std::string utf8;
+  std::vector<std::size_t> offsets;  // byte offset of each code point, plus the end
+  offsets.reserve(word.size() + 1);
+  for (char32_t c : word) {
+    offsets.push_back(utf8.size());
+    append_utf8(utf8, c);
+  }
+  offsets.push_back(utf8.size());
+
+  const std::size_t first_piece = ids.size();
+  std::string candidate;
+  std::size_t start = 0;
+  while (start < word.size()) {
+    std::size_t end = std::min(word.size(), start + longest_token_chars_);
+    std::optional<int> piece_id;
+    for (; end > start; --end) {
+      const std::string_view piece(utf8.data() + offsets[start], offsets[end] - offsets[start]);
+      auto it = vocab_ids_.end();
+      if (start == 0) {
+        it = vocab_ids_.find(piece);
+      } else {
+        candidate.assign(continuing_subword_prefix_).append(piece);
+        it = vocab_ids_.find(candidate);
+      }
+      if (it != vocab_ids_.end()) {
+        piece_id = it->second;
+        break;
+      }
+    }
+    if (!piece_id) {
+      ids.resize(first_piece);
+      ids.push_back(unk_id_);
+      return;
+    }
+    ids.push_back(*piece_id);
+    start = end;
+  }
+}
+
+Encoding WordPieceTokenizer::encode(std::string_view text,
+                                    std::optional<std::string_view> pair) const {
+  const std::vector<int> first = tokenize(text, "text");
+  Encoding encoding;
+  encoding.ids.push_back(cls_id_);
+  encoding.ids.insert(encoding.ids.end(), first.begin(), first.end());
+  encoding.ids.push_back(sep_id_);
+  encoding.type_ids.assign(encoding.ids.size(), 0);
+  if (pair) {
+    const std::vector<int> second = tokenize(*pair, "pair");
+    encoding.ids.insert(encoding.ids.end(), second.begin(), second.end());
+    encoding.ids.push_back(sep_id_);
+  } else {
+    // A literal [SEP] with more text after it starts the second segment.
+    auto literal_sep = std::find(first.begin(), first.end(), sep_id_);
+    if (literal_sep == first.end() || literal_sep + 1 == first.end()) return encoding;
+    encoding.type_ids.resize(1 + static_cast<std::size_t>(literal_sep - first.begin()) + 1);
+  }
+  encoding.type_ids.resize(encoding.ids.size(), 1);
+  return encoding;
+}
+
+std::string WordPieceTokenizer::token_string(int id) const {
+  if (auto it = added_tokens_by_id_.find(id); it != added_tokens_by_id_.end()) return it->second;
+  if (id >= 0 && id < vocab_size()) return vocab_[static_cast<std::size_t>(id)];
+  return unk_token_;  // as transformers' convert_ids_to_tokens
+}
+
+std::string WordPieceTokenizer::join_word_pieces(const std::vector<std::string>& tokens) const {
+  return strip_python_whitespace(
+      replace_all(join(tokens, " "), " " + continuing_subword_prefix_, ""));
+}
+
+// PreTrainedTokenizer._decode: runs of ordinary tokens are joined WordPiece-style, added tokens
+// that are not special stand alone, the pieces are joined with spaces and then cleaned up.
+std::string WordPieceTokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {
+  std::vector<std::string> sub_texts;
+  std::vector<std::string> run;
+  for (int id : ids) {
+    if (skip_special_tokens && is_special(id)) continue;
+    std::string token = token_string(id);
+    if (!legacy_added_tokens_.contains(token)) {
+      run.push_back(std::move(token));
+      continue;
+    }
+    if (!run.empty()) {
+      std::string joined = join_word_pieces(run);
+      if (!joined.empty()) sub_texts.push_back(std::move(joined));
+      run.clear();
+    }
+    sub_texts.push_back(std::move(token));
+  }
+  if (!run.empty()) sub_texts.push_back(join_word_pieces(run));
+  std::string text = join(sub_texts, " ");
+  return clean_up_tokenization_spaces_ ? clean_up_tokenization(std::move(text)) : text;
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_wordpiece_tokenizer(const fs::path& model_dir) {
+  WordPieceSettings settings;
+  if (fs::exists(model_dir / "vocab.txt")) {
+    settings.vocab_file = model_dir / "vocab.txt";
+    settings.vocab = read_vocab_txt(settings.vocab_file);
+  } else if (fs::exists(model_dir / "tokenizer.json")) {
+    settings.vocab_file = model_dir / "tokenizer.json";
+    read_tokenizer_json(settings.vocab_file, settings);
+  } else {
+    throw Error(model_dir.string() +
+                ": no BERT vocabulary found (expected vocab.txt or tokenizer.json)");
+  }
+  read_optional_configs(model_dir, settings);
+  return std::make_unique<WordPieceTokenizer>(std::move(settings));
+}
+
+}  // namespace attn
