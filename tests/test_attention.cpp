@@ -13,6 +13,7 @@
 #include "src/tasks/attention_capture.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
+#include "tests/hostile_util.h"
 #include "tests/model_util.h"
 
 namespace attn::test {
@@ -23,7 +24,6 @@ namespace fs = std::filesystem;
 
 // Every weight within 1e-5 of Hugging Face's (issue 4).
 constexpr double kWeightTolerance = 1e-5;
-constexpr int kUsageError = 2;
 
 json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli_util.h"
+#include "tests/hostile_util.h"
 #include "tests/safetensors_util.h"
 #include "tests/test_paths.h"
 
@@ -16,43 +17,11 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBadInput = 1;
-constexpr int kUsageError = 2;
-
-// Runs attn on copies of the shipped models, in a scratch folder. Checks after every test that
-// the shipped models are unchanged, and after every run that the run changed nothing in the
-// scratch folder.
-class BadInputTest : public ::testing::Test {
+// The hostile-input fixture, plus `attn info`, which loads everything a model folder holds:
+// config, weights and tokenizer.
+class BadInputTest : public HostileTest {
  protected:
-  void SetUp() override { shipped_before_ = snapshot(source_dir() / "models"); }
-
-  void TearDown() override {
-    EXPECT_EQ(changed_files(shipped_before_, snapshot(source_dir() / "models")),
-              std::vector<std::string>())
-        << "the shipped models were modified";
-  }
-
-  // A copy of a shipped model for the test to break.
-  std::filesystem::path copy_model(const char* name) {
-    const auto copy = scratch_ / name;
-    std::filesystem::copy(shipped_model(name), copy);
-    return copy;
-  }
-
-  CommandResult run(const std::vector<std::string>& args,
-                    const std::filesystem::path& stdin_path = "/dev/null") {
-    const FolderSnapshot before = snapshot(scratch_.path());
-    CommandResult result = run_attn(args, stdin_path);
-    EXPECT_EQ(changed_files(before, snapshot(scratch_.path())), std::vector<std::string>())
-        << "attn " << args.front() << " modified files";
-    return result;
-  }
-
-  // `attn info` loads everything a model folder holds: config, weights and tokenizer.
   CommandResult info(const std::filesystem::path& model) { return run({"info", "-m", model}); }
-
-  TempDir scratch_;
-  FolderSnapshot shipped_before_;
 };
 
 void edit_config(const std::filesystem::path& model, const std::function<void(json&)>& edit) {

@@ -10,6 +10,7 @@
 #include "src/tasks/fill_mask.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
+#include "tests/hostile_util.h"
 #include "tests/model_util.h"
 #include "tests/safetensors_util.h"
 
@@ -18,8 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kBadInput = 1;
-constexpr int kUsageError = 2;
 constexpr int kGoldenTopK = 10;
 
 // Loaded once: every test on the shipped model uses it read-only.
