@@ -7,8 +7,9 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev
   libspdlog-dev libutf8proc-dev)
 if [ "${1:-}" = "--test" ]; then
-  # numpy writes the full-size random models; chromium renders the attention page.
-  packages+=(libgtest-dev python3-numpy chromium)
+  # numpy writes the full-size random models; chromium renders the attention page; clang and
+  # its runtime build the sanitizer and fuzzer builds (libFuzzer).
+  packages+=(libgtest-dev python3-numpy chromium clang libclang-rt-14-dev)
 fi
 
 missing=()

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
@@ -26,9 +27,49 @@ constexpr int kUsageError = 2;
 constexpr double kCleanFailureSeconds = 30;
 constexpr double kCleanFailureMegabytes = 1024;
 
-// One hostile case's outcome: the common contract, plus each of `expected` in the message.
+// What a run did with a hostile input, worst last: refused it cleanly; refused it, but not with
+// the one-line message and status of the contract ("unclear"); accepted it (exit 0); changed an
+// input file; ran past the memory bound; hung; crashed.
+enum class Outcome { kClean, kUnclear, kAccepted, kClobbered, kMemory, kHang, kCrash };
+
+inline const char* outcome_name(Outcome outcome) {
+  constexpr const char* kNames[] = {"clean",  "unclear", "accepted", "clobbered",
+                                    "memory", "hang",    "crash"};
+  return kNames[static_cast<int>(outcome)];
+}
+
+inline Outcome classify(const CommandResult& result) {
+  if (result.signaled) return Outcome::kCrash;
+  if (result.timed_out || result.seconds >= kCleanFailureSeconds) return Outcome::kHang;
+  if (result.peak_rss_mb >= kCleanFailureMegabytes) return Outcome::kMemory;
+  if (result.exit_status == 0) return Outcome::kAccepted;
+  const bool one_line = std::count(result.err.begin(), result.err.end(), '\n') == 1 &&
+                        result.err.ends_with("\n") && result.err.starts_with("attn: error: ");
+  const bool usual_status = result.exit_status == kBadInput || result.exit_status == kUsageError;
+  return one_line && usual_status && result.out.empty() ? Outcome::kClean : Outcome::kUnclear;
+}
+
+// Records the worst outcome of the current test as its gtest property "hostile_outcome", so
+// that tests/hostile_report.py can count the cases by class (for this build or another one,
+// through $ATTN_TEST_BINARY).
+inline void record_outcome(Outcome outcome) {
+  const ::testing::TestResult* so_far =
+      ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  for (int i = 0; i < so_far->test_property_count(); ++i) {
+    const ::testing::TestProperty& property = so_far->GetTestProperty(i);
+    if (std::string(property.key()) != "hostile_outcome") continue;
+    for (int worse = static_cast<int>(outcome) + 1; worse <= static_cast<int>(Outcome::kCrash);
+         ++worse) {
+      if (std::string(property.value()) == outcome_name(static_cast<Outcome>(worse))) return;
+    }
+  }
+  ::testing::Test::RecordProperty("hostile_outcome", outcome_name(outcome));
+}
+
+// One hostile case: the contract above, plus each of `expected` in the message.
 inline void expect_clean_failure(const CommandResult& result, std::optional<int> exit_status,
                                  std::initializer_list<std::string> expected) {
+  record_outcome(classify(result));
   ASSERT_FALSE(result.signaled) << describe(result);
   ASSERT_FALSE(result.timed_out) << describe(result);
   if (exit_status) {
@@ -78,7 +119,9 @@ class HostileTest : public ::testing::Test {
                     const std::filesystem::path& stdin_path = "/dev/null") {
     const FolderSnapshot before = snapshot(scratch_.path());
     CommandResult result = run_attn(args, stdin_path);
-    EXPECT_EQ(changed_files(before, snapshot(scratch_.path())), std::vector<std::string>())
+    const std::vector<std::string> changed = changed_files(before, snapshot(scratch_.path()));
+    if (!changed.empty()) record_outcome(Outcome::kClobbered);
+    EXPECT_EQ(changed, std::vector<std::string>())
         << "attn " << (args.empty() ? "" : args.front()) << " modified files";
     return result;
   }

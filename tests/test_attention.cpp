@@ -174,7 +174,8 @@ TEST(AttentionGolden, TinyBertCli) {
 TEST(AttentionGolden, RandomGpt2FullSize) {
   ATTN_REQUIRE_SHARED();
   const auto dir = random_model("gpt2");
-  if (dir.empty()) GTEST_SKIP() << "full-size random GPT-2 not generated (python3-numpy missing?)";
+  if (dir.empty())
+    ATTN_SKIP_UNLESS_CI("full-size random GPT-2 not generated (python3-numpy missing?)");
   expect_capture_matches_golden(dir, shared_dir() / "golden/gpt2-124M-random/attention.jsonl");
   expect_cli_matches_golden(dir, shared_dir() / "golden/gpt2-124M-random/attention.jsonl");
 }
@@ -182,7 +183,8 @@ TEST(AttentionGolden, RandomGpt2FullSize) {
 TEST(AttentionGolden, RandomBertFullSize) {
   ATTN_REQUIRE_SHARED();
   const auto dir = random_model("bert");
-  if (dir.empty()) GTEST_SKIP() << "full-size random BERT not generated (python3-numpy missing?)";
+  if (dir.empty())
+    ATTN_SKIP_UNLESS_CI("full-size random BERT not generated (python3-numpy missing?)");
   expect_capture_matches_golden(dir, shared_dir() / "golden/bert-base-random/attention.jsonl");
   expect_cli_matches_golden(dir, shared_dir() / "golden/bert-base-random/attention.jsonl");
 }
@@ -418,7 +420,7 @@ std::string html_escape(const std::string& text) {
 
 TEST(AttentionHtml, RendersTokensAndHeatmapInChromium) {
   const std::string chromium = find_chromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium not installed (apt-get install chromium)";
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
   TempDir scratch;
   for (const char* model : {"tiny-bert-brown", "tiny-gpt2-brown"}) {
     const std::string text = "The cat sat on the mat, a</script> & <b>bold</b>.";
@@ -472,75 +474,75 @@ class AttentionBadInput : public ::testing::Test {
 };
 
 TEST_F(AttentionBadInput, LayerOutOfRange) {
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--layers", "4", "-o", output()}), kUsageError,
-                        {"--layers", "layer 4 is out of range", "4 layers"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--layers", "4", "-o", output()}), kUsageError,
+                       {"--layers", "layer 4 is out of range", "4 layers"});
 }
 
 TEST_F(AttentionBadInput, HeadOutOfRange) {
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--heads", "0,7", "-o", output()}), kUsageError,
-                        {"--heads", "head 7 is out of range", "4 heads"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--heads", "0,7", "-o", output()}), kUsageError,
+                       {"--heads", "head 7 is out of range", "4 heads"});
 }
 
 TEST_F(AttentionBadInput, ReversedRange) {
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--layers", "3-1", "-o", output()}), kUsageError,
-                        {"--layers", "'3-1'", "reversed"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--layers", "3-1", "-o", output()}), kUsageError,
+                       {"--layers", "'3-1'", "reversed"});
 }
 
 TEST_F(AttentionBadInput, NotAnIndex) {
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--heads", "x", "-o", output()}), kUsageError,
-                        {"--heads", "'x'", "not a head index"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--heads", "x", "-o", output()}), kUsageError,
+                       {"--heads", "'x'", "not a head index"});
 }
 
 TEST_F(AttentionBadInput, PrecisionOutOfRange) {
   for (const char* precision : {"0", "10"}) {
-    expect_one_line_error(run({"-m", gpt2_, "Hi", "--precision", precision, "-o", output()}),
-                          kUsageError, {"--precision"});
+    expect_clean_failure(run({"-m", gpt2_, "Hi", "--precision", precision, "-o", output()}),
+                         kUsageError, {"--precision"});
   }
 }
 
 TEST_F(AttentionBadInput, UnknownFormat) {
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--format", "xml", "-o", output()}), kUsageError,
-                        {"--format", "xml"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--format", "xml", "-o", output()}), kUsageError,
+                       {"--format", "xml"});
 }
 
 TEST_F(AttentionBadInput, PairOnDecoder) {
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--pair", "There", "-o", output()}), kUsageError,
-                        {"--pair", "decoder"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--pair", "There", "-o", output()}), kUsageError,
+                       {"--pair", "decoder"});
 }
 
 TEST_F(AttentionBadInput, TextLongerThanContext) {
   std::string text;
   for (int i = 0; i < 600; ++i) text += " the";
-  expect_one_line_error(run({"-m", gpt2_, text, "-o", output()}), kUsageError,
-                        {"TEXT", "600 tokens", "context of 512"});
+  expect_clean_failure(run({"-m", gpt2_, text, "-o", output()}), kBadInput,
+                       {"TEXT", "600 tokens", "context of 512"});
 }
 
 TEST_F(AttentionBadInput, UnwritableOutputPath) {
   const std::string missing_folder = (scratch_ / "no-such-folder/out.json").string();
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "-o", missing_folder}), 1,
-                        {"-o", missing_folder, "cannot create a file", "No such file"});
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "-o", scratch_.path().string()}), 1,
-                        {"-o", scratch_.path().string(), "is a directory"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "-o", missing_folder}), 1,
+                       {"-o", missing_folder, "cannot create a file", "No such file"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "-o", scratch_.path().string()}), 1,
+                       {"-o", scratch_.path().string(), "is a folder"});
 }
 
 TEST_F(AttentionBadInput, FailedRunKeepsTheOldFile) {
   write_file(output(), "old contents");
-  expect_one_line_error(run({"-m", gpt2_, "Hi", "--layers", "9", "-o", output()}), kUsageError,
-                        {"--layers"});
+  expect_clean_failure(run({"-m", gpt2_, "Hi", "--layers", "9", "-o", output()}), kUsageError,
+                       {"--layers"});
   EXPECT_EQ(read_file(output()), "old contents");
 }
 
 TEST_F(AttentionBadInput, GenerateFiltersNeedAttentionOut) {
   const CommandResult result =
       run_attn({"generate", "-m", gpt2_, "-p", "Hi", "-n", "2", "--layers", "1"});
-  expect_one_line_error(result, kUsageError, {"--layers", "--attention-out"});
+  expect_clean_failure(result, kUsageError, {"--layers", "--attention-out"});
 }
 
 TEST_F(AttentionBadInput, GenerateUnwritableAttentionOut) {
   const std::string missing_folder = (scratch_ / "no-such-folder/steps.jsonl").string();
   const CommandResult result =
       run_attn({"generate", "-m", gpt2_, "-p", "Hi", "-n", "2", "--attention-out", missing_folder});
-  expect_one_line_error(result, 1, {"--attention-out", missing_folder});
+  expect_clean_failure(result, 1, {"--attention-out", missing_folder});
 }
 
 // --attention-out during cached generation: line k is the row of position n_prompt - 1 + k,

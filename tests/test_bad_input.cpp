@@ -34,27 +34,27 @@ void edit_config(const std::filesystem::path& model, const std::function<void(js
 
 TEST_F(BadInputTest, MissingModelFolder) {
   const auto missing = scratch_ / "no-such-model";
-  expect_one_line_error(info(missing), kBadInput, {missing.string() + ": model folder not found"});
+  expect_clean_failure(info(missing), kBadInput, {missing.string() + ": model folder not found"});
 }
 
 TEST_F(BadInputTest, ModelFolderIsAFile) {
   const auto file = scratch_ / "model.txt";
   write_file(file, "not a folder");
-  expect_one_line_error(info(file), kBadInput, {file.string() + ": model folder not found"});
+  expect_clean_failure(info(file), kBadInput, {file.string() + ": model folder not found"});
 }
 
 TEST_F(BadInputTest, MissingConfigJson) {
   const auto model = copy_model("tiny-gpt2-brown");
   std::filesystem::remove(model / "config.json");
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "config.json").string() + ": cannot open file"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "config.json").string() + ": cannot open file"});
 }
 
 TEST_F(BadInputTest, MissingModelSafetensors) {
   const auto model = copy_model("tiny-gpt2-brown");
   std::filesystem::remove(model / "model.safetensors");
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "model.safetensors").string() + ": cannot open file"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "model.safetensors").string() + ": cannot open file"});
 }
 
 TEST_F(BadInputTest, MissingGpt2TokenizerFiles) {
@@ -62,16 +62,16 @@ TEST_F(BadInputTest, MissingGpt2TokenizerFiles) {
   for (const char* file : {"vocab.json", "merges.txt", "tokenizer.json"}) {
     std::filesystem::remove(model / file);
   }
-  expect_one_line_error(info(model), kBadInput,
-                        {model.string() + ": no GPT-2 tokenizer files",
-                         "vocab.json + merges.txt, or tokenizer.json"});
+  expect_clean_failure(info(model), kBadInput,
+                       {model.string() + ": no GPT-2 tokenizer files",
+                        "vocab.json + merges.txt, or tokenizer.json"});
 }
 
 TEST_F(BadInputTest, MissingBertVocabulary) {
   const auto model = copy_model("tiny-bert-brown");
   for (const char* file : {"vocab.txt", "tokenizer.json"}) std::filesystem::remove(model / file);
-  expect_one_line_error(info(model), kBadInput,
-                        {model.string() + ": no BERT vocabulary", "vocab.txt or tokenizer.json"});
+  expect_clean_failure(info(model), kBadInput,
+                       {model.string() + ": no BERT vocabulary", "vocab.txt or tokenizer.json"});
 }
 
 // ---- config.json ----
@@ -79,49 +79,49 @@ TEST_F(BadInputTest, MissingBertVocabulary) {
 TEST_F(BadInputTest, ConfigNotJson) {
   const auto model = copy_model("tiny-gpt2-brown");
   write_file(model / "config.json", "{\"model_type\": \"gpt2\",\n  n_embd: 128}\n");
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "config.json").string() + ": not valid JSON", "line 2"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "config.json").string() + ": not valid JSON", "line 2"});
 }
 
 TEST_F(BadInputTest, ConfigWithAnUnterminatedStringGivesAShortMessage) {
   const auto model = copy_model("tiny-gpt2-brown");
   write_file(model / "config.json", "{\"model_type\": \"" + std::string(100'000, 'x'));
   const CommandResult result = info(model);
-  expect_one_line_error(result, kBadInput,
-                        {(model / "config.json").string() + ": not valid JSON", "line 1"});
+  expect_clean_failure(result, kBadInput,
+                       {(model / "config.json").string() + ": not valid JSON", "line 1"});
   EXPECT_LT(result.err.size(), 400u) << result.err.substr(0, 1000);
 }
 
 TEST_F(BadInputTest, ConfigEmpty) {
   const auto model = copy_model("tiny-gpt2-brown");
   write_file(model / "config.json", "");
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "config.json").string() + ": not valid JSON"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "config.json").string() + ": not valid JSON"});
 }
 
 TEST_F(BadInputTest, ConfigJsonIsAFolder) {
   const auto model = copy_model("tiny-gpt2-brown");
   std::filesystem::remove(model / "config.json");
   std::filesystem::create_directory(model / "config.json");
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "config.json").string() + ": is a folder, not a file"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "config.json").string() + ": is a folder, not a file"});
 }
 
 TEST_F(BadInputTest, LongBadValueIsCutShort) {
   const auto model = copy_model("tiny-gpt2-brown");
   edit_config(model, [](json& config) { config["n_embd"] = std::vector<int>(10000, 128); });
   const CommandResult result = info(model);
-  expect_one_line_error(result, kBadInput,
-                        {(model / "config.json").string() +
-                         ": field 'n_embd' must be a positive integer, got [128,128,"});
+  expect_clean_failure(result, kBadInput,
+                       {(model / "config.json").string() +
+                        ": field 'n_embd' must be a positive integer, got [128,128,"});
   EXPECT_LT(result.err.size(), 300u) << result.err;
 }
 
 TEST_F(BadInputTest, ConfigNotAnObject) {
   const auto model = copy_model("tiny-gpt2-brown");
   write_file(model / "config.json", "[\"gpt2\", 128]");
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "config.json").string() + ": expected a JSON object"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "config.json").string() + ": expected a JSON object"});
 }
 
 // One field of config.json set to a bad value (or removed, for a null value), and what the one
@@ -149,7 +149,7 @@ TEST_P(BadConfigTest, OneLineNamingTheFieldAndTheProblem) {
       config[c.field] = c.value;
     }
   });
-  expect_one_line_error(info(model), kBadInput, {(model / c.file).string() + ": " + c.problem});
+  expect_clean_failure(info(model), kBadInput, {(model / c.file).string() + ": " + c.problem});
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -200,17 +200,17 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(BadInputTest, SafetensorsShorterThan8Bytes) {
   const auto model = copy_model("tiny-gpt2-brown");
   std::filesystem::resize_file(model / "model.safetensors", 7);
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "model.safetensors").string() + ": truncated: 7 bytes"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "model.safetensors").string() + ": truncated: 7 bytes"});
 }
 
 TEST_F(BadInputTest, SafetensorsDataSectionTruncated) {
   const auto model = copy_model("tiny-gpt2-brown");
   const auto file = model / "model.safetensors";
   std::filesystem::resize_file(file, std::filesystem::file_size(file) / 2);
-  expect_one_line_error(info(model), kBadInput,
-                        {file.string() + ": tensor '", "data_offsets",
-                         "past the end of the data section", "is the file truncated?"});
+  expect_clean_failure(info(model), kBadInput,
+                       {file.string() + ": tensor '", "data_offsets",
+                        "past the end of the data section", "is the file truncated?"});
 }
 
 TEST_F(BadInputTest, SafetensorsHeaderNotJson) {
@@ -219,7 +219,7 @@ TEST_F(BadInputTest, SafetensorsHeaderNotJson) {
   std::string bytes = read_file(file);
   bytes[8] = '[';  // the header's opening brace
   write_file(file, bytes);
-  expect_one_line_error(info(model), kBadInput, {file.string() + ": header is not valid JSON"});
+  expect_clean_failure(info(model), kBadInput, {file.string() + ": header is not valid JSON"});
 }
 
 TEST_F(BadInputTest, SafetensorsHeaderLengthPastTheEnd) {
@@ -228,8 +228,8 @@ TEST_F(BadInputTest, SafetensorsHeaderLengthPastTheEnd) {
   std::string bytes = read_file(file);
   bytes.resize(4096);  // the header (about 5 KB) no longer fits
   write_file(file, bytes);
-  expect_one_line_error(info(model), kBadInput,
-                        {file.string() + ": header length", "past the end of the file"});
+  expect_clean_failure(info(model), kBadInput,
+                       {file.string() + ": header length", "past the end of the file"});
 }
 
 TEST_F(BadInputTest, RequiredTensorMissing) {
@@ -237,7 +237,7 @@ TEST_F(BadInputTest, RequiredTensorMissing) {
   auto tensors = read_safetensors(model / "model.safetensors");
   std::erase_if(tensors, [](const RawTensor& t) { return t.name == "transformer.ln_f.weight"; });
   write_safetensors(model / "model.safetensors", tensors);
-  expect_one_line_error(
+  expect_clean_failure(
       info(model), kBadInput,
       {(model / "model.safetensors").string() + ": missing tensor 'transformer.ln_f.weight'"});
 }
@@ -248,8 +248,8 @@ TEST_F(BadInputTest, BertRequiredTensorMissing) {
   const std::string name = "bert.encoder.layer.3.attention.self.key.weight";
   std::erase_if(tensors, [&](const RawTensor& t) { return t.name == name; });
   write_safetensors(model / "model.safetensors", tensors);
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "model.safetensors").string() + ": missing tensor '" + name});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "model.safetensors").string() + ": missing tensor '" + name});
 }
 
 TEST_F(BadInputTest, TensorShapeDisagreeingWithConfig) {
@@ -259,10 +259,10 @@ TEST_F(BadInputTest, TensorShapeDisagreeingWithConfig) {
   positions->shape = {256, 128};
   positions->bytes.resize(256 * 128 * 4);
   write_safetensors(model / "model.safetensors", tensors);
-  expect_one_line_error(info(model), kBadInput,
-                        {(model / "model.safetensors").string() +
-                         ": tensor 'transformer.wpe.weight' has shape [256, 128] but "
-                         "config.json implies [512, 128]"});
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "model.safetensors").string() +
+                        ": tensor 'transformer.wpe.weight' has shape [256, 128] but "
+                        "config.json implies [512, 128]"});
 }
 
 TEST_F(BadInputTest, IntegerWeight) {
@@ -272,7 +272,7 @@ TEST_F(BadInputTest, IntegerWeight) {
   bias->dtype = "I64";
   bias->bytes.assign(128 * 8, '\0');
   write_safetensors(model / "model.safetensors", tensors);
-  expect_one_line_error(
+  expect_clean_failure(
       info(model), kBadInput,
       {(model / "model.safetensors").string() + ": tensor 'transformer.ln_f.bias' has dtype I64",
        "F32, F16 or BF16"});
@@ -283,43 +283,43 @@ TEST_F(BadInputTest, IntegerWeight) {
 TEST_F(BadInputTest, InvalidUtf8InPromptFile) {
   const auto prompt = scratch_ / "prompt.txt";
   write_file(prompt, "The jury\xff said");
-  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                        {"--file " + prompt.string() + ": invalid UTF-8 at byte 8"});
+  expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                       {"--file " + prompt.string() + ": invalid UTF-8 at byte 8"});
 }
 
 TEST_F(BadInputTest, TruncatedUtf8CharacterInPromptFile) {
   const auto prompt = scratch_ / "prompt.txt";
   write_file(prompt, "caf\xc3");  // the first byte of "é" only
-  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                        {"--file " + prompt.string() + ": invalid UTF-8 at byte 3"});
+  expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                       {"--file " + prompt.string() + ": invalid UTF-8 at byte 3"});
 }
 
 TEST_F(BadInputTest, InvalidUtf8InPromptOption) {
-  expect_one_line_error(run({"generate", "-p", "ab\xc0\xafz", "-n", "3"}), kUsageError,
-                        {"--prompt: invalid UTF-8 at byte 2"});
+  expect_clean_failure(run({"generate", "-p", "ab\xc0\xafz", "-n", "3"}), kBadInput,
+                       {"--prompt: invalid UTF-8 at byte 2"});
 }
 
 TEST_F(BadInputTest, EmptyPromptOption) {
-  expect_one_line_error(run({"generate", "-p", "", "-n", "3"}), kUsageError,
-                        {"--prompt: the prompt is empty"});
+  expect_clean_failure(run({"generate", "-p", "", "-n", "3"}), kBadInput,
+                       {"--prompt: the prompt is empty"});
 }
 
 TEST_F(BadInputTest, EmptyPromptFile) {
   const auto prompt = scratch_ / "empty.txt";
   write_file(prompt, "");
-  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                        {"--file " + prompt.string() + ": the prompt is empty"});
+  expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                       {"--file " + prompt.string() + ": the prompt is empty"});
 }
 
 TEST_F(BadInputTest, EmptyStandardInput) {
-  expect_one_line_error(run({"generate", "-n", "3"}, "/dev/null"), kBadInput,
-                        {"standard input: the prompt is empty"});
+  expect_clean_failure(run({"generate", "-n", "3"}, "/dev/null"), kBadInput,
+                       {"standard input: the prompt is empty"});
 }
 
 TEST_F(BadInputTest, MissingPromptFile) {
   const auto prompt = scratch_ / "no-such-prompt.txt";
-  expect_one_line_error(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                        {"--file " + prompt.string() + ": cannot open file"});
+  expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                       {"--file " + prompt.string() + ": cannot open file"});
 }
 
 class LongPromptTest : public BadInputTest {
@@ -336,9 +336,9 @@ class LongPromptTest : public BadInputTest {
 };
 
 TEST_F(LongPromptTest, IsAnErrorNamingTheLengthAndTheContext) {
-  expect_one_line_error(run({"generate", "--file", prompt_, "-n", "5"}), kBadInput,
-                        {"--file " + prompt_.string() + ": ", "600 tokens",
-                         "longer than the model's context of 512", "--truncate"});
+  expect_clean_failure(run({"generate", "--file", prompt_, "-n", "5"}), kBadInput,
+                       {"--file " + prompt_.string() + ": ", "600 tokens",
+                        "longer than the model's context of 512", "--truncate"});
 }
 
 TEST_F(LongPromptTest, TruncateKeepsTheEndAndGenerates) {
@@ -355,8 +355,8 @@ TEST_F(LongPromptTest, TruncateKeepsTheEndAndGenerates) {
 
 TEST_F(BadInputTest, GenerateOnAnEncoder) {
   const auto bert = shipped_model("tiny-bert-brown");
-  expect_one_line_error(run({"generate", "-m", bert, "-p", "hello", "-n", "3"}), kUsageError,
-                        {bert.string() + ": generate needs a decoder model", "is an encoder"});
+  expect_clean_failure(run({"generate", "-m", bert, "-p", "hello", "-n", "3"}), kUsageError,
+                       {bert.string() + ": generate needs a decoder model", "is an encoder"});
 }
 
 // ---- Option values ----
@@ -374,7 +374,7 @@ class BadOptionTest : public BadInputTest, public ::testing::WithParamInterface<
 TEST_P(BadOptionTest, UsageErrorNamingTheOption) {
   std::vector<std::string> args = {"generate", "-p", "hello"};
   args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
-  expect_one_line_error(run(args), kUsageError, {GetParam().expected});
+  expect_clean_failure(run(args), kUsageError, {GetParam().expected});
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 namespace attn::test {
 
@@ -23,11 +24,27 @@ inline std::filesystem::path shared_dir() {
   return std::filesystem::exists(dir / "golden") ? dir : std::filesystem::path();
 }
 
+// In CI (CI=true) a test whose data is missing fails instead of skipping: there the goldens,
+// numpy and chromium are installed, so a skip would mean the checks silently vanished.
+inline bool running_in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
+
 }  // namespace attn::test
 
-// Skips the current test with a clear message when ../shared is not there.
-#define ATTN_REQUIRE_SHARED()                                                           \
-  do {                                                                                  \
-    if (attn::test::shared_dir().empty())                                               \
-      GTEST_SKIP() << "../shared (goldens) not found next to the repository; skipping"; \
+// Skips the current test with `message` (a stream expression), or fails it in CI.
+#define ATTN_SKIP_UNLESS_CI(message)                                  \
+  do {                                                                \
+    if (attn::test::running_in_ci()) {                                \
+      GTEST_FAIL() << message << " (CI=true: required, not skipped)"; \
+    }                                                                 \
+    GTEST_SKIP() << message;                                          \
+  } while (0)
+
+// Skips the current test with a clear message when ../shared is not there (fails in CI).
+#define ATTN_REQUIRE_SHARED()                                                                \
+  do {                                                                                       \
+    if (attn::test::shared_dir().empty())                                                    \
+      ATTN_SKIP_UNLESS_CI("../shared (goldens) not found next to the repository; skipping"); \
   } while (0)
