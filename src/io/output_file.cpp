@@ -1,62 +1,270 @@
 #include "src/io/output_file.h"
 
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "src/base/error.h"
 
 namespace attn {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr std::size_t kBufferBytes = 1 << 20;
+// Symlinks followed before giving up, as the kernel does (ELOOP).
+constexpr int kMaxSymlinkHops = 40;
+
+std::string error_text(int error) { return std::strerror(error != 0 ? error : EIO); }
+
+[[noreturn]] void fail_stdout(int error) {
+  if (error == EPIPE) throw StdoutClosed();
+  throw Error("stdout: " + error_text(error));
+}
+
+// ---- Removing the temporary file on Ctrl-C ----
+
+// The temporary file being written, for the signal handler to remove. A handler may call only
+// async-signal-safe functions (unlink, signal, raise), so the path lives in a static buffer.
+// attn writes at most one output file at a time.
+char g_temporary_path[PATH_MAX];
+volatile std::sig_atomic_t g_has_temporary = 0;
+
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_temporary_and_reraise(int signal_number) {
+  if (g_has_temporary) ::unlink(g_temporary_path);
+  // Die of the signal as if there were no handler, so the parent sees what stopped attn.
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
+void install_cleanup_handlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  for (int signal_number : kCleanupSignals) {
+    struct sigaction previous {};
+    ::sigaction(signal_number, nullptr, &previous);
+    if (previous.sa_handler == SIG_IGN) continue;  // for example SIGHUP under nohup
+    struct sigaction action {};
+    action.sa_handler = remove_temporary_and_reraise;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal_number, &action, nullptr);
+  }
+}
+
+// Holds back the cleanup signals while the temporary file is created and registered, so that
+// no signal finds a file on disk that the handler does not know about.
+class CleanupSignalsBlocked {
+ public:
+  CleanupSignalsBlocked() {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    for (int signal_number : kCleanupSignals) sigaddset(&blocked, signal_number);
+    ::sigprocmask(SIG_BLOCK, &blocked, &previous_);
+  }
+  ~CleanupSignalsBlocked() { ::sigprocmask(SIG_SETMASK, &previous_, nullptr); }
+
+ private:
+  sigset_t previous_;
+};
+
+// ---- What an output path is ----
+
+// The descriptor a path names when it is one of the current process's own: /dev/stdout,
+// /dev/stderr, /dev/fd/N, /proc/self/fd/N. Such a target is duplicated rather than opened, so
+// that writes continue where the shell's redirection left off (opening /proc/self/fd/1 anew
+// would start at offset 0 of a file opened with >>).
+std::optional<int> own_descriptor(const fs::path& path) {
+  const std::string name = path.string();
+  if (name == "/dev/stdout") return 1;
+  if (name == "/dev/stderr") return 2;
+  for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!name.starts_with(prefix) || name.size() == prefix.size()) continue;
+    int fd = -1;
+    const char* end = name.data() + name.size();
+    const auto [stop, error] = std::from_chars(name.data() + prefix.size(), end, fd);
+    if (error == std::errc() && stop == end) return fd;
+  }
+  return std::nullopt;
+}
+
+// Where a chain of symlinks ends: the first path that is not a symlink, with its lstat (absent
+// when nothing is there yet). `through_proc` is set when a link leads into /proc or /dev/fd
+// (a process's descriptors, which must be written straight through). `error` is an errno
+// value when the chain cannot be followed.
+struct SymlinkEnd {
+  fs::path path;
+  std::optional<struct stat> info;
+  bool through_proc = false;
+  int error = 0;
+};
+
+SymlinkEnd follow_symlinks(const fs::path& path) {
+  SymlinkEnd end;
+  end.path = path;
+  for (int hops = 0;; ++hops) {
+    struct stat info {};
+    if (::lstat(end.path.c_str(), &info) != 0) {
+      if (errno != ENOENT) end.error = errno;  // ENOENT: a new file, or a dangling link's target
+      return end;
+    }
+    if (!S_ISLNK(info.st_mode)) {
+      end.info = info;
+      return end;
+    }
+    if (hops == kMaxSymlinkHops) {
+      end.error = ELOOP;
+      return end;
+    }
+    char link[PATH_MAX];
+    const ssize_t length = ::readlink(end.path.c_str(), link, sizeof link - 1);
+    if (length < 0) {
+      end.error = errno;
+      return end;
+    }
+    const fs::path next(std::string(link, std::size_t(length)));
+    end.path = next.is_absolute() ? next : end.path.parent_path() / next;
+    const std::string text = end.path.string();
+    if (text.starts_with("/proc/") || text.starts_with("/dev/fd/")) {
+      end.through_proc = true;
+      return end;
+    }
+  }
+}
 
 }  // namespace
 
-OutputFile::OutputFile(const std::optional<std::filesystem::path>& path, std::string option)
+void write_stdout(std::string_view bytes) {
+  if (bytes.empty()) return;
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) fail_stdout(errno);
+}
+
+void flush_stdout() {
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) fail_stdout(errno);
+}
+
+OutputFile::OutputFile(const std::optional<fs::path>& path, std::string option)
     : option_(std::move(option)) {
   buffer_.reserve(kBufferBytes);
-  if (!path || path->empty() || *path == "-") {
-    file_ = stdout;
+  if (!path || path->empty() || *path == "-") return;
+  path_ = *path;
+  if (const std::optional<int> fd = own_descriptor(path_)) {
+    if (*fd == STDOUT_FILENO) {
+      path_.clear();  // the same as "-": checked standard output
+      return;
+    }
+    const int copy = ::fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) fail("cannot write: " + error_text(errno));
+    open_straight_through(copy);
     return;
   }
-  target_ = *path;
-  if (std::filesystem::is_directory(target_)) fail("is a directory");
-  const std::filesystem::path parent =
-      target_.has_parent_path() ? target_.parent_path() : std::filesystem::path(".");
-  // A hidden name in the same folder, so that the final rename stays within one file system.
-  std::string hidden_name = target_.filename().string();
-  hidden_name.insert(0, 1, '.');
-  hidden_name.append(".XXXXXX");
-  std::string name = (parent / hidden_name).string();
-  const int fd = mkstemp(name.data());
-  if (fd < 0) fail("cannot create a file in " + parent.string() + ": " + std::strerror(errno));
-  temporary_ = name;
-  // mkstemp makes the file private (0600); give it the permissions a new file normally gets.
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  file_ = fdopen(fd, "wb");
+
+  const SymlinkEnd end = follow_symlinks(path_);
+  if (end.error == ENAMETOOLONG) {
+    fail("the name is too long (at most " + std::to_string(NAME_MAX) +
+         " bytes per file or folder name)");
+  }
+  if (end.error != 0) fail("cannot open: " + error_text(end.error));
+  if (!end.through_proc && (!end.info || S_ISREG(end.info->st_mode))) {
+    create_temporary(end.path,
+                     end.info ? std::optional<unsigned>(end.info->st_mode & 0777) : std::nullopt);
+    return;
+  }
+  if (end.info && S_ISDIR(end.info->st_mode)) fail("is a folder, not a file");
+  // A device, a FIFO (which waits for its reader, as for any program writing to one), a socket,
+  // or a process's descriptor.
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open: " + error_text(errno));
+  open_straight_through(fd);
+}
+
+void OutputFile::open_straight_through(int fd) {
+  file_ = ::fdopen(fd, "wb");
   if (!file_) {
-    close(fd);
-    std::filesystem::remove(temporary_);
-    fail(std::string("cannot open: ") + std::strerror(errno));
+    const int error = errno;
+    ::close(fd);
+    fail("cannot open: " + error_text(error));
+  }
+}
+
+void OutputFile::create_temporary(const fs::path& final_target,
+                                  std::optional<unsigned> existing_mode) {
+  const fs::path parent =
+      final_target.has_parent_path() ? final_target.parent_path() : fs::path(".");
+  // A hidden name in the same folder, so that the final rename stays within one file system;
+  // cut short when the target's own name leaves no room for the dot and the suffix.
+  const std::string suffix = ".XXXXXX";
+  // (Built with +=: GCC 12 gives a false -Wrestrict on `"literal" + std::string&&`.)
+  std::string hidden_name = ".";
+  hidden_name += final_target.filename().string();
+  if (hidden_name.size() + suffix.size() > NAME_MAX) {
+    hidden_name.resize(NAME_MAX - suffix.size());
+  }
+  std::string name = (parent / (hidden_name + suffix)).string();
+  if (name.size() >= sizeof g_temporary_path) fail("cannot open: " + error_text(ENAMETOOLONG));
+  if (g_has_temporary) throw std::logic_error("two output files written at the same time");
+  install_cleanup_handlers();
+  {
+    CleanupSignalsBlocked blocked;
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) {
+      fail("cannot create a file in " + parent.string() + ": " + error_text(errno));
+    }
+    std::memcpy(g_temporary_path, name.c_str(), name.size() + 1);
+    g_has_temporary = 1;
+    temporary_ = name;
+    target_ = final_target;
+    // mkstemp makes the file private (0600). Give it the permissions of the file it replaces,
+    // or those a new file normally gets.
+    mode_t mode = 0;
+    if (existing_mode) {
+      mode = mode_t(*existing_mode);
+    } else {
+      const mode_t mask = ::umask(0);
+      ::umask(mask);
+      mode = 0666 & ~mask;
+    }
+    ::fchmod(fd, mode);
+    file_ = ::fdopen(fd, "wb");
+    if (!file_) {
+      const int error = errno;
+      ::close(fd);
+      ::unlink(name.c_str());
+      g_has_temporary = 0;
+      fail("cannot open: " + error_text(error));
+    }
   }
 }
 
 OutputFile::~OutputFile() {
-  if (committed_ || temporary_.empty()) return;
-  std::fclose(file_);
-  std::error_code ignored;
-  std::filesystem::remove(temporary_, ignored);
+  if (committed_) return;
+  if (file_) std::fclose(file_);
+  if (!temporary_.empty()) {
+    ::unlink(temporary_.c_str());
+    g_has_temporary = 0;
+  }
 }
 
 void OutputFile::fail(const std::string& what) const {
-  throw Error(option_ + " " + (target_.empty() ? "(standard output)" : target_.string()) + ": " +
-              what);
+  throw Error(option_ + " " + path_.string() + ": " + what);
+}
+
+void OutputFile::fail_write(int error) const {
+  if (!file_) fail_stdout(error);
+  fail("cannot write: " + error_text(error));
 }
 
 void OutputFile::write(std::string_view bytes) {
@@ -65,29 +273,38 @@ void OutputFile::write(std::string_view bytes) {
 }
 
 void OutputFile::flush_buffer() {
-  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    fail(std::string("cannot write: ") + std::strerror(errno));
+  if (!file_) {
+    write_stdout(buffer_);
+  } else {
+    errno = 0;
+    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
+      fail_write(errno);
+    }
   }
   buffer_.clear();
 }
 
 void OutputFile::commit() {
   flush_buffer();
-  if (std::fflush(file_) != 0) fail(std::string("cannot write: ") + std::strerror(errno));
-  if (temporary_.empty()) {
+  if (!file_) {
+    flush_stdout();
     committed_ = true;
     return;
   }
+  errno = 0;
+  if (std::fflush(file_) != 0) fail_write(errno);
+  // Closed here, so that a failed close (a full disk on some file systems) is seen.
   const int closed = std::fclose(file_);
+  const int close_error = errno;
   file_ = nullptr;
-  committed_ = true;  // the stream is closed; only the temporary file is left to clean up
-  std::error_code error;
-  if (closed == 0) std::filesystem::rename(temporary_, target_, error);
-  if (closed != 0 || error) {
-    const std::string reason = closed != 0 ? std::strerror(errno) : error.message();
-    std::filesystem::remove(temporary_, error);
-    fail("cannot write: " + reason);
+  if (closed != 0) fail("cannot write: " + error_text(close_error));
+  if (!temporary_.empty()) {
+    std::error_code error;
+    fs::rename(temporary_, target_, error);
+    if (error) fail("cannot write: " + error.message());
+    g_has_temporary = 0;  // after the rename: until then, a signal must still remove it
   }
+  committed_ = true;
 }
 
 }  // namespace attn

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -8,13 +9,34 @@
 
 namespace attn {
 
-// A buffered output that is either standard output or a file written all-or-nothing: the bytes
-// go to a temporary file next to the target, renamed over it by commit(). An error (or an
-// exception before commit) removes the temporary file, so no partial output is ever left.
+// Standard output, checked. Every command writes its results through these, so that a full disk
+// or device (`> /dev/full`) is an error, "stdout: No space left on device", instead of a silent
+// loss. SIGPIPE is ignored (main does that), so a pipe whose reader has gone (`| head -c 50`)
+// shows up as EPIPE here, and is reported by throwing StdoutClosed.
+void write_stdout(std::string_view bytes);
+void flush_stdout();
+
+// Standard output is a pipe whose reader has closed it. Not an attn::Error, so that no handler
+// for bad input catches it: main ends quietly with status 141 (128 + SIGPIPE, what a shell
+// reports for a tool that a closed pipe stopped).
+class StdoutClosed : public std::exception {
+ public:
+  const char* what() const noexcept override { return "stdout: the reading end is closed"; }
+};
+
+// Where an output path's bytes go.
+//  - Empty or "-": standard output (write_stdout).
+//  - A regular file, a path that does not exist yet, or a symlink leading to either: written
+//    all-or-nothing. The bytes go to a hidden temporary file next to the real target (the end of
+//    the symlink chain), renamed over it by commit(); the link stays a link. An error, an
+//    exception before commit, or SIGINT/SIGTERM/SIGHUP removes the temporary file, so neither a
+//    partial output nor a ".name.XXXXXX" file is ever left behind.
+//  - Anything else (/dev/null, a FIFO, a terminal, /dev/stdout, /dev/fd/N): opened and written
+//    straight through; renaming over it would replace a device or a pipe with a regular file.
 class OutputFile {
  public:
-  // `path` empty or "-" means standard output; `option` names the option in errors ("-o").
-  // Creating the temporary file fails at once for an unwritable path, before any work is done.
+  // `option` names the option in errors ("-o"). Opening (or creating the temporary file) fails
+  // at once for an unwritable path, before any work is done.
   OutputFile(const std::optional<std::filesystem::path>& path, std::string option);
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -22,17 +44,23 @@ class OutputFile {
 
   void write(std::string_view bytes);
   void write(char c) { write(std::string_view(&c, 1)); }
-  // Flushes, closes and renames the temporary file onto the target.
+  // Flushes, closes and (for a temporary file) renames it onto the target.
   void commit();
 
  private:
+  void open_straight_through(int fd);
+  // `existing_mode`: the permissions of the regular file being replaced, kept for the new one.
+  void create_temporary(const std::filesystem::path& final_target,
+                        std::optional<unsigned> existing_mode);
   void flush_buffer();
   [[noreturn]] void fail(const std::string& what) const;
+  [[noreturn]] void fail_write(int error) const;
 
   std::string option_;
-  std::filesystem::path target_;     // empty for standard output
-  std::filesystem::path temporary_;  // empty for standard output
-  std::FILE* file_ = nullptr;
+  std::filesystem::path path_;       // as given; empty for standard output
+  std::filesystem::path target_;     // what the temporary replaces; empty when none
+  std::filesystem::path temporary_;  // empty for standard output and straight-through files
+  std::FILE* file_ = nullptr;        // null for standard output
   std::string buffer_;  // written out in large blocks: many small fwrite calls cost more
   bool committed_ = false;
 };
