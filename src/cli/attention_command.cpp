@@ -5,17 +5,12 @@
 #include "src/base/error.h"
 #include "src/cli/commands.h"
 #include "src/tasks/attention_capture.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {
 
 // Above this the user is told how large the output will be before the work starts.
 constexpr double kLargeOutputBytes = 100e6;
-
-void require_utf8(const std::string& text, const std::string& what) {
-  if (!is_valid_utf8(text)) decode_utf8(text, what);  // throws, naming the first invalid byte
-}
 
 }  // namespace
 
@@ -43,10 +38,11 @@ int run_attention(const AttentionCommand& command) {
                                    .n_layers = spec.n_layer,
                                    .n_heads = spec.n_head};
   const int n_tokens = int(info.encoding.ids.size());
-  if (n_tokens == 0) throw UsageError("TEXT: gives no tokens");
+  // Bad text is bad input (exit status 1), as for every command.
+  if (n_tokens == 0) throw Error("TEXT: gives no tokens");
   if (n_tokens > spec.max_positions) {
-    throw UsageError("TEXT: " + std::to_string(n_tokens) + " tokens, more than the model's " +
-                     "context of " + std::to_string(spec.max_positions));
+    throw Error("TEXT: " + std::to_string(n_tokens) + " tokens, more than the model's " +
+                "context of " + std::to_string(spec.max_positions));
   }
   const double bytes =
       estimated_attention_bytes(selection, n_tokens, spec.causal, command.attention.precision);

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/io/output_file.h"
 #include "src/tasks/fill_mask.h"
 
 namespace attn {
@@ -42,6 +44,13 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
                      " tokens, more than the model's max_position_embeddings of " +
                      std::to_string(spec.max_positions));
   }
+  // In 64 bits: --batch and -p are each at most 2^31 - 1.
+  const std::int64_t batch_tokens = std::int64_t(command.batch) * command.prompt_tokens;
+  if (batch_tokens > kMaxBatchTokens) {
+    throw UsageError("bench: --batch x -p is " + std::to_string(batch_tokens) +
+                     " tokens, more than the limit of " + std::to_string(kMaxBatchTokens) +
+                     " tokens per batch");
+  }
   // Benchmark ids with a mask in the middle.
   MaskedInput input;
   input.ids = benchmark_ids(command.prompt_tokens, spec.vocab_size);
@@ -49,8 +58,7 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
   input.mask_positions = {command.prompt_tokens / 2};
   input.ids[input.mask_positions[0]] = *model.tokenizer->mask_id();
   const std::vector<MaskedInput> inputs(command.batch, input);
-  const FillMaskOptions options{.top_k = 5,
-                                .max_batch_tokens = command.batch * command.prompt_tokens};
+  const FillMaskOptions options{.top_k = 5, .max_batch_tokens = int(batch_tokens)};
 
   std::vector<double> batch_ms;
   for (int r = 0; r < command.repetitions; ++r) {
@@ -71,13 +79,14 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
                               {"load_ms", model.load_ms},
                               {"peak_rss_mb", peak_rss_mb()}};
   if (command.json) {
-    std::cout << out.dump() << "\n";
+    write_stdout(json_text(out) + "\n");
   } else {
-    std::cout << "model " << model.name() << ": fill-mask, " << command.batch << " x "
-              << command.prompt_tokens << " tokens per batch: " << ms_per_sequence
-              << " ms per sequence, " << out["sequences_per_s"].get<double>()
-              << " sequences/s | load " << model.load_ms << " ms | peak RSS " << peak_rss_mb()
-              << " MB\n";
+    std::ostringstream line;
+    line << "model " << model.name() << ": fill-mask, " << command.batch << " x "
+         << command.prompt_tokens << " tokens per batch: " << ms_per_sequence
+         << " ms per sequence, " << out["sequences_per_s"].get<double>() << " sequences/s | load "
+         << model.load_ms << " ms | peak RSS " << peak_rss_mb() << " MB\n";
+    write_stdout(line.str());
   }
   return 0;
 }
@@ -88,10 +97,12 @@ int run_bench(const BenchCommand& command) {
   auto model = load_model(command.common.model_dir);
   const ArchSpec& spec = model->spec();
   if (!spec.causal) return run_encoder_bench(command, *model);
-  if (command.prompt_tokens + command.new_tokens > spec.max_positions) {
-    throw UsageError(
-        "bench: -p + -n is " + std::to_string(command.prompt_tokens + command.new_tokens) +
-        " tokens, more than the model's context of " + std::to_string(spec.max_positions));
+  // In 64 bits: -p and -n are each at most 2^31 - 1.
+  const std::int64_t total_tokens = std::int64_t(command.prompt_tokens) + command.new_tokens;
+  if (total_tokens > spec.max_positions) {
+    throw UsageError("bench: -p + -n is " + std::to_string(total_tokens) +
+                     " tokens, more than the model's context of " +
+                     std::to_string(spec.max_positions));
   }
   const std::vector<int> prompt = benchmark_ids(command.prompt_tokens, spec.vocab_size);
 
@@ -119,13 +130,14 @@ int run_bench(const BenchCommand& command) {
                         {"load_ms", model->load_ms},
                         {"peak_rss_mb", peak_rss_mb()}};
   if (command.json) {
-    std::cout << out.dump() << "\n";
+    write_stdout(json_text(out) + "\n");
   } else {
-    std::cout << "model " << model->name() << ": prompt " << command.prompt_tokens << " tokens "
-              << out["prompt_tokens_per_s"].get<double>() << " tokens/s | decode "
-              << command.new_tokens << " tokens " << out["decode_tokens_per_s"].get<double>()
-              << " tokens/s | load " << model->load_ms << " ms | peak RSS " << peak_rss_mb()
-              << " MB\n";
+    std::ostringstream line;
+    line << "model " << model->name() << ": prompt " << command.prompt_tokens << " tokens "
+         << out["prompt_tokens_per_s"].get<double>() << " tokens/s | decode " << command.new_tokens
+         << " tokens " << out["decode_tokens_per_s"].get<double>() << " tokens/s | load "
+         << model->load_ms << " ms | peak RSS " << peak_rss_mb() << " MB\n";
+    write_stdout(line.str());
   }
   return 0;
 }

@@ -2,43 +2,54 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "src/base/error.h"
+#include "src/base/files.h"
+#include "src/io/output_file.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
 
-std::string read_text_file(const std::filesystem::path& path, const std::string& what) {
-  std::stringstream contents;
-  if (path == "-") {
-    contents << std::cin.rdbuf();
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(what + " " + path.string() + ": cannot open file");
-    contents << in.rdbuf();
+void require_utf8(std::string_view text, const std::string& what) {
+  if (!is_valid_utf8(text)) decode_utf8(text, what);  // throws, naming the first invalid byte
+}
+
+void print_error(std::string_view message) {
+  // Far above any real message; a line of megabytes would only bury the terminal.
+  constexpr std::size_t kMaxLineBytes = 2000;
+  std::string line = "attn: error: ";
+  std::size_t shown = 0;
+  for (; shown < message.size() && line.size() < kMaxLineBytes; ++shown) {
+    const unsigned char c = message[shown];
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+      line += escaped;
+    } else {
+      line += char(c);
+    }
   }
-  return contents.str();
+  if (shown < message.size()) {
+    line.resize(complete_utf8_prefix(line));
+    line += "...";
+  }
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 namespace {
 
-// The prompt and where it came from, which every error about it names. A bad --prompt value is
-// a usage error (exit status 2); a bad file or standard input is bad input (exit status 1).
+// The prompt and where it came from, which every error about it names. Bad prompt text is bad
+// input (exit status 1) wherever it came from: --prompt, --file or standard input.
 struct Prompt {
   std::string text;
   std::string source;  // "--prompt", "--file PATH" or "standard input"
-  bool from_option = false;
 
-  [[noreturn]] void fail(const std::string& problem) const {
-    if (from_option) throw UsageError(source + ": " + problem);
-    throw Error(source + ": " + problem);
-  }
+  [[noreturn]] void fail(const std::string& problem) const { throw Error(source + ": " + problem); }
 };
 
 Prompt read_prompt(const GenerateCommand& command) {
@@ -47,23 +58,33 @@ Prompt read_prompt(const GenerateCommand& command) {
   }
   Prompt prompt;
   if (command.prompt) {
-    prompt = {*command.prompt, "--prompt", true};
+    prompt = {*command.prompt, "--prompt"};
   } else if (command.prompt_file) {
-    prompt = {read_text_file(*command.prompt_file, "--file"),
-              "--file " + command.prompt_file->string(), false};
+    prompt = {read_input_text(*command.prompt_file, "--file", kMaxInputTextBytes),
+              "--file " + command.prompt_file->string()};
   } else {
-    prompt = {read_text_file("-", "standard input"), "standard input", false};
+    prompt = {read_input_text("-", "prompt", kMaxInputTextBytes), "standard input"};
   }
-  if (!is_valid_utf8(prompt.text)) {
-    try {
-      decode_utf8(prompt.text, prompt.source);  // throws, naming the first invalid byte
-    } catch (const Error& e) {
-      if (prompt.from_option) throw UsageError(e.what());
-      throw;
-    }
-  }
+  require_utf8(prompt.text, prompt.source);
   if (prompt.text.empty()) prompt.fail("the prompt is empty");
   return prompt;
+}
+
+// A prompt longer than the context, cut to its last tokens. Room is kept for the new tokens,
+// but never at the cost of more than half the context: a prompt cut to a handful of tokens
+// would lose what it was about. Generation then stops at the context (stop_reason "context").
+void truncate_prompt(std::vector<int>& prompt_ids, const Prompt& prompt, int context,
+                     int max_new_tokens) {
+  const int keep = std::max({1, context / 2, context - max_new_tokens});
+  std::string warning = fmt::format("{}: the prompt is {} tokens, truncated to the last {}",
+                                    prompt.source, prompt_ids.size(), keep);
+  if (keep + max_new_tokens > context) {
+    warning += fmt::format(
+        "; -n {} does not fit after them, so generation stops at the context of {} tokens",
+        max_new_tokens, context);
+  }
+  spdlog::warn("{}", warning);
+  prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - keep);
 }
 
 }  // namespace
@@ -85,16 +106,13 @@ int run_generate(const GenerateCommand& command) {
   if (prompt_ids.empty()) prompt.fail("the prompt gives no tokens");
   const int context = model->spec().max_positions;
   // Checked here, not only in generate(), so that nothing is printed before the error.
-  if (int(prompt_ids.size()) > context && !command.truncate) {
-    prompt.fail("the prompt is " + std::to_string(prompt_ids.size()) +
-                " tokens, longer than the model's context of " + std::to_string(context) +
-                " (use --truncate to keep the last tokens)");
-  }
   if (int(prompt_ids.size()) > context) {
-    const int keep = std::max(1, context - command.options.max_new_tokens);
-    spdlog::warn("{}: the prompt is {} tokens, truncated to the last {}", prompt.source,
-                 prompt_ids.size(), keep);
-    prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - keep);
+    if (!command.truncate) {
+      prompt.fail("the prompt is " + std::to_string(prompt_ids.size()) +
+                  " tokens, longer than the model's context of " + std::to_string(context) +
+                  " (use --truncate to keep the last tokens)");
+    }
+    truncate_prompt(prompt_ids, prompt, context, command.options.max_new_tokens);
   }
 
   GenerateCallbacks callbacks;
@@ -104,11 +122,11 @@ int run_generate(const GenerateCommand& command) {
     callbacks.observer = attention_recorder->observer();
   }
   if (!command.json) {
-    std::fwrite(prompt.text.data(), 1, prompt.text.size(), stdout);
-    std::fflush(stdout);
+    write_stdout(prompt.text);
+    flush_stdout();
     callbacks.on_text = [](std::string_view text) {
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
+      write_stdout(text);
+      flush_stdout();
     };
   }
   const GenerateResult result = generate(*model, prompt_ids, command.options, callbacks);
@@ -131,11 +149,11 @@ int run_generate(const GenerateCommand& command) {
                             {"prompt_tokens_per_s", prompt_rate},
                             {"decode_ms", result.decode_ms},
                             {"decode_tokens_per_s", decode_rate}}}};
-    std::cout << out.dump() << std::endl;
+    write_stdout(json_text(out) + "\n");
   } else {
-    std::fputc('\n', stdout);
+    write_stdout("\n");
   }
-  std::fflush(stdout);
+  flush_stdout();
   spdlog::info(
       "load {:.1f} ms | prompt {} tokens, {:.1f} tokens/s | decode {} tokens, {:.1f} tokens/s | "
       "stop: {}",
@@ -145,6 +163,8 @@ int run_generate(const GenerateCommand& command) {
 }
 
 int run_tokenize(const TokenizeCommand& command) {
+  require_utf8(command.text, "text");
+  if (command.pair) require_utf8(*command.pair, "--pair");
   auto model = load_model(command.common.model_dir);
   const Tokenizer& tokenizer = *model->tokenizer;
   const Encoding encoding = tokenizer.encode(command.text, command.pair);
@@ -153,12 +173,14 @@ int run_tokenize(const TokenizeCommand& command) {
   if (command.json) {
     nlohmann::json out = {{"ids", encoding.ids}, {"tokens", tokens}};
     if (command.pair) out["type_ids"] = encoding.type_ids;
-    std::cout << out.dump() << "\n";
+    write_stdout(json_text(out) + "\n");
     return 0;
   }
+  std::string lines;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    std::cout << encoding.ids[i] << "\t" << tokens[i] << "\n";
+    lines += std::to_string(encoding.ids[i]) + "\t" + tokens[i] + "\n";
   }
+  write_stdout(lines);
   return 0;
 }
 
@@ -183,13 +205,14 @@ int run_info(const CommonOptions& common, bool json) {
       {"output_head", model->transformer->has_head()},
   };
   if (json) {
-    std::cout << out.dump(2) << "\n";
+    write_stdout(json_text(out, 2) + "\n");
     return 0;
   }
+  std::string lines;
   for (const auto& [key, value] : out.items()) {
-    std::cout << key << ": " << (value.is_string() ? value.get<std::string>() : value.dump())
-              << "\n";
+    lines += key + ": " + (value.is_string() ? value.get<std::string>() : json_text(value)) + "\n";
   }
+  write_stdout(lines);
   return 0;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/tasks/attention_capture.h"
@@ -10,7 +12,16 @@
 
 // The subcommands of the attn command line. main.cpp parses the options into these structs and
 // calls run_*; each returns the process exit status.
+//
+// Exit status: 0 success; 1 bad input data (a model file, or text that is not UTF-8, empty or
+// longer than the context, whether given as an option, a positional argument, a file or standard
+// input); 2 bad command-line usage (an unknown command or option, a bad option value or
+// combination); 141 standard output was a pipe that closed (as a shell reports for SIGPIPE).
 namespace attn {
+
+// Tokens in one packed batch, at most (fill-mask --batch-tokens, bench --batch x -p): the
+// activations grow with it, about 100 kB per token for BERT-base.
+constexpr int kMaxBatchTokens = 16384;
 
 struct CommonOptions {
   std::filesystem::path model_dir;
@@ -74,7 +85,17 @@ int run_bench(const BenchCommand& command);
 int run_fill_mask(const FillMaskCommand& command);
 int run_attention(const AttentionCommand& command);
 
-// Reads a whole file, or standard input for "-"; `what` names it in errors.
-std::string read_text_file(const std::filesystem::path& path, const std::string& what);
+// Throws Error "<what>: invalid UTF-8 at byte N" for text that is not UTF-8.
+void require_utf8(std::string_view text, const std::string& what);
+
+// JSON text that never throws: bytes that are not UTF-8 (in a folder name, say) become U+FFFD.
+template <class Json>
+std::string json_text(const Json& json, int indent = -1) {
+  return json.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// Prints "attn: error: <message>" on stderr as exactly one line: control characters (a newline
+// in a file name, an escape sequence) are shown as \xNN, and a very long message is cut short.
+void print_error(std::string_view message);
 
 }  // namespace attn

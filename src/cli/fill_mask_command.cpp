@@ -2,12 +2,14 @@
 // a file (one JSON line per input, inputs packed into batches).
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
-#include <iostream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "src/base/error.h"
+#include "src/base/files.h"
 #include "src/cli/commands.h"
+#include "src/io/output_file.h"
 #include "src/tasks/fill_mask.h"
 
 namespace attn {
@@ -28,33 +30,35 @@ nlohmann::ordered_json predictions_json(const std::vector<MaskPrediction>& masks
   return out;
 }
 
-// Invalid UTF-8 cannot reach here (the tokenizer rejects it), but never throw while printing.
-std::string dump(const nlohmann::ordered_json& json) {
-  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
-void print_predictions(const std::vector<MaskPrediction>& masks, const std::string& mask_token) {
+// One table per mask; columns padded by bytes.
+std::string predictions_table(const std::vector<MaskPrediction>& masks,
+                              const std::string& mask_token) {
+  std::ostringstream out;
   for (std::size_t m = 0; m < masks.size(); ++m) {
-    if (m > 0) std::printf("\n");
-    if (masks.size() == 1) {
-      std::printf("%s at token %d:\n", mask_token.c_str(), masks[m].position);
-    } else {
-      std::printf("%s %zu of %zu, at token %d:\n", mask_token.c_str(), m + 1, masks.size(),
-                  masks[m].position);
-    }
-    int token_width = 5;
+    if (m > 0) out << "\n";
+    out << mask_token;
+    if (masks.size() > 1) out << " " << m + 1 << " of " << masks.size() << ",";
+    out << " at token " << masks[m].position << ":\n";
+    std::size_t token_width = 5;
     for (const FillMaskCandidate& candidate : masks[m].candidates)
-      token_width = std::max(token_width, int(candidate.token.size()));
-    std::printf("%5s  %-*s  %11s  %s\n", "rank", token_width, "token", "probability", "sequence");
+      token_width = std::max(token_width, candidate.token.size());
+    out << std::right << std::setw(5) << "rank"
+        << "  " << std::left << std::setw(int(token_width)) << "token"
+        << "  probability  sequence\n";
     for (std::size_t rank = 0; rank < masks[m].candidates.size(); ++rank) {
       const FillMaskCandidate& candidate = masks[m].candidates[rank];
-      std::printf("%5zu  %-*s  %11.6f  %s\n", rank + 1, token_width, candidate.token.c_str(),
-                  candidate.score, candidate.sequence.c_str());
+      out << std::right << std::setw(5) << rank + 1 << "  " << std::left
+          << std::setw(int(token_width)) << candidate.token << "  " << std::right << std::fixed
+          << std::setprecision(6) << std::setw(11) << candidate.score << "  " << candidate.sequence
+          << "\n";
     }
   }
+  return out.str();
 }
 
 int fill_one(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options) {
+  require_utf8(*command.text, "text");
+  if (command.pair) require_utf8(*command.pair, "--pair");
   MaskedInput input;
   try {
     input = encode_masked_input(model, *command.text, command.pair, command.truncate);
@@ -66,18 +70,23 @@ int fill_one(const FillMaskCommand& command, const Model& model, const FillMaskO
   }
   const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
   if (command.json) {
-    std::cout << dump(predictions_json(masks)) << std::endl;
+    write_stdout(json_text(predictions_json(masks)) + "\n");
   } else {
-    print_predictions(masks, model.tokenizer->token_string(*model.tokenizer->mask_id()));
+    write_stdout(
+        predictions_table(masks, model.tokenizer->token_string(*model.tokenizer->mask_id())));
   }
   return 0;
 }
 
-// One text per line; a line that cannot be filled is reported on stderr with its number, the
-// rest still run, and the exit status is 1 at the end.
+bool is_blank(std::string_view line) {
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+// One text per line; blank lines are skipped. A line that cannot be filled is reported on
+// stderr with its number, the rest still run, and the exit status is 1 at the end.
 int fill_file(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options) {
   const std::string file_name = "--file " + command.file->string();
-  const std::string contents = read_text_file(*command.file, "--file");
+  const std::string contents = read_input_text(*command.file, "--file", kMaxInputTextBytes);
   if (contents.empty()) throw Error(file_name + ": is empty");
   std::vector<MaskedInput> inputs;
   std::vector<int> line_numbers;
@@ -91,16 +100,12 @@ int fill_file(const FillMaskCommand& command, const Model& model, const FillMask
     begin = end + 1;
     ++line_number;
     if (line.ends_with('\r')) line.pop_back();
+    if (is_blank(line)) continue;
     const std::string where = file_name + ": line " + std::to_string(line_number) + ": ";
-    if (line.empty()) {
-      std::cerr << "attn: error: " << where << "empty line" << std::endl;
-      ++failed_lines;
-      continue;
-    }
     try {
       inputs.push_back(encode_masked_input(model, line, std::nullopt, command.truncate));
     } catch (const Error& e) {
-      std::cerr << "attn: error: " << where << e.what() << std::endl;
+      print_error(where + e.what());
       ++failed_lines;
       continue;
     }
@@ -111,12 +116,14 @@ int fill_file(const FillMaskCommand& command, const Model& model, const FillMask
     texts.push_back(std::move(line));
   }
 
+  if (inputs.empty() && failed_lines == 0) throw Error(file_name + ": has only blank lines");
+
   fill_mask(model, inputs, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
     const nlohmann::ordered_json out = {
         {"line", line_numbers[i]}, {"text", texts[i]}, {"masks", predictions_json(masks)}};
-    std::cout << dump(out) << "\n";
+    write_stdout(json_text(out) + "\n");
   });
-  std::cout.flush();
+  flush_stdout();
   spdlog::debug("{}: filled {} lines, {} failed", file_name, inputs.size(), failed_lines);
   return failed_lines > 0 ? 1 : 0;
 }

@@ -1,19 +1,26 @@
 // attn: the command line. Parses options with CLI11, sets up logging and threads, and runs one
-// subcommand. Every error is an exception, caught here once and printed as one line.
+// subcommand. Every error is an exception, caught here once and printed as one line; the exit
+// statuses are listed in commands.h.
 #include <cblas.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
+#include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <iostream>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/io/output_file.h"
 #include "src/kernels/thread_pool.h"
 
 namespace {
@@ -44,6 +51,61 @@ CLI::Validator finite() {
   return number_check("finite", [](double v) { return std::isfinite(v); });
 }
 
+// A check that an integer option's value is a whole number within range, before CLI11 converts
+// it: CLI11's own message for "-n 1e3" or "-n 3000000000" names neither rule.
+template <class Integer>
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::string_view number = text;
+        if (number.size() > 1 && number.starts_with('+')) number.remove_prefix(1);
+        // from_chars reads no '-' into an unsigned type: read the digits after it, to tell "-1"
+        // (out of range) from "-x" (not a number).
+        const bool negative_unsigned = std::is_unsigned_v<Integer> && number.starts_with('-');
+        if (negative_unsigned) number.remove_prefix(1);
+        Integer value = 0;
+        const auto [end, error] =
+            std::from_chars(number.data(), number.data() + number.size(), value);
+        if (number.empty() || error == std::errc::invalid_argument ||
+            end != number.data() + number.size()) {
+          return "must be a whole number, got " + text;
+        }
+        if (error == std::errc::result_out_of_range || (negative_unsigned && value != 0)) {
+          return "must be a whole number from " +
+                 std::to_string(std::numeric_limits<Integer>::min()) + " to " +
+                 std::to_string(std::numeric_limits<Integer>::max()) + ", got " + text;
+        }
+        return "";
+      },
+      "INT");
+}
+
+CLI::Validator at_most(int limit) {
+  return number_check("<= " + std::to_string(limit), [limit](double v) { return v <= limit; });
+}
+
+// More repetitions of a benchmark tell nothing new; the bound keeps a typo from running for days.
+constexpr int kMaxRepetitions = 1000;
+
+// "attn foo" and a bare "attn" get a plain answer, with the list of commands, instead of
+// CLI11's "The following argument was not expected". Top-level options all start with '-', so
+// the first other argument must be a command.
+void check_command_name(const CLI::App& app, int argc, char** argv) {
+  std::string commands;
+  bool known = false;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    commands += (commands.empty() ? "" : ", ") + command->get_name();
+    known = known || (argc >= 2 && command->get_name() == argv[1]);
+  }
+  commands = "(commands: " + commands + ")";
+  if (argc < 2) throw UsageError("no command given " + commands);
+  const std::string_view name = argv[1];
+  if (known || name.starts_with('-')) return;
+  const std::string shown =
+      name.size() > 40 ? std::string(name.substr(0, 40)) + "..." : std::string(name);
+  throw UsageError("unknown command '" + shown + "' " + commands);
+}
+
 // Workers spin between tasks, so threads beyond the cores only slow attn down; the bound stops
 // a typo from asking for more threads than the system will start.
 constexpr int kMaxThreads = 1024;
@@ -68,7 +130,8 @@ std::vector<CLI::Option*> add_attention_options(CLI::App& command, AttentionOpti
                          "layers to include, e.g. 0,5-7 (default: all)"),
       command.add_option("--heads", attention.heads, "heads to include, e.g. 0,3 (default: all)"),
       command.add_option("--precision", attention.precision, "decimal digits of each weight")
-          ->check(CLI::Range(1, 9))
+          ->check(whole_number<int>())
+          ->check(number_check("from 1 to 9", [](double v) { return v >= 1 && v <= 9; }))
           ->capture_default_str()};
 }
 
@@ -85,11 +148,11 @@ void configure(const CommonOptions& common) {
   if (common.threads > 0) set_thread_count(common.threads);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parses the command line and runs the subcommand; returns the exit status. Errors are thrown.
+int run_command_line(int argc, char** argv) {
   CLI::App app{"attn: run Hugging Face GPT-2 and BERT checkpoints on the CPU"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "attn " ATTN_VERSION);
 
   GenerateCommand generate;
   CLI::App* generate_app = app.add_subcommand("generate", "generate text with a decoder (GPT-2)");
@@ -99,6 +162,7 @@ int main(int argc, char** argv) {
                            "read the prompt from a file ('-': stdin)");
   generate_app
       ->add_option("-n,--max-new-tokens", generate.options.max_new_tokens, "tokens to generate")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->capture_default_str();
   generate_app
@@ -109,6 +173,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   generate_app
       ->add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
+      ->check(whole_number<int>())
       ->check(non_negative());
   generate_app->add_option("--top-p", generate.options.sampling.top_p, "nucleus sampling; 1 = off")
       ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
@@ -118,6 +183,7 @@ int main(int argc, char** argv) {
       ->check(positive())
       ->check(finite());
   generate_app->add_option("--seed", generate.options.sampling.seed, "random seed")
+      ->check(whole_number<std::uint64_t>())
       ->capture_default_str();
   generate_app->add_flag("--ignore-eos", generate.options.ignore_eos, "do not stop at end-of-text");
   generate_app->add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
@@ -136,37 +202,6 @@ int main(int argc, char** argv) {
     option->needs(attention_out);
   }
 
-  TokenizeCommand tokenize;
-  CLI::App* tokenize_app = app.add_subcommand("tokenize", "print token ids and pieces");
-  add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
-  tokenize_app->add_option("text", tokenize.text, "text to tokenize")->required();
-  tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
-  tokenize_app->add_flag("--json", tokenize.json, "print {\"ids\": [...], \"tokens\": [...]}");
-
-  CommonOptions info;
-  bool info_json = false;
-  CLI::App* info_app = app.add_subcommand("info", "describe a model folder");
-  add_common_options(*info_app, info, "tiny-gpt2-brown");
-  info_app->add_flag("--json", info_json, "print JSON");
-
-  BenchCommand bench;
-  CLI::App* bench_app = app.add_subcommand("bench", "measure prompt and decode speed");
-  add_common_options(*bench_app, bench.common, "tiny-gpt2-brown");
-  bench_app->add_option("-p,--prompt-tokens", bench.prompt_tokens, "prompt length")
-      ->check(positive())
-      ->capture_default_str();
-  bench_app->add_option("-n,--new-tokens", bench.new_tokens, "tokens to decode")
-      ->check(non_negative())
-      ->capture_default_str();
-  bench_app->add_option("-r,--repetitions", bench.repetitions, "repetitions (median reported)")
-      ->check(positive())
-      ->capture_default_str();
-  bench_app
-      ->add_option("--batch", bench.batch, "encoders: sequences of -p tokens packed into one batch")
-      ->check(positive())
-      ->capture_default_str();
-  bench_app->add_flag("--json", bench.json, "print JSON");
-
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
       app.add_subcommand("fill-mask", "predict the masked tokens with an encoder (BERT)");
@@ -177,11 +212,14 @@ int main(int argc, char** argv) {
       "--file", fill_mask.file,
       "one text per line ('-': stdin), batched; prints one JSON line per input");
   fill_mask_app->add_option("-k,--top-k", fill_mask.top_k, "candidates per mask")
+      ->check(whole_number<int>())
       ->capture_default_str();
   fill_mask_app
       ->add_option("--batch-tokens", fill_mask.batch_tokens,
                    "--file: tokens per packed batch (memory grows with it)")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxBatchTokens))
       ->capture_default_str();
   fill_mask_app->add_flag("--truncate", fill_mask.truncate,
                           "keep the first max_position_embeddings - 1 tokens and the final "
@@ -209,45 +247,102 @@ int main(int argc, char** argv) {
       ->default_str("json");
   add_attention_options(*attention_app, attention.attention);
 
+  TokenizeCommand tokenize;
+  CLI::App* tokenize_app = app.add_subcommand("tokenize", "print token ids and pieces");
+  add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
+  tokenize_app->add_option("text", tokenize.text, "text to tokenize")->required();
+  tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
+  tokenize_app->add_flag("--json", tokenize.json, "print {\"ids\": [...], \"tokens\": [...]}");
+
+  CommonOptions info;
+  bool info_json = false;
+  CLI::App* info_app = app.add_subcommand("info", "describe a model folder");
+  add_common_options(*info_app, info, "tiny-gpt2-brown");
+  info_app->add_flag("--json", info_json, "print JSON");
+
+  BenchCommand bench;
+  CLI::App* bench_app = app.add_subcommand("bench", "measure prompt and decode speed");
+  add_common_options(*bench_app, bench.common, "tiny-gpt2-brown");
+  bench_app->add_option("-p,--prompt-tokens", bench.prompt_tokens, "prompt length")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->capture_default_str();
+  bench_app->add_option("-n,--new-tokens", bench.new_tokens, "tokens to decode")
+      ->check(whole_number<int>())
+      ->check(non_negative())
+      ->capture_default_str();
+  bench_app->add_option("-r,--repetitions", bench.repetitions, "repetitions (median reported)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxRepetitions))
+      ->capture_default_str();
+  bench_app
+      ->add_option("--batch", bench.batch, "encoders: sequences of -p tokens packed into one batch")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->capture_default_str();
+  bench_app->add_flag("--json", bench.json, "print JSON");
+
+  check_command_name(app, argc, argv);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::Success& e) {  // --help, --version
+    app.exit(e);
+    flush_stdout();
+    return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "attn: error: " << e.what() << " (see attn --help)\n";
-    return 2;
+    throw UsageError(std::string(e.what()) + " (see attn --help)");
   }
 
-  try {
-    // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
-    const struct {
-      CLI::App* app;
-      const CommonOptions& common;
-      std::function<int()> run;
-    } subcommands[] = {
-        {generate_app, generate.common, [&] { return run_generate(generate); }},
-        {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
-        {info_app, info, [&] { return run_info(info, info_json); }},
-        {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
-        {attention_app, attention.common, [&] { return run_attention(attention); }},
-        {bench_app, bench.common, [&] { return run_bench(bench); }},
-    };
-    for (const auto& subcommand : subcommands) {
-      if (subcommand.app->parsed()) {
-        configure(subcommand.common);
-        return subcommand.run();
-      }
+  // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
+  const struct {
+    CLI::App* app;
+    const CommonOptions& common;
+    std::function<int()> run;
+  } subcommands[] = {
+      {generate_app, generate.common, [&] { return run_generate(generate); }},
+      {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
+      {info_app, info, [&] { return run_info(info, info_json); }},
+      {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
+      {attention_app, attention.common, [&] { return run_attention(attention); }},
+      {bench_app, bench.common, [&] { return run_bench(bench); }},
+  };
+  for (const auto& subcommand : subcommands) {
+    if (subcommand.app->parsed()) {
+      configure(subcommand.common);
+      const int status = subcommand.run();
+      flush_stdout();  // whatever is still buffered: a full disk shows up here at the latest
+      return status;
     }
+  }
+  throw std::logic_error("no subcommand was run");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A reader that closes the pipe early (`attn ... | head -c 50`) then shows up as EPIPE in the
+  // checked writes to stdout, which end attn quietly, instead of SIGPIPE killing it mid-line.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    return run_command_line(argc, argv);
+  } catch (const StdoutClosed&) {
+    return 128 + SIGPIPE;
   } catch (const UsageError& e) {
-    std::cerr << "attn: error: " << e.what() << "\n";
+    print_error(e.what());
     return 2;
   } catch (const Error& e) {
-    std::cerr << "attn: error: " << e.what() << "\n";
+    print_error(e.what());
     return 1;
   } catch (const std::bad_alloc&) {
-    std::cerr << "attn: error: out of memory\n";
+    print_error("out of memory");
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    print_error(e.path1().empty() ? e.what() : e.path1().string() + ": " + e.code().message());
+    return 1;
+  } catch (const std::exception& e) {
+    // A last resort: every expected failure is an attn::Error with a precise message.
+    print_error(e.what());
     return 1;
   }
 }

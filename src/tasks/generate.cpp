@@ -130,7 +130,9 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
       break;
     }
     if (int(result.generated_ids.size()) == options.max_new_tokens) break;
-    if (int(ids.size()) == spec.max_positions) {
+    // The next pass would read ids.size() positions. A sequence of exactly max_positions still
+    // runs (its last token predicts one more); past that there is no position embedding.
+    if (int(ids.size()) > spec.max_positions) {
       result.stop_reason = "context";
       break;
     }

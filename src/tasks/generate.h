@@ -31,7 +31,7 @@ struct GenerateCallbacks {
 struct GenerateResult {
   std::vector<int> generated_ids;
   std::string text;         // the generated text (valid UTF-8, cut at a stop string)
-  std::string stop_reason;  // "length", "eos", "stop", or "context"
+  std::string stop_reason;  // "length", "eos", "stop", or "context" (no position left)
   int prompt_tokens = 0;
   double prompt_ms = 0;  // the batched pass over the prompt
   int decode_steps = 0;  // one-token passes after the prompt
