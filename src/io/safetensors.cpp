@@ -9,6 +9,8 @@
 #include <bit>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
 
 #include "src/base/error.h"
 #include "src/io/json_util.h"
@@ -55,6 +57,18 @@ float half_to_float(uint16_t half) {
 
 float bfloat16_to_float(uint16_t value) { return std::bit_cast<float>(uint32_t(value) << 16); }
 
+// The optional "__metadata__" entry maps names to strings ({"format": "pt"}); attn does not use
+// it, but a file whose header breaks the format is refused, as the safetensors library does.
+void check_metadata(const nlohmann::json& metadata, const std::string& file) {
+  const bool all_strings =
+      metadata.is_object() && std::all_of(metadata.begin(), metadata.end(),
+                                          [](const nlohmann::json& v) { return v.is_string(); });
+  if (!all_strings) {
+    throw Error(file + ": header: __metadata__ must map names to strings, got " +
+                brief_json(metadata));
+  }
+}
+
 }  // namespace
 
 std::string shape_string(std::span<const int64_t> shape) {
@@ -67,12 +81,14 @@ std::string shape_string(std::span<const int64_t> shape) {
 
 SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
   const std::string file = path.string();
-  int fd = ::open(file.c_str(), O_RDONLY);
+  // Without O_NONBLOCK, opening a FIFO that has no writer would wait forever.
+  int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw Error(file + ": cannot open file (" + std::strerror(errno) + ")");
   struct stat info {};
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    const bool is_folder = S_ISDIR(info.st_mode);
     ::close(fd);
-    throw Error(file + ": not a regular file");
+    throw Error(file + (is_folder ? ": is a folder, not a file" : ": not a regular file"));
   }
   mapping_size_ = static_cast<std::size_t>(info.st_size);
   if (mapping_size_ < 8) {
@@ -100,50 +116,67 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
     data_ = mapping_ + 8 + header_size;
     const std::size_t data_size = mapping_size_ - 8 - header_size;
 
-    nlohmann::json header;
-    try {
-      header = nlohmann::json::parse(reinterpret_cast<const char*>(mapping_ + 8),
-                                     reinterpret_cast<const char*>(data_));
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(file + ": header is not valid JSON (" + brief_parse_error(e) + ")");
-    }
+    // A repeated tensor name would otherwise silently replace the first entry.
+    std::set<std::string> names;
+    const auto reject_repeated_names = [&](int depth, nlohmann::json::parse_event_t event,
+                                           nlohmann::json& parsed) {
+      if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
+          !names.insert(parsed.get<std::string>()).second) {
+        throw Error(file + ": tensor '" + brief_text(parsed.get<std::string>()) +
+                    "' appears twice in the header");
+      }
+      return true;
+    };
+    const nlohmann::json header =
+        parse_json(std::string_view(reinterpret_cast<const char*>(mapping_ + 8), header_size), file,
+                   "header", reject_repeated_names);
     if (!header.is_object()) throw Error(file + ": header is not a JSON object");
 
     for (const auto& [name, entry] : header.items()) {
-      if (name == "__metadata__") continue;
-      const std::string where = file + ": tensor '" + escape_control_characters(name) + "'";
-      if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
-          !entry.contains("shape") || !entry["shape"].is_array() ||
-          !entry.contains("data_offsets") || !entry["data_offsets"].is_array() ||
-          entry["data_offsets"].size() != 2) {
+      if (name == "__metadata__") {
+        check_metadata(entry, file);
+        continue;
+      }
+      const std::string where = file + ": tensor '" + brief_text(name) + "'";
+      const auto field = [&](const char* key) {
+        const auto it = entry.is_object() ? entry.find(key) : entry.end();
+        return it == entry.end() ? nullptr : &*it;
+      };
+      const nlohmann::json* dtype = field("dtype");
+      const nlohmann::json* shape = field("shape");
+      const nlohmann::json* data_offsets = field("data_offsets");
+      if (!dtype || !dtype->is_string() || !shape || !shape->is_array() || !data_offsets ||
+          !data_offsets->is_array() || data_offsets->size() != 2) {
         throw Error(where + ": entry must have dtype, shape and data_offsets [begin, end]");
       }
       TensorInfo tensor;
-      tensor.dtype = entry["dtype"].get<std::string>();
+      tensor.dtype = dtype->get<std::string>();
       const std::size_t element_size = dtype_size(tensor.dtype);
       if (element_size == 0) {
-        throw Error(where + ": unknown dtype '" + escape_control_characters(tensor.dtype) + "'");
+        throw Error(where + ": unknown dtype '" + brief_text(tensor.dtype) + "'");
       }
       uint64_t elements = 1;
-      for (const auto& dim : entry["shape"]) {
+      for (const auto& dim : *shape) {
         if (!dim.is_number_unsigned()) {
-          throw Error(where + ": shape entries must be non-negative integers");
+          throw Error(where + ": shape entries must be non-negative integers, got " +
+                      brief_json(*shape));
         }
         const auto size = dim.get<uint64_t>();
         // Checked before multiplying: the product of two large sizes can wrap around to 0.
         if (size != 0 && elements > kMaxElements / size) {
-          throw Error(where + ": shape " + brief_json(entry["shape"]) + " is impossibly large");
+          throw Error(where + ": shape " + brief_json(*shape) + " is impossibly large");
         }
         tensor.shape.push_back(static_cast<int64_t>(size));
         elements *= size;
       }
-      for (const auto& offset : entry["data_offsets"]) {
+      for (const auto& offset : *data_offsets) {
         if (!offset.is_number_unsigned()) {
-          throw Error(where + ": data_offsets must be non-negative integers");
+          throw Error(where + ": data_offsets must be non-negative integers, got " +
+                      brief_json(*data_offsets));
         }
       }
-      const auto begin = entry["data_offsets"][0].get<uint64_t>();
-      const auto end = entry["data_offsets"][1].get<uint64_t>();
+      const auto begin = (*data_offsets)[0].get<uint64_t>();
+      const auto end = (*data_offsets)[1].get<uint64_t>();
       const std::string offsets =
           "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
       if (begin > end) throw Error(where + ": " + offsets + " end before they begin");
@@ -169,9 +202,8 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
     for (std::size_t i = 1; i < ranges.size(); ++i) {
       const TensorInfo& previous = tensors_.at(*ranges[i - 1].second);
       if (ranges[i].first < previous.end) {
-        throw Error(file + ": tensors '" + escape_control_characters(*ranges[i - 1].second) +
-                    "' and '" + escape_control_characters(*ranges[i].second) +
-                    "' overlap in the data section");
+        throw Error(file + ": tensors '" + brief_text(*ranges[i - 1].second) + "' and '" +
+                    brief_text(*ranges[i].second) + "' overlap in the data section");
       }
     }
   } catch (...) {

@@ -12,30 +12,38 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   ArchSpec& spec = parts.spec;
   spec.norm_placement = NormPlacement::kPost;
   spec.causal = false;
-  spec.n_layer = config.positive_int("num_hidden_layers");
-  spec.d_model = config.positive_int("hidden_size");
+  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
+  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
   spec.n_head = config.positive_int("num_attention_heads");
-  spec.d_ff = config.positive_int("intermediate_size");
-  spec.vocab_size = config.positive_int("vocab_size");
-  spec.max_positions = config.positive_int("max_position_embeddings");
-  spec.n_token_types = config.optional_positive_int("type_vocab_size").value_or(2);
-  const float eps = config.has("layer_norm_eps") ? config.positive_float("layer_norm_eps") : 1e-12f;
+  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
+  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
+  spec.max_positions = config.positive_int("max_position_embeddings", kMaxPositions);
+  spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
+  const float eps =
+      config.optional_float_in_range("layer_norm_eps", kMinNormEpsilon, kMaxNormEpsilon)
+          .value_or(1e-12f);
   if (spec.d_model % spec.n_head != 0)
     config.fail("num_attention_heads", "must divide hidden_size");
+  check_size_product(config, {{"vocab_size", spec.vocab_size}, {"hidden_size", spec.d_model}},
+                     "the word embedding");
+  check_size_product(config,
+                     {{"num_hidden_layers", spec.n_layer},
+                      {"max_position_embeddings", spec.max_positions},
+                      {"hidden_size", spec.d_model}},
+                     "the key and value cache for the full context");
   const std::string activation = config.optional_string("hidden_act").value_or("gelu");
   if (activation == "gelu") {
     spec.activation = Activation::kGeluErf;
   } else if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") {
     spec.activation = Activation::kGeluTanh;
   } else {
-    config.fail("hidden_act",
-                "is '" + escape_control_characters(activation) + "', which attn does not support");
+    config.fail("hidden_act", "is '" + brief_text(activation) + "', which attn does not support");
   }
   const std::string position_type =
       config.optional_string("position_embedding_type").value_or("absolute");
   if (position_type != "absolute") {
-    config.fail("position_embedding_type", "is '" + escape_control_characters(position_type) +
-                                               "'; only 'absolute' is supported");
+    config.fail("position_embedding_type",
+                "is '" + brief_text(position_type) + "'; only 'absolute' is supported");
   }
 
   const int64_t d = spec.d_model, ff = spec.d_ff, vocab = spec.vocab_size;

@@ -11,15 +11,23 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
   ArchSpec& spec = parts.spec;
   spec.norm_placement = NormPlacement::kPre;
   spec.causal = true;
-  spec.n_layer = config.positive_int("n_layer");
-  spec.d_model = config.positive_int("n_embd");
+  spec.n_layer = config.positive_int("n_layer", kMaxLayers);
+  spec.d_model = config.positive_int("n_embd", kMaxModelWidth);
   spec.n_head = config.positive_int("n_head");
-  spec.d_ff = config.optional_positive_int("n_inner").value_or(4 * spec.d_model);
-  spec.vocab_size = config.positive_int("vocab_size");
-  spec.max_positions = config.positive_int("n_positions");
+  // n_inner null means 4 x n_embd, which kMaxModelWidth keeps within kMaxFfWidth.
+  spec.d_ff = config.optional_positive_int("n_inner", kMaxFfWidth).value_or(4 * spec.d_model);
+  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
+  spec.max_positions = config.positive_int("n_positions", kMaxPositions);
   const float eps =
-      config.has("layer_norm_epsilon") ? config.positive_float("layer_norm_epsilon") : 1e-5f;
+      config.optional_float_in_range("layer_norm_epsilon", kMinNormEpsilon, kMaxNormEpsilon)
+          .value_or(1e-5f);
   if (spec.d_model % spec.n_head != 0) config.fail("n_head", "must divide n_embd");
+  check_size_product(config, {{"vocab_size", spec.vocab_size}, {"n_embd", spec.d_model}},
+                     "the token embedding");
+  check_size_product(
+      config,
+      {{"n_layer", spec.n_layer}, {"n_positions", spec.max_positions}, {"n_embd", spec.d_model}},
+      "the KV cache for the full context");
   const std::string activation = config.optional_string("activation_function").value_or("gelu_new");
   if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") {
     spec.activation = Activation::kGeluTanh;
@@ -27,7 +35,7 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
     spec.activation = Activation::kGeluErf;
   } else {
     config.fail("activation_function",
-                "is '" + escape_control_characters(activation) + "', which attn does not support");
+                "is '" + brief_text(activation) + "', which attn does not support");
   }
   for (const char* unsupported : {"scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"}) {
     if (config.has(unsupported) && config.json()[unsupported] == true) {

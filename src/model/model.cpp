@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <system_error>
 
 #include "src/base/error.h"
 
@@ -46,6 +47,25 @@ int64_t TensorSource::parameter_count() const {
 
 std::string Model::name() const { return dir.filename().string(); }
 
+void check_size_product(const JsonFile& config,
+                        std::initializer_list<std::pair<const char*, int>> factors,
+                        const char* what) {
+  std::string names, values;
+  int64_t product = 1;
+  bool too_large = false;
+  for (const auto& [name, value] : factors) {
+    names += (names.empty() ? "" : " x ") + std::string(name);
+    values += (values.empty() ? "" : " x ") + std::to_string(value);
+    // Compared before multiplying, so that the product itself cannot overflow.
+    too_large = too_large || value > kMaxElements / product;
+    if (!too_large) product *= value;
+  }
+  if (too_large) {
+    throw Error(config.path().string() + ": " + names + " = " + values + " (" + what +
+                ") is more than attn's limit of 2^40 elements");
+  }
+}
+
 namespace {
 
 struct Architecture {
@@ -63,12 +83,34 @@ const std::vector<Architecture>& architectures() {
   return table;
 }
 
+// The architecture files check every config.json value's type before reading it; the catch is
+// the last resort that keeps a case they missed a one-line error rather than a crash.
+ModelParts map_architecture(const Architecture& arch, const JsonFile& config,
+                            TensorSource& tensors) {
+  try {
+    return arch.map(config, tensors);
+  } catch (const nlohmann::json::exception& error) {
+    throw Error(config.path().string() + ": unexpected value (" + brief_text(error.what(), 200) +
+                ")");
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   const auto start = std::chrono::steady_clock::now();
-  if (!std::filesystem::is_directory(dir)) {
+  // The error_code overload: a name too long, a symbolic-link loop or a folder we may not enter
+  // must give an Error naming the path, not a std::filesystem_error.
+  std::error_code status_error;
+  const auto status = std::filesystem::status(dir, status_error);
+  if (status.type() == std::filesystem::file_type::not_found) {
     throw Error(dir.string() + ": model folder not found");
+  }
+  if (status_error) {
+    throw Error(dir.string() + ": cannot open model folder (" + status_error.message() + ")");
+  }
+  if (status.type() != std::filesystem::file_type::directory) {
+    throw Error(dir.string() + ": model folder not found (not a folder)");
   }
   const JsonFile config(dir / "config.json");
   auto model = std::make_unique<Model>();
@@ -85,22 +127,26 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   if (!arch) {
     std::string known;
     for (const auto& candidate : architectures()) known += std::string(" ") + candidate.model_type;
-    config.fail("model_type", "is '" + escape_control_characters(model->model_type) +
+    config.fail("model_type", "is '" + brief_text(model->model_type) +
                                   "', which attn does not support (known:" + known + ")");
+  }
+
+  // The tokenizer before the weights: its files are small, and a vocabulary larger than the
+  // model's is refused before anything large is mapped or converted.
+  const int vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
+  model->tokenizer = load_tokenizer(dir, arch->tokenizer_family);
+  if (model->tokenizer->vocab_size() > vocab_size) {
+    config.fail("vocab_size", "is " + std::to_string(vocab_size) + " but the tokenizer has " +
+                                  std::to_string(model->tokenizer->vocab_size()) + " tokens");
   }
 
   model->weights_file = std::make_unique<SafeTensors>(dir / "model.safetensors");
   TensorSource tensors(*model->weights_file, arch->tensor_prefixes);
-  ModelParts parts = arch->map(config, tensors);
+  ModelParts parts = map_architecture(*arch, config, tensors);
   model->parameter_count = tensors.parameter_count();
   model->missing_head = parts.missing_head;
   model->transformer = std::make_unique<Transformer>(parts.spec, std::move(parts.weights),
                                                      std::move(parts.positions));
-  model->tokenizer = load_tokenizer(dir, arch->tokenizer_family);
-  if (model->tokenizer->vocab_size() > parts.spec.vocab_size) {
-    throw Error(dir.string() + ": tokenizer has " + std::to_string(model->tokenizer->vocab_size()) +
-                " tokens but config.json vocab_size is " + std::to_string(parts.spec.vocab_size));
-  }
   model->load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   spdlog::debug("loaded {} ({}, {} parameters) in {:.1f} ms", dir.string(), model->model_type,

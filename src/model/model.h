@@ -2,9 +2,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/io/json_util.h"
@@ -44,6 +46,32 @@ struct ModelParts {
   // Why the model has no output head, when it has none (e.g. a bare BertModel).
   std::string missing_head;
 };
+
+// Limits on the sizes config.json gives, far above every real checkpoint (the widest have
+// d_model 25600 and d_ff 4 times that, vocabularies of 262k, contexts of 10M) and low enough
+// that every size computed from them fits the ints of ArchSpec: 3 x d_model and 4 x d_model
+// (GPT-2's default d_ff) included.
+constexpr int kMaxModelWidth = 1 << 20;  // d_model
+constexpr int kMaxFfWidth = 1 << 22;     // d_ff
+constexpr int kMaxVocabSize = 1 << 24;
+constexpr int kMaxPositions = 1 << 24;
+constexpr int kMaxLayers = 1 << 12;
+constexpr int kMaxTokenTypes = 1 << 12;
+// Products of sizes (elements of the token embedding, of the KV cache for the full context) are
+// computed in 64 bits and must stay within this: 2^40 floats is 4 TB.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+// LayerNorm epsilon: BERT uses 1e-12, GPT-2 1e-5, T5 and Llama 1e-6. Anything outside this range
+// is a broken file (1e300 would make every norm output 0; 1e-300 is 0 in float).
+constexpr double kMinNormEpsilon = 1e-30;
+constexpr double kMaxNormEpsilon = 0.1;
+
+// A size that is the product of config.json fields, each given with its name, must stay within
+// kMaxElements: "config.json: n_layer x n_positions x n_embd = ... (the KV cache for the full
+// context) is more than attn's limit of ... elements". Computed in 64 bits, before anything is
+// allocated from it.
+void check_size_product(const JsonFile& config,
+                        std::initializer_list<std::pair<const char*, int>> factors,
+                        const char* what);
 
 // Architecture files: map config.json and the Hugging Face tensor names onto ModelParts.
 ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors);

@@ -7,7 +7,6 @@
 #include <charconv>
 #include <climits>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -20,6 +19,8 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/files.h"
+#include "src/io/json_util.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -31,7 +32,8 @@ using nlohmann::json;
 // GPT2Tokenizer's default for bos_token, eos_token and unk_token.
 constexpr std::string_view kEndOfText = "<|endoftext|>";
 
-// A larger id means a corrupt file; refusing it avoids allocating a huge id table.
+// Added token ids past this are refused as soon as they are read, so that they fit an int;
+// the real bound (check_added_token_ids) is known once the vocabulary is read.
 constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
 
 // The word cache is cleared when it grows past this, so that long-running use on varied text
@@ -210,6 +212,13 @@ struct BpeModel {
   std::optional<int> eos_id;
 };
 
+// A vocabulary entry as the file gives it, before its id is checked against the size of the
+// vocabulary (known only once the whole file is read).
+struct VocabEntry {
+  std::string token;
+  std::int64_t id;
+};
+
 // A merge as the file spells it, before its pieces are looked up in the vocabulary (which
 // tokenizer.json may list after the merges).
 struct MergeRule {
@@ -217,50 +226,46 @@ struct MergeRule {
   std::string right;
 };
 
-std::string read_text_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open file");
-  std::string text;
-  in.seekg(0, std::ios::end);
-  text.resize(static_cast<std::size_t>(in.tellg()));
-  in.seekg(0, std::ios::beg);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw Error(path.string() + ": cannot read file");
-  return text;
-}
-
-json read_json_file(const fs::path& path) {
-  const std::string text = read_text_file(path);
-  try {
-    return json::parse(text);
-  } catch (const json::exception& error) {
-    throw Error(path.string() + ": malformed JSON: " + error.what());
-  }
-}
-
-bool is_valid_token_id(std::int64_t id) { return id >= 0 && id <= kMaxTokenId; }
-
 int checked_token_id(std::int64_t id, const std::string& where) {
-  if (!is_valid_token_id(id)) {
+  if (id < 0 || id > kMaxTokenId) {
     throw Error(where + ": id " + std::to_string(id) + " is out of range");
   }
   return static_cast<int>(id);
 }
 
-void add_vocab_entry(BpeModel& model, std::string&& token, std::int64_t id,
+// Fills the id -> token table. Real files number their tokens and added tokens 0, 1, 2, ...
+// (ids below id_limit, the number of both); a larger id is refused before the table is sized
+// by it, so that a corrupt id cannot make attn allocate gigabytes.
+void fill_vocabulary(BpeModel& model, std::vector<VocabEntry>&& entries, std::size_t id_limit,
                      const std::string& file) {
-  if (token.empty()) throw Error(file + ": the vocabulary has an empty token");
-  // Checked here rather than with checked_token_id() so that no message is built per entry.
-  if (!is_valid_token_id(id)) {
-    throw Error(file + ": token '" + token + "': id " + std::to_string(id) + " is out of range");
+  model.tokens.resize(std::min(entries.size(), id_limit));
+  for (VocabEntry& entry : entries) {
+    if (entry.token.empty()) throw Error(file + ": the vocabulary has an empty token");
+    if (entry.id < 0 || static_cast<std::size_t>(entry.id) >= id_limit) {
+      throw Error(file + ": token '" + brief_text(entry.token) + "' has id " +
+                  std::to_string(entry.id) + ", out of range for " +
+                  std::to_string(entries.size()) + " tokens and " +
+                  std::to_string(id_limit - entries.size()) + " added tokens");
+    }
+    const auto index = static_cast<std::size_t>(entry.id);
+    if (index >= model.tokens.size()) model.tokens.resize(index + 1);
+    if (!model.tokens[index].empty()) {
+      throw Error(file + ": id " + std::to_string(entry.id) + " is given to both '" +
+                  brief_text(model.tokens[index]) + "' and '" + brief_text(entry.token) + "'");
+    }
+    model.tokens[index] = std::move(entry.token);
   }
-  const auto index = static_cast<std::size_t>(id);
-  if (index >= model.tokens.size()) model.tokens.resize(index + 1);
-  if (!model.tokens[index].empty()) {
-    throw Error(file + ": id " + std::to_string(id) + " is given to both '" + model.tokens[index] +
-                "' and '" + token + "'");
+}
+
+// Added tokens take ids below the same limit as the vocabulary (see fill_vocabulary).
+void check_added_token_ids(const BpeModel& model, std::size_t id_limit, const std::string& file) {
+  for (const AddedToken& token : model.added_tokens) {
+    if (static_cast<std::size_t>(token.id) >= id_limit) {
+      throw Error(file + ": added token '" + brief_text(token.content) + "' has id " +
+                  std::to_string(token.id) + ", out of range for a vocabulary of " +
+                  std::to_string(id_limit) + " tokens with the added ones");
+    }
   }
-  model.tokens[index] = std::move(token);
 }
 
 // Token string -> id. An open-addressing table of ids that compares against the id -> token
@@ -276,8 +281,8 @@ class VocabIndex {
       if (tokens[id].empty()) continue;
       int& slot = slots_[probe(tokens[id])];
       if (slot != kEmptySlot) {
-        throw Error(file + ": token '" + tokens[id] + "' has two ids, " + std::to_string(slot) +
-                    " and " + std::to_string(id));
+        throw Error(file + ": token '" + brief_text(tokens[id]) + "' has two ids, " +
+                    std::to_string(slot) + " and " + std::to_string(id));
       }
       slot = static_cast<int>(id);
     }
@@ -327,7 +332,7 @@ void add_merges(BpeModel& model, const VocabIndex& vocab, const std::vector<Merg
     auto vocab_id = [&](const std::string& piece, const char* what) {
       const std::optional<int> id = vocab.find(piece);
       if (!id) {
-        throw Error(location(rank) + ": merge " + what + " '" + piece +
+        throw Error(location(rank) + ": merge " + what + " '" + brief_text(piece) +
                     "' is not in the vocabulary");
       }
       return *id;
@@ -355,8 +360,10 @@ class BpeJsonReader final : public json::json_sax_t {
   BpeJsonReader(Layout layout, std::string file, BpeModel& model)
       : layout_(layout), file_(std::move(file)), model_(model) {}
 
-  // Reads the file's text into the model; the merges are left in take_merge_rules().
-  void read(const std::string& text) {
+  // Reads the file's text: the vocabulary is left in take_vocab_entries(), the merges in
+  // take_merge_rules(), the added tokens go into the model.
+  void read(std::string_view text) {
+    check_json_depth(text, file_);
     json::sax_parse(text, this);
     if (!saw_vocab_) {
       throw Error(file_ + (layout_ == Layout::kVocabJson
@@ -368,6 +375,7 @@ class BpeJsonReader final : public json::json_sax_t {
     }
   }
 
+  std::vector<VocabEntry> take_vocab_entries() { return std::move(vocab_entries_); }
   std::vector<MergeRule> take_merge_rules() { return std::move(merge_rules_); }
 
   bool null() override { return other_value("null"); }
@@ -393,13 +401,14 @@ class BpeJsonReader final : public json::json_sax_t {
     switch (role()) {
       case Role::kModel:
         if (current_key() == "type" && value != "BPE") {
-          throw Error(file_ + ": model.type is \"" + value + "\", expected \"BPE\"");
+          throw Error(file_ + ": model.type is \"" + brief_text(value) + "\", expected \"BPE\"");
         }
         return true;
       case Role::kMerges: {
         std::optional<MergeRule> rule = split_merge_line(value);
         if (!rule) {
-          throw Error(merge_location() + ": expected \"left right\", got \"" + value + "\"");
+          throw Error(merge_location() + ": expected \"left right\", got \"" + brief_text(value) +
+                      "\"");
         }
         merge_rules_.push_back(std::move(*rule));
         return true;
@@ -452,7 +461,7 @@ class BpeJsonReader final : public json::json_sax_t {
 
   bool parse_error(std::size_t, const std::string&,
                    const nlohmann::detail::exception& error) override {
-    throw Error(file_ + ": malformed JSON: " + error.what());
+    throw Error(invalid_json_message(file_, {}, error));
   }
 
  private:
@@ -489,7 +498,7 @@ class BpeJsonReader final : public json::json_sax_t {
   bool integer(std::int64_t value) {
     switch (role()) {
       case Role::kVocab:
-        add_vocab_entry(model_, std::move(frames_.back().key), value, file_);
+        vocab_entries_.push_back({std::move(frames_.back().key), value});
         return true;
       case Role::kAddedToken:
         if (current_key() == "id") pending_added_.id = value;
@@ -503,7 +512,7 @@ class BpeJsonReader final : public json::json_sax_t {
   bool other_value(const std::string& what) {
     switch (role()) {
       case Role::kVocab:
-        throw Error(file_ + ": token '" + current_key() + "': the id is " + what +
+        throw Error(file_ + ": token '" + brief_text(current_key()) + "': the id is " + what +
                     ", not an integer");
       case Role::kMerges:
         throw Error(merge_location() + ": expected \"left right\" or [\"left\", \"right\"], got " +
@@ -557,26 +566,33 @@ class BpeJsonReader final : public json::json_sax_t {
   std::vector<Frame> frames_;
   bool saw_vocab_ = false;
   bool saw_merges_ = false;
+  std::vector<VocabEntry> vocab_entries_;
   std::vector<MergeRule> merge_rules_;
   std::vector<std::string> pair_pieces_;
   PendingAddedToken pending_added_;
   int added_token_count_ = 0;
 };
 
-void read_vocab_json(BpeModel& model, const fs::path& path) {
-  BpeJsonReader(BpeJsonReader::Layout::kVocabJson, path.string(), model).read(read_text_file(path));
+std::vector<VocabEntry> read_vocab_json(BpeModel& model, const fs::path& path) {
+  BpeJsonReader reader(BpeJsonReader::Layout::kVocabJson, path.string(), model);
+  reader.read(read_model_file(path, kMaxTokenizerBytes));
+  return reader.take_vocab_entries();
 }
 
-// Reads tokenizer.json's vocabulary and added tokens into `model` and returns its merges, which
-// are resolved once the whole vocabulary is known.
-std::vector<MergeRule> read_tokenizer_json(BpeModel& model, const fs::path& path) {
+// Reads tokenizer.json's vocabulary and merges, which are resolved once the folder's added
+// tokens are known; its added tokens go into `model`.
+struct TokenizerJson {
+  std::vector<VocabEntry> vocab;
+  std::vector<MergeRule> merges;
+};
+TokenizerJson read_tokenizer_json(BpeModel& model, const fs::path& path) {
   BpeJsonReader reader(BpeJsonReader::Layout::kTokenizerJson, path.string(), model);
-  reader.read(read_text_file(path));
-  return reader.take_merge_rules();
+  reader.read(read_model_file(path, kMaxTokenizerBytes));
+  return {reader.take_vocab_entries(), reader.take_merge_rules()};
 }
 
 void read_merges_txt(BpeModel& model, const VocabIndex& vocab, const fs::path& path) {
-  const std::string text = read_text_file(path);
+  const std::string text = read_model_file(path, kMaxTokenizerBytes);
   const auto line_count = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
   std::vector<MergeRule> rules;
   rules.reserve(line_count);
@@ -592,7 +608,7 @@ void read_merges_txt(BpeModel& model, const VocabIndex& vocab, const fs::path& p
     std::optional<MergeRule> rule = split_merge_line(line);
     if (!rule) {
       throw Error(path.string() + " line " + std::to_string(line_number) +
-                  ": expected two tokens separated by one space, got '" + std::string(line) + "'");
+                  ": expected two tokens separated by one space, got '" + brief_text(line) + "'");
     }
     rules.push_back(std::move(*rule));
     line_numbers.push_back(line_number);
@@ -608,7 +624,7 @@ void read_added_tokens_decoder(BpeModel& model, const json& config, const std::s
   const json& decoder = config["added_tokens_decoder"];
   if (!decoder.is_object()) throw Error(file + ": added_tokens_decoder is not an object");
   for (const auto& [id_text, token] : decoder.items()) {
-    const std::string where = file + ": added_tokens_decoder[\"" + id_text + "\"]";
+    const std::string where = file + ": added_tokens_decoder[\"" + brief_text(id_text) + "\"]";
     if (!token.is_object() || !token.contains("content") || !token["content"].is_string()) {
       throw Error(where + ": expected an object with a string \"content\"");
     }
@@ -664,17 +680,19 @@ void add_named_special_tokens(BpeModel& model, const VocabIndex& vocab, const js
 }
 
 // Gives every added token its id in the id table (added content wins, as in convert_ids_to_tokens)
-// and drops duplicates, keeping a token special when any source says so.
+// and drops duplicates, keeping a token special when any source says so. The ids are in range
+// (check_added_token_ids, or found in the vocabulary).
 void merge_added_tokens(BpeModel& model, const std::string& file) {
   std::vector<AddedToken> unique;
+  // Content (viewing model.added_tokens, which outlives the loop) -> index into `unique`.
+  std::unordered_map<std::string_view, std::size_t> index_of_content;
   for (const AddedToken& token : model.added_tokens) {
     if (token.content.empty()) throw Error(file + ": an added token is empty");
-    auto same = std::find_if(unique.begin(), unique.end(),
-                             [&](const AddedToken& seen) { return seen.content == token.content; });
-    if (same == unique.end()) {
+    const auto [seen, is_new] = index_of_content.try_emplace(token.content, unique.size());
+    if (is_new) {
       unique.push_back(token);
     } else {
-      same->special = same->special || token.special;
+      unique[seen->second].special = unique[seen->second].special || token.special;
     }
     if (static_cast<std::size_t>(token.id) >= model.tokens.size()) {
       model.tokens.resize(token.id + 1);
@@ -873,28 +891,46 @@ class BpeTokenizer final : public Tokenizer {
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
-  if (!fs::is_directory(model_dir)) {
-    throw Error(model_dir.string() + ": model folder not found");
+  std::error_code status_error;
+  if (!fs::is_directory(model_dir, status_error)) {
+    throw Error(model_dir.string() + ": model folder not found" +
+                (status_error ? " (" + status_error.message() + ")" : ""));
   }
   const fs::path vocab_path = model_dir / "vocab.json";
   const fs::path merges_path = model_dir / "merges.txt";
   const fs::path tokenizer_json_path = model_dir / "tokenizer.json";
   const fs::path config_path = model_dir / "tokenizer_config.json";
-  const bool has_vocab_and_merges = fs::exists(vocab_path) && fs::exists(merges_path);
+  const bool has_vocab_and_merges = entry_exists(vocab_path) && entry_exists(merges_path);
+
+  json config = json::object();
+  if (entry_exists(config_path)) {
+    config = read_json_file(config_path, kMaxConfigBytes);
+    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
+  }
 
   BpeModel model;
   std::string vocab_file;
+  std::string added_tokens_file;
+  std::vector<VocabEntry> vocab_entries;
   std::vector<MergeRule> tokenizer_json_merges;
   if (has_vocab_and_merges) {
     vocab_file = vocab_path.string();
-    read_vocab_json(model, vocab_path);
-  } else if (fs::exists(tokenizer_json_path)) {
+    vocab_entries = read_vocab_json(model, vocab_path);
+    added_tokens_file = config_path.string();
+    read_added_tokens_decoder(model, config, added_tokens_file);
+  } else if (entry_exists(tokenizer_json_path)) {
     vocab_file = tokenizer_json_path.string();
-    tokenizer_json_merges = read_tokenizer_json(model, tokenizer_json_path);
+    TokenizerJson tokenizer_json = read_tokenizer_json(model, tokenizer_json_path);
+    vocab_entries = std::move(tokenizer_json.vocab);
+    tokenizer_json_merges = std::move(tokenizer_json.merges);
+    added_tokens_file = vocab_file;
   } else {
     throw Error(model_dir.string() +
                 ": no GPT-2 tokenizer files (need vocab.json + merges.txt, or tokenizer.json)");
   }
+  const std::size_t id_limit = vocab_entries.size() + model.added_tokens.size();
+  fill_vocabulary(model, std::move(vocab_entries), id_limit, vocab_file);
+  check_added_token_ids(model, id_limit, added_tokens_file);
 
   // Valid only until merge_added_tokens() below rewrites entries of model.tokens.
   const VocabIndex vocab(model.tokens, vocab_file);
@@ -907,12 +943,6 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
   }
   find_byte_token_ids(model, vocab, vocab_file);
 
-  json config = json::object();
-  if (fs::exists(config_path)) {
-    config = read_json_file(config_path);
-    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
-  }
-  if (has_vocab_and_merges) read_added_tokens_decoder(model, config, config_path.string());
   add_named_special_tokens(model, vocab, config, config_path.string());
   merge_added_tokens(model, vocab_file);
   return std::make_unique<BpeTokenizer>(std::move(model));

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -19,6 +18,8 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/files.h"
+#include "src/io/json_util.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -220,16 +221,6 @@ struct WordPieceSettings {
   std::map<int, AddedToken> added_tokens;  // by id
 };
 
-json read_json(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file.string() + ": cannot open file");
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(file.string() + ": invalid JSON: " + e.what());
-  }
-}
-
 bool bool_field(const json& value, const fs::path& file, std::string_view field) {
   if (!value.is_boolean()) {
     throw Error(file.string() + ": '" + std::string(field) + "' must be true or false");
@@ -281,7 +272,7 @@ void read_special_tokens(const json& config, const fs::path& file, WordPieceSett
 // tokenizer_config.json as BertTokenizer.__init__ reads it (fields it does not mention keep their
 // defaults). With tokenizer.json, these fields override its normalizer as BertTokenizerFast does.
 void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
-  const json config = read_json(file);
+  const json config = read_json_file(file, kMaxConfigBytes);
   if (!config.is_object()) throw Error(file.string() + ": expected a JSON object");
   if (auto it = config.find("do_basic_tokenize");
       it != config.end() && !bool_field(*it, file, "do_basic_tokenize")) {
@@ -306,13 +297,23 @@ void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
   read_special_tokens(config, file, settings);
   if (auto it = config.find("added_tokens_decoder"); it != config.end()) {
     if (!it->is_object()) throw Error(file.string() + ": 'added_tokens_decoder' must be an object");
+    // Ids are below the number of vocabulary entries and added tokens, as in real files; a
+    // larger one would be outside the model's embedding.
+    const std::size_t id_limit = settings.vocab.size() + settings.added_tokens.size() + it->size();
     for (const auto& [key, token] : it->items()) {
       int id = -1;
       auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
       if (error != std::errc() || end != key.data() + key.size() || id < 0) {
-        throw Error(file.string() + ": added_tokens_decoder key '" + key + "' is not a token id");
+        throw Error(file.string() + ": added_tokens_decoder key '" + brief_text(key) +
+                    "' is not a token id");
       }
-      const std::string field = "added_tokens_decoder." + key;
+      const std::string field = "added_tokens_decoder." + brief_text(key);
+      if (static_cast<std::size_t>(id) >= id_limit) {
+        throw Error(file.string() + ": '" + field + "': id " + std::to_string(id) +
+                    " is out of range for " + std::to_string(settings.vocab.size()) +
+                    " vocabulary entries and " + std::to_string(id_limit - settings.vocab.size()) +
+                    " added tokens");
+      }
       if (!token.is_object()) throw Error(file.string() + ": '" + field + "' must be an object");
       AddedToken added{token_field(token, file, field), false};
       if (auto special = token.find("special"); special != token.end()) {
@@ -326,12 +327,12 @@ void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
 // The optional companions of vocab.txt / tokenizer.json. special_tokens_map.json wins over
 // tokenizer_config.json, as in transformers' from_pretrained.
 void read_optional_configs(const fs::path& model_dir, WordPieceSettings& settings) {
-  if (fs::exists(model_dir / "tokenizer_config.json")) {
+  if (entry_exists(model_dir / "tokenizer_config.json")) {
     read_tokenizer_config(model_dir / "tokenizer_config.json", settings);
   }
-  if (fs::exists(model_dir / "special_tokens_map.json")) {
+  if (entry_exists(model_dir / "special_tokens_map.json")) {
     const fs::path file = model_dir / "special_tokens_map.json";
-    const json map = read_json(file);
+    const json map = read_json_file(file, kMaxConfigBytes);
     if (!map.is_object()) throw Error(file.string() + ": expected a JSON object");
     read_special_tokens(map, file, settings);
   }
@@ -340,9 +341,7 @@ void read_optional_configs(const fs::path& model_dir, WordPieceSettings& setting
 // vocab.txt as transformers' load_vocab reads it: one token per line (Python's universal newlines:
 // \n, \r\n or \r end a line), the line number is the id.
 std::vector<std::string> read_vocab_txt(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file.string() + ": cannot open file");
-  const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string content = read_model_file(file, kMaxTokenizerBytes);
   std::vector<std::string> vocab;
   std::size_t start = 0;
   while (start < content.size()) {
@@ -360,13 +359,14 @@ std::vector<std::string> read_vocab_txt(const fs::path& file) {
 
 // tokenizer.json (the fast tokenizer's file): a WordPiece model with a BertNormalizer.
 void read_tokenizer_json(const fs::path& file, WordPieceSettings& settings) {
-  const json root = read_json(file);
+  const json root = read_json_file(file, kMaxTokenizerBytes);
   const json* model = root.is_object() && root.contains("model") ? &root["model"] : nullptr;
   if (model == nullptr || !model->is_object() || !model->contains("vocab")) {
     throw Error(file.string() + ": no 'model.vocab' (expected a WordPiece model)");
   }
   if (auto type = model->find("type"); type != model->end() && *type != "WordPiece") {
-    throw Error(file.string() + ": model.type is " + type->dump() + ", expected \"WordPiece\"");
+    throw Error(file.string() + ": model.type is " + brief_json(*type) +
+                ", expected \"WordPiece\"");
   }
   const json& vocab = (*model)["vocab"];
   if (!vocab.is_object()) throw Error(file.string() + ": 'model.vocab' must be an object");
@@ -374,16 +374,18 @@ void read_tokenizer_json(const fs::path& file, WordPieceSettings& settings) {
   std::vector<bool> seen(vocab.size(), false);
   for (const auto& [token, id_value] : vocab.items()) {
     if (!id_value.is_number_integer()) {
-      throw Error(file.string() + ": model.vocab['" + token + "'] must be an integer id");
+      throw Error(file.string() + ": model.vocab['" + brief_text(token) +
+                  "'] must be an integer id");
     }
     const auto id = id_value.get<long long>();
     if (id < 0 || id >= static_cast<long long>(vocab.size())) {
-      throw Error(file.string() + ": model.vocab['" + token + "'] = " + std::to_string(id) +
-                  " is outside 0.." + std::to_string(vocab.size() - 1));
+      throw Error(file.string() + ": model.vocab['" + brief_text(token) + "'] = " +
+                  std::to_string(id) + " is outside 0.." + std::to_string(vocab.size() - 1));
     }
     if (seen[static_cast<std::size_t>(id)]) {
       throw Error(file.string() + ": model.vocab: id " + std::to_string(id) + " is used by both '" +
-                  settings.vocab[static_cast<std::size_t>(id)] + "' and '" + token + "'");
+                  brief_text(settings.vocab[static_cast<std::size_t>(id)]) + "' and '" +
+                  brief_text(token) + "'");
     }
     seen[static_cast<std::size_t>(id)] = true;
     settings.vocab[static_cast<std::size_t>(id)] = token;
@@ -403,9 +405,10 @@ void read_tokenizer_json(const fs::path& file, WordPieceSettings& settings) {
   }
   if (auto it = root.find("normalizer"); it != root.end() && !it->is_null()) {
     const json& normalizer = *it;
-    if (!normalizer.is_object() || normalizer.value("type", "") != "BertNormalizer") {
+    const auto type = normalizer.is_object() ? normalizer.find("type") : normalizer.end();
+    if (type == normalizer.end() || *type != "BertNormalizer") {
       throw Error(file.string() + ": normalizer must be a BertNormalizer, got " +
-                  normalizer.dump());
+                  brief_json(normalizer));
     }
     if (auto field = normalizer.find("lowercase"); field != normalizer.end()) {
       settings.do_lower_case = bool_field(*field, file, "normalizer.lowercase");
@@ -421,15 +424,25 @@ void read_tokenizer_json(const fs::path& file, WordPieceSettings& settings) {
   }
   if (auto it = root.find("added_tokens"); it != root.end() && !it->is_null()) {
     if (!it->is_array()) throw Error(file.string() + ": 'added_tokens' must be a list");
-    for (const json& token : *it) {
+    // Ids are below the number of vocabulary entries and added tokens, as in real files.
+    const std::size_t id_limit = settings.vocab.size() + it->size();
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& token = (*it)[i];
+      const std::string field = "added_tokens[" + std::to_string(i) + "]";
       if (!token.is_object() || !token.contains("id") || !token["id"].is_number_unsigned()) {
-        throw Error(file.string() + ": every added_tokens entry needs a non-negative integer 'id'");
+        throw Error(file.string() + ": '" + field + "' needs a non-negative integer 'id'");
       }
-      AddedToken added{token_field(token, file, "added_tokens.content"), false};
+      const auto id = token["id"].get<std::uint64_t>();
+      if (id >= id_limit) {
+        throw Error(file.string() + ": '" + field + "': id " + std::to_string(id) +
+                    " is out of range for " + std::to_string(settings.vocab.size()) +
+                    " vocabulary entries and " + std::to_string(it->size()) + " added tokens");
+      }
+      AddedToken added{token_field(token, file, field + ".content"), false};
       if (auto special = token.find("special"); special != token.end()) {
-        added.special = bool_field(*special, file, "added_tokens.special");
+        added.special = bool_field(*special, file, field + ".special");
       }
-      settings.added_tokens[token["id"].get<int>()] = std::move(added);
+      settings.added_tokens[static_cast<int>(id)] = std::move(added);
     }
   }
 }
@@ -444,7 +457,8 @@ class WordPieceTokenizer final : public Tokenizer {
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string token_string(int id) const override;
-  int vocab_size() const override { return static_cast<int>(vocab_.size()); }
+  // The vocabulary and the added tokens past its end.
+  int vocab_size() const override { return vocab_size_; }
   std::optional<int> eos_id() const override { return std::nullopt; }
   std::optional<int> mask_id() const override { return mask_id_; }
   bool is_special(int id) const override { return special_ids_.contains(id); }
@@ -470,6 +484,7 @@ class WordPieceTokenizer final : public Tokenizer {
   std::string join_word_pieces(const std::vector<std::string>& tokens) const;
 
   std::vector<std::string> vocab_;
+  int vocab_size_;
   // Vocabulary membership is what WordPiece matches against; the value is the id transformers
   // would report, which is the added token's id when an added token has the same text.
   TokenIds vocab_ids_;
@@ -498,6 +513,7 @@ class WordPieceTokenizer final : public Tokenizer {
 
 WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
     : vocab_(std::move(settings.vocab)),
+      vocab_size_(static_cast<int>(vocab_.size())),
       do_lower_case_(settings.do_lower_case),
       strip_accents_(settings.strip_accents.value_or(settings.do_lower_case)),
       tokenize_chinese_chars_(settings.tokenize_chinese_chars),
@@ -511,17 +527,19 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
     auto [it, inserted] = vocab_ids_.emplace(vocab_[id], static_cast<int>(id));
     if (!inserted) {
       // Only vocab.txt can repeat a token (tokenizer.json's vocab is a JSON object).
-      throw Error(file + ": duplicate token '" + vocab_[id] + "' on lines " +
+      throw Error(file + ": duplicate token '" + brief_text(vocab_[id]) + "' on lines " +
                   std::to_string(it->second + 1) + " and " + std::to_string(id + 1));
     }
     longest_token_chars_ = std::max(longest_token_chars_, decode_utf8(vocab_[id], file).size());
   }
   for (const auto& [id, token] : settings.added_tokens) {
-    if (id < vocab_size() && vocab_[static_cast<std::size_t>(id)] != token.content) {
+    if (static_cast<std::size_t>(id) < vocab_.size() &&
+        vocab_[static_cast<std::size_t>(id)] != token.content) {
       throw Error(file + ": id " + std::to_string(id) + " is '" +
-                  vocab_[static_cast<std::size_t>(id)] + "' but the added token with that id is '" +
-                  token.content + "'");
+                  brief_text(vocab_[static_cast<std::size_t>(id)]) +
+                  "' but the added token with that id is '" + brief_text(token.content) + "'");
     }
+    vocab_size_ = std::max(vocab_size_, id + 1);
     added_token_ids_[token.content] = id;
     added_tokens_by_id_[id] = token.content;
     if (auto it = vocab_ids_.find(token.content); it != vocab_ids_.end()) it->second = id;
@@ -531,7 +549,7 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
   auto resolve = [&](std::string_view attribute, const std::string& token) {
     std::optional<int> id = find_token_id(token);
     if (!id) {
-      throw Error(file + ": " + std::string(attribute) + " '" + token +
+      throw Error(file + ": " + std::string(attribute) + " '" + brief_text(token) +
                   "' is not in the vocabulary");
     }
     special_ids_.insert(*id);
@@ -561,7 +579,7 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
     const int id = resolve("additional_special_tokens entry", token);
     special_tokens.insert(token);
     // transformers decodes additional special tokens beyond the base vocabulary separately.
-    if (id >= vocab_size()) legacy_added_tokens_.insert(token);
+    if (static_cast<std::size_t>(id) >= vocab_.size()) legacy_added_tokens_.insert(token);
   }
 
   std::unordered_set<std::string> split_texts = special_tokens;
@@ -777,7 +795,9 @@ Encoding WordPieceTokenizer::encode(std::string_view text,
 
 std::string WordPieceTokenizer::token_string(int id) const {
   if (auto it = added_tokens_by_id_.find(id); it != added_tokens_by_id_.end()) return it->second;
-  if (id >= 0 && id < vocab_size()) return vocab_[static_cast<std::size_t>(id)];
+  if (id >= 0 && static_cast<std::size_t>(id) < vocab_.size()) {
+    return vocab_[static_cast<std::size_t>(id)];
+  }
   return unk_token_;  // as transformers' convert_ids_to_tokens
 }
 
@@ -814,10 +834,10 @@ std::string WordPieceTokenizer::decode(std::span<const int> ids, bool skip_speci
 
 std::unique_ptr<Tokenizer> load_wordpiece_tokenizer(const fs::path& model_dir) {
   WordPieceSettings settings;
-  if (fs::exists(model_dir / "vocab.txt")) {
+  if (entry_exists(model_dir / "vocab.txt")) {
     settings.vocab_file = model_dir / "vocab.txt";
     settings.vocab = read_vocab_txt(settings.vocab_file);
-  } else if (fs::exists(model_dir / "tokenizer.json")) {
+  } else if (entry_exists(model_dir / "tokenizer.json")) {
     settings.vocab_file = model_dir / "tokenizer.json";
     read_tokenizer_json(settings.vocab_file, settings);
   } else {
