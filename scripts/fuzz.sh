@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of tests/fuzz (clang, AddressSanitizer, UndefinedBehaviorSanitizer)
+# and runs each for SECONDS (default 60) on a copy of its seed corpus (tests/fuzz/corpus/NAME)
+# with its dictionary (tests/fuzz/NAME.dict), as many at a time as there are cores. Prints,
+# per harness, the executions, the coverage at the end (libFuzzer's cov and ft) and the
+# findings, whose reproducers are kept in BUILD_DIR/fuzz-findings/NAME/. Exits 1 if any
+# harness found anything.
+#   scripts/fuzz.sh [SECONDS] [BUILD_DIR]        (BUILD_DIR default: build-fuzz)
+# Reproduce a finding: BUILD_DIR/tests/fuzz/NAME BUILD_DIR/fuzz-findings/NAME/crash-...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+build=${2:-build-fuzz}
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTN_SANITIZE=ON \
+  -DATTN_FUZZ=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzzers
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One harness: its corpus copied (the repository's stays as it is), its log and findings in
+# $work/NAME/.
+run_harness() {
+  local name=$1 dir=$work/$1
+  mkdir -p "$dir/corpus" "$dir/findings"
+  cp tests/fuzz/corpus/"$name"/* "$dir/corpus/"
+  # Inputs up to twice the largest seed (real files are small; a bigger input only repeats).
+  local largest
+  largest=$(find tests/fuzz/corpus/"$name" -type f -printf '%s\n' | sort -n | tail -1)
+  local max_len=$((largest * 2 > 4096 ? largest * 2 : 4096))
+  local status=0
+  "$build/tests/fuzz/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -dict="tests/fuzz/$name.dict" \
+    -artifact_prefix="$dir/findings/" "$dir/corpus" >"$dir/log" 2>&1 || status=$?
+  echo "$status" >"$dir/status"
+}
+
+harnesses=()
+for corpus in tests/fuzz/corpus/*/; do harnesses+=("$(basename "$corpus")"); done
+parallel=$(nproc)
+for name in "${harnesses[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+  run_harness "$name" &
+done
+wait
+
+failed=0
+printf '%-32s %12s %8s %8s %9s\n' harness executions cov ft findings
+for name in "${harnesses[@]}"; do
+  dir=$work/$name
+  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
+  coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$dir/log" | tail -1 || true)
+  findings=$(find "$dir/findings" -type f | wc -l)
+  status=$(cat "$dir/status")
+  # A harness that ended with an error and no reproducer (it crashed at start-up) counts too.
+  if [ "$findings" -eq 0 ] && [ "$status" -ne 0 ]; then findings=1; fi
+  printf '%-32s %12s %8s %8s %9s\n' "$name" "${executions:-?}" \
+    "$(awk '{print $2}' <<<"$coverage")" "$(awk '{print $4}' <<<"$coverage")" "$findings"
+  if [ "$findings" -ne 0 ]; then
+    failed=1
+    mkdir -p "$build/fuzz-findings/$name"
+    cp "$dir"/findings/* "$build/fuzz-findings/$name/" 2>/dev/null || true
+    cp "$dir/log" "$build/fuzz-findings/$name/log"
+    echo "--- $name (exit status $status; reproducers and log in $build/fuzz-findings/$name/):"
+    grep -m1 -A12 -E '^==[0-9]+==ERROR|runtime error|invariant broken|deadly signal' "$dir/log" || tail -20 "$dir/log"
+  fi
+done
+exit "$failed"

@@ -1,0 +1,57 @@
+// Arbitrary bytes through the shipped GPT-2 tokenizer (models/tiny-gpt2-brown):
+// - valid UTF-8 text always encodes, to ids in [0, vocab_size), and decodes back to itself;
+// - any other bytes encode or are refused with attn::Error;
+// - the input read as a list of ids (two bytes each, modulo vocab_size) decodes, and byte-level
+//   decoding is the concatenation of the tokens' bytes.
+
+#include <string>
+#include <vector>
+
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+const attn::Tokenizer& gpt2() {
+  static const auto tokenizer =
+      attn::load_tokenizer(attn::fuzz::shipped_model("tiny-gpt2-brown"), "gpt2");
+  return *tokenizer;
+}
+
+void check_round_trip(const attn::Tokenizer& tokenizer, std::string_view text) {
+  const bool valid = attn::is_valid_utf8(text);
+  attn::Encoding encoding;
+  try {
+    encoding = tokenizer.encode(text);
+  } catch (const attn::Error& e) {
+    FUZZ_CHECK(!valid, std::string("valid UTF-8 refused: ") + e.what());
+    return;
+  }
+  for (int id : encoding.ids) {
+    FUZZ_CHECK(id >= 0 && id < tokenizer.vocab_size(), "encode gave id " + std::to_string(id));
+  }
+  if (valid) {
+    FUZZ_CHECK(tokenizer.decode(encoding.ids, false) == text, "decode(encode(text)) != text");
+  }
+}
+
+void check_decode(const attn::Tokenizer& tokenizer, std::string_view bytes) {
+  std::vector<int> ids;
+  std::string concatenated;
+  for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
+    const int id = (uint8_t(bytes[i]) << 8 | uint8_t(bytes[i + 1])) % tokenizer.vocab_size();
+    ids.push_back(id);
+    concatenated += tokenizer.decode(std::vector<int>{id}, false);
+  }
+  FUZZ_CHECK(tokenizer.decode(ids, false) == concatenated,
+             "decode(ids) is not the concatenation of each token's bytes");
+  (void)tokenizer.decode(ids, true);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  check_round_trip(gpt2(), bytes);
+  check_decode(gpt2(), bytes);
+  return 0;
+}

@@ -1,0 +1,147 @@
+#pragma once
+
+// Shared by the libFuzzer harnesses: a scratch folder for the files a loader reads, splitting
+// one fuzz input into several files, and the invariants every loaded tokenizer must satisfy.
+// A harness reports a broken invariant with check(), which aborts: libFuzzer then saves the
+// input as a reproducer, as it does for a crash.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/unicode.h"
+
+namespace attn::fuzz {
+
+// Where the shipped models are (compiled in by tests/fuzz/CMakeLists.txt).
+inline std::filesystem::path shipped_model(const char* name) {
+  return std::filesystem::path(ATTN_MODELS_DIR) / name;
+}
+
+#define FUZZ_CHECK(condition, message) \
+  ::attn::fuzz::check(condition, #condition, message, __FILE__, __LINE__)
+
+inline void check(bool holds, const char* condition, const std::string& message, const char* file,
+                  int line) {
+  if (holds) return;
+  std::fprintf(stderr, "%s:%d: invariant broken: %s (%s)\n", file, line, message.c_str(),
+               condition);
+  std::abort();
+}
+
+// One folder per fuzzing process, in memory (/dev/shm) when possible, removed at exit. Files
+// are rewritten for every input.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const std::filesystem::path base = std::filesystem::is_directory("/dev/shm")
+                                           ? "/dev/shm"
+                                           : std::filesystem::temp_directory_path();
+    path_ = base / ("attn-fuzz-" + std::to_string(getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+  void write(const std::string& name, std::string_view bytes) const {
+    std::ofstream out(path_ / name, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    FUZZ_CHECK(bool(out), "cannot write the scratch file " + (path_ / name).string());
+  }
+  void remove(const std::string& name) const { std::filesystem::remove(path_ / name); }
+  // A symbolic link to a shipped file, so that large real files are never copied.
+  void link(const std::string& name, const std::filesystem::path& target) const {
+    std::filesystem::remove(path_ / name);
+    std::filesystem::create_symlink(target, path_ / name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Harnesses that need several files take them from one input, separated by this string (also
+// in their .dict). It cannot occur in a real text or JSON file: it contains NUL bytes.
+constexpr std::string_view kFileSeparator{"\0--next-file--\0", 15};
+
+// The input cut at each separator: {first file, second file, ...}.
+inline std::vector<std::string_view> split_files(std::string_view input) {
+  std::vector<std::string_view> files;
+  for (std::size_t at; (at = input.find(kFileSeparator)) != std::string_view::npos;) {
+    files.push_back(input.substr(0, at));
+    input.remove_prefix(at + kFileSeparator.size());
+  }
+  files.push_back(input);
+  return files;
+}
+
+// Writes `bytes` as `name`, or removes `name` when the input has no such part.
+inline void write_optional(const ScratchDir& dir, const std::string& name,
+                           const std::vector<std::string_view>& files, std::size_t index) {
+  if (index < files.size()) {
+    dir.write(name, files[index]);
+  } else {
+    dir.remove(name);
+  }
+}
+
+// Text that every tokenizer is asked to encode after loading: ASCII, accents, CJK, an emoji,
+// control characters, runs of spaces, and the special tokens of both families.
+constexpr std::string_view kSampleText =
+    "Hello, world! The jury said \"it's 1,234.5%\" -- naïve café, Ωmega, 東京, 🙂\t\r\n  x  "
+    "<|endoftext|> [CLS] a [SEP] b [MASK] [UNK] ##ing";
+
+// What any tokenizer that loaded without an error must do: special ids in range, every id
+// has a token string, encodings hold only ids in range with one type id per token, and
+// decoding any ids in range works. `extra_text` (a part of the fuzz input) is encoded too.
+inline void check_tokenizer(const Tokenizer& tokenizer, std::string_view extra_text) {
+  const int vocab_size = tokenizer.vocab_size();
+  FUZZ_CHECK(vocab_size >= 0, "negative vocab_size " + std::to_string(vocab_size));
+  auto in_range = [&](int id) { return id >= 0 && id < vocab_size; };
+  if (auto eos = tokenizer.eos_id()) FUZZ_CHECK(in_range(*eos), "eos id " + std::to_string(*eos));
+  if (auto mask = tokenizer.mask_id()) {
+    FUZZ_CHECK(in_range(*mask), "mask id " + std::to_string(*mask));
+  }
+  // The first ids and the last one (a sparse vocabulary can be large and mostly holes).
+  std::vector<int> ids;
+  for (int id = 0; id < std::min(vocab_size, 1 << 16); ++id) ids.push_back(id);
+  if (vocab_size > (1 << 16)) ids.push_back(vocab_size - 1);
+  for (int id : ids) {
+    (void)tokenizer.token_string(id);
+    (void)tokenizer.is_special(id);
+  }
+  (void)tokenizer.decode(ids, false);
+  (void)tokenizer.decode(ids, true);
+
+  for (std::string_view text : {kSampleText, extra_text}) {
+    Encoding encoding;
+    try {
+      encoding = tokenizer.encode(text);
+    } catch (const Error&) {
+      continue;  // e.g. a character the vocabulary cannot express, and no unknown token
+    }
+    FUZZ_CHECK(encoding.type_ids.size() == encoding.ids.size(),
+               std::to_string(encoding.ids.size()) + " ids but " +
+                   std::to_string(encoding.type_ids.size()) + " type ids");
+    for (int id : encoding.ids) FUZZ_CHECK(in_range(id), "encode gave id " + std::to_string(id));
+    (void)tokenizer.decode(encoding.ids, false);
+    (void)tokenizer.decode(encoding.ids, true);
+  }
+}
+
+}  // namespace attn::fuzz
