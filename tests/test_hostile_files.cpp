@@ -204,7 +204,20 @@ TEST_F(HostileFilesTest, SafetensorsMetadataWithANonStringValue) {
                  [](const fs::path& file) {
                    edit_header(file, [](json& header) { header["__metadata__"]["format"] = 5; });
                  },
-                 {"__metadata__ must map names to strings", "\"format\":5"});
+                 {"header: __metadata__ must map names to strings"});
+}
+
+// Ten million numbers: read as a JSON value, they alone would take hundreds of megabytes.
+TEST_F(HostileFilesTest, SafetensorsMetadataWithAHugeArray) {
+  expect_refused(kGpt2, "model.safetensors",
+                 [](const fs::path& file) {
+                   std::string numbers = "[";
+                   for (int i = 0; i < 10'000'000; ++i) numbers += "1,";
+                   numbers.back() = ']';
+                   insert_first_header_member(file,
+                                              R"("__metadata__": {"format": )" + numbers + "}");
+                 },
+                 {"header: __metadata__ must map names to strings"});
 }
 
 TEST_F(HostileFilesTest, SafetensorsDuplicateTensorName) {

@@ -120,14 +120,43 @@ void check_json_depth(std::string_view text, const std::string& file, std::strin
   }
 }
 
-nlohmann::json parse_json(std::string_view text, const std::string& file, std::string_view part,
-                          const nlohmann::json::parser_callback_t& callback) {
+nlohmann::json parse_json(std::string_view text, const std::string& file, std::string_view part) {
   check_json_depth(text, file, part);
   try {
-    return json::parse(text.begin(), text.end(), callback);
+    return json::parse(text.begin(), text.end());
   } catch (const json::exception& error) {
     throw Error(invalid_json_message(file, part, error));
   }
+}
+
+void check_json(std::string_view text, const std::string& file, std::string_view part) {
+  // A SAX handler that keeps nothing: only the syntax is checked.
+  class SyntaxCheck final : public json::json_sax_t {
+   public:
+    SyntaxCheck(const std::string& file, std::string_view part) : file_(file), part_(part) {}
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const json::exception& error) override {
+      throw Error(invalid_json_message(file_, part_, error));
+    }
+
+   private:
+    const std::string& file_;
+    std::string_view part_;
+  };
+  check_json_depth(text, file, part);
+  SyntaxCheck check(file, part);
+  json::sax_parse(text, &check);
 }
 
 std::string invalid_json_message(const std::string& file, std::string_view part,

@@ -31,14 +31,17 @@ nlohmann::json read_json_file(const std::filesystem::path& path,
 
 // Parses JSON text from `file`, as read_json_file does. `part` names the part of the file the
 // text is ("header" gives "<file>: header is not valid JSON (...)"); empty for the whole file.
-// `callback`, when given, sees every value as it is parsed (nlohmann's parser callback).
 nlohmann::json parse_json(std::string_view text, const std::string& file,
-                          std::string_view part = {},
-                          const nlohmann::json::parser_callback_t& callback = nullptr);
+                          std::string_view part = {});
 
 // Refuses text whose arrays and objects nest deeper than kMaxJsonDepth, naming file and part as
 // parse_json does. For readers that parse with nlohmann's SAX interface.
 void check_json_depth(std::string_view text, const std::string& file, std::string_view part = {});
+
+// Refuses text that is not valid JSON or nests too deep, as parse_json does, without building
+// anything from it. For readers that take the text apart with nlohmann's SAX interface and want
+// syntax errors reported before anything they find in the content.
+void check_json(std::string_view text, const std::string& file, std::string_view part = {});
 
 // "<file>: [<part> is ]not valid JSON (<what nlohmann found, briefly>)", for a parse error or a
 // number out of range, including those a SAX reader's parse_error() receives.

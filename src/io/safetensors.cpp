@@ -57,17 +57,210 @@ float half_to_float(uint16_t half) {
 
 float bfloat16_to_float(uint16_t value) { return std::bit_cast<float>(uint32_t(value) << 16); }
 
-// The optional "__metadata__" entry maps names to strings ({"format": "pt"}); attn does not use
-// it, but a file whose header breaks the format is refused, as the safetensors library does.
-void check_metadata(const nlohmann::json& metadata, const std::string& file) {
-  const bool all_strings =
-      metadata.is_object() && std::all_of(metadata.begin(), metadata.end(),
-                                          [](const nlohmann::json& v) { return v.is_string(); });
-  if (!all_strings) {
-    throw Error(file + ": header: __metadata__ must map names to strings, got " +
-                brief_json(metadata));
+// Reads the header's entries into TensorInfo as the parser goes, without building the whole
+// document: a hostile 100 MB header of tiny entries, or of one huge array, would take gigabytes
+// as a JSON value. Every entry is checked against the format and the data section (data_size
+// bytes) when its object closes.
+//   {"__metadata__": {"format": "pt"},
+//    "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}, ...}
+class HeaderReader final : public nlohmann::json::json_sax_t {
+ public:
+  HeaderReader(const std::string& file, std::size_t data_size,
+               std::map<std::string, TensorInfo>& tensors)
+      : file_(file), data_size_(data_size), tensors_(tensors) {}
+
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) return enter();
+    if (depth_ == 1) {
+      entry_ = {};
+      return enter();
+    }
+    if (depth_ == 2) {
+      if (in_metadata_) fail_metadata();
+      if (is_entry_field()) fail_entry();
+      list_ = List::kIgnored;
+    }
+    if (depth_ > 2 && list_ != List::kIgnored) fail_list_item();
+    return enter();
   }
-}
+
+  bool start_array(std::size_t) override {
+    if (depth_ <= 1) return scalar();
+    if (depth_ == 2) {
+      if (in_metadata_) fail_metadata();
+      if (field_ == "dtype") fail_entry();
+      list_ = field_ == "shape"          ? List::kShape
+              : field_ == "data_offsets" ? List::kOffsets
+                                         : List::kIgnored;
+      (list_ == List::kShape ? entry_.has_shape : entry_.has_offsets) |= list_ != List::kIgnored;
+    }
+    if (depth_ > 2 && list_ != List::kIgnored) fail_list_item();
+    return enter();
+  }
+
+  bool end_object() override {
+    --depth_;
+    if (depth_ == 1 && !in_metadata_) finish_entry();
+    return true;
+  }
+
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+
+  bool key(string_t& key) override {
+    if (depth_ == 1) {
+      in_metadata_ = key == "__metadata__";
+      if (in_metadata_ ? std::exchange(saw_metadata_, true) : tensors_.contains(key)) {
+        throw Error(file_ + ": tensor '" + brief_text(key) + "' appears twice in the header");
+      }
+      name_ = std::move(key);
+    } else if (depth_ == 2) {
+      field_ = std::move(key);
+    }
+    return true;
+  }
+
+  bool string(string_t& value) override {
+    if (depth_ == 2 && !in_metadata_ && field_ == "dtype") {
+      entry_.dtype = std::move(value);
+      entry_.has_dtype = true;
+      return true;
+    }
+    if (depth_ == 2 && in_metadata_) return true;
+    return scalar();
+  }
+
+  bool number_unsigned(number_unsigned_t value) override {
+    if (depth_ == 3 && list_ == List::kShape) {
+      if (entry_.shape.size() == kMaxDimensions) {
+        throw Error(where() + ": shape has more than " + std::to_string(kMaxDimensions) +
+                    " dimensions");
+      }
+      entry_.shape.push_back(value);
+      return true;
+    }
+    if (depth_ == 3 && list_ == List::kOffsets) {
+      if (entry_.offsets.size() == 2) fail_entry();
+      entry_.offsets.push_back(value);
+      return true;
+    }
+    return scalar();
+  }
+
+  bool null() override { return scalar(); }
+  bool boolean(bool) override { return scalar(); }
+  bool number_integer(number_integer_t) override { return scalar(); }
+  bool number_float(number_float_t, const string_t&) override { return scalar(); }
+  bool binary(binary_t&) override { return scalar(); }
+
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::json::exception& error) override {
+    throw Error(invalid_json_message(file_, "header", error));  // not reached after check_json
+  }
+
+ private:
+  // More dimensions than any real tensor has; keeps a hostile shape from filling memory.
+  static constexpr std::size_t kMaxDimensions = 64;
+
+  // The entry being read, as the file gives it.
+  struct Entry {
+    std::string dtype;
+    std::vector<uint64_t> shape;
+    std::vector<uint64_t> offsets;
+    bool has_dtype = false, has_shape = false, has_offsets = false;
+  };
+  // The array being read inside an entry.
+  enum class List { kShape, kOffsets, kIgnored };
+
+  bool enter() {
+    ++depth_;
+    return true;
+  }
+
+  bool is_entry_field() const {
+    return field_ == "dtype" || field_ == "shape" || field_ == "data_offsets";
+  }
+
+  // Any value other than those the handlers above take: fine in fields attn does not know,
+  // an error anywhere else.
+  bool scalar() {
+    if (depth_ == 0) throw Error(file_ + ": header is not a JSON object");
+    if (depth_ == 1) in_metadata_ ? fail_metadata() : fail_entry();
+    if (depth_ == 2) {
+      if (in_metadata_) fail_metadata();
+      if (is_entry_field()) fail_entry();
+      return true;
+    }
+    if (list_ != List::kIgnored) fail_list_item();
+    return true;
+  }
+
+  std::string where() const { return file_ + ": tensor '" + brief_text(name_) + "'"; }
+
+  [[noreturn]] void fail_entry() const {
+    throw Error(where() + ": entry must have dtype, shape and data_offsets [begin, end]");
+  }
+  [[noreturn]] void fail_metadata() const {
+    throw Error(file_ + ": header: __metadata__ must map names to strings");
+  }
+  [[noreturn]] void fail_list_item() const {
+    throw Error(where() + (list_ == List::kShape ? ": shape entries" : ": data_offsets") +
+                " must be non-negative integers");
+  }
+
+  void finish_entry() {
+    if (!entry_.has_dtype || !entry_.has_shape || !entry_.has_offsets ||
+        entry_.offsets.size() != 2) {
+      fail_entry();
+    }
+    TensorInfo tensor;
+    tensor.dtype = std::move(entry_.dtype);
+    const std::size_t element_size = dtype_size(tensor.dtype);
+    if (element_size == 0) {
+      throw Error(where() + ": unknown dtype '" + brief_text(tensor.dtype) + "'");
+    }
+    uint64_t elements = 1;
+    for (const uint64_t size : entry_.shape) {
+      // Checked before multiplying: the product of two large sizes can wrap around to 0.
+      if (size != 0 && elements > kMaxElements / size) {
+        throw Error(where() + ": shape " + nlohmann::json(entry_.shape).dump() +
+                    " is impossibly large");
+      }
+      tensor.shape.push_back(static_cast<int64_t>(size));
+      elements *= size;
+    }
+    const uint64_t begin = entry_.offsets[0];
+    const uint64_t end = entry_.offsets[1];
+    const std::string offsets =
+        "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
+    if (begin > end) throw Error(where() + ": " + offsets + " end before they begin");
+    if (end > data_size_) {
+      throw Error(where() + ": " + offsets + " run past the end of the data section (" +
+                  std::to_string(data_size_) + " bytes; is the file truncated?)");
+    }
+    if (end - begin != elements * element_size) {
+      throw Error(where() + ": " + offsets + " cover " + std::to_string(end - begin) +
+                  " bytes but shape " + shape_string(tensor.shape) + " of " + tensor.dtype +
+                  " needs " + std::to_string(elements * element_size));
+    }
+    tensor.begin = begin;
+    tensor.end = end;
+    tensors_.emplace(std::move(name_), std::move(tensor));
+  }
+
+  const std::string& file_;
+  const std::size_t data_size_;
+  std::map<std::string, TensorInfo>& tensors_;
+  int depth_ = 0;             // objects and arrays open around the parser
+  bool in_metadata_ = false;  // inside the value of "__metadata__"
+  bool saw_metadata_ = false;
+  std::string name_;   // the current top-level key
+  std::string field_;  // the current key inside an entry
+  List list_ = List::kIgnored;
+  Entry entry_;
+};
 
 }  // namespace
 
@@ -116,83 +309,12 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
     data_ = mapping_ + 8 + header_size;
     const std::size_t data_size = mapping_size_ - 8 - header_size;
 
-    // A repeated tensor name would otherwise silently replace the first entry.
-    std::set<std::string> names;
-    const auto reject_repeated_names = [&](int depth, nlohmann::json::parse_event_t event,
-                                           nlohmann::json& parsed) {
-      if (depth == 1 && event == nlohmann::json::parse_event_t::key &&
-          !names.insert(parsed.get<std::string>()).second) {
-        throw Error(file + ": tensor '" + brief_text(parsed.get<std::string>()) +
-                    "' appears twice in the header");
-      }
-      return true;
-    };
-    const nlohmann::json header =
-        parse_json(std::string_view(reinterpret_cast<const char*>(mapping_ + 8), header_size), file,
-                   "header", reject_repeated_names);
-    if (!header.is_object()) throw Error(file + ": header is not a JSON object");
-
-    for (const auto& [name, entry] : header.items()) {
-      if (name == "__metadata__") {
-        check_metadata(entry, file);
-        continue;
-      }
-      const std::string where = file + ": tensor '" + brief_text(name) + "'";
-      const auto field = [&](const char* key) {
-        const auto it = entry.is_object() ? entry.find(key) : entry.end();
-        return it == entry.end() ? nullptr : &*it;
-      };
-      const nlohmann::json* dtype = field("dtype");
-      const nlohmann::json* shape = field("shape");
-      const nlohmann::json* data_offsets = field("data_offsets");
-      if (!dtype || !dtype->is_string() || !shape || !shape->is_array() || !data_offsets ||
-          !data_offsets->is_array() || data_offsets->size() != 2) {
-        throw Error(where + ": entry must have dtype, shape and data_offsets [begin, end]");
-      }
-      TensorInfo tensor;
-      tensor.dtype = dtype->get<std::string>();
-      const std::size_t element_size = dtype_size(tensor.dtype);
-      if (element_size == 0) {
-        throw Error(where + ": unknown dtype '" + brief_text(tensor.dtype) + "'");
-      }
-      uint64_t elements = 1;
-      for (const auto& dim : *shape) {
-        if (!dim.is_number_unsigned()) {
-          throw Error(where + ": shape entries must be non-negative integers, got " +
-                      brief_json(*shape));
-        }
-        const auto size = dim.get<uint64_t>();
-        // Checked before multiplying: the product of two large sizes can wrap around to 0.
-        if (size != 0 && elements > kMaxElements / size) {
-          throw Error(where + ": shape " + brief_json(*shape) + " is impossibly large");
-        }
-        tensor.shape.push_back(static_cast<int64_t>(size));
-        elements *= size;
-      }
-      for (const auto& offset : *data_offsets) {
-        if (!offset.is_number_unsigned()) {
-          throw Error(where + ": data_offsets must be non-negative integers, got " +
-                      brief_json(*data_offsets));
-        }
-      }
-      const auto begin = (*data_offsets)[0].get<uint64_t>();
-      const auto end = (*data_offsets)[1].get<uint64_t>();
-      const std::string offsets =
-          "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
-      if (begin > end) throw Error(where + ": " + offsets + " end before they begin");
-      if (end > data_size) {
-        throw Error(where + ": " + offsets + " run past the end of the data section (" +
-                    std::to_string(data_size) + " bytes; is the file truncated?)");
-      }
-      if (end - begin != elements * element_size) {
-        throw Error(where + ": " + offsets + " cover " + std::to_string(end - begin) +
-                    " bytes but shape " + shape_string(tensor.shape) + " of " + tensor.dtype +
-                    " needs " + std::to_string(elements * element_size));
-      }
-      tensor.begin = begin;
-      tensor.end = end;
-      tensors_.emplace(name, std::move(tensor));
-    }
+    const std::string_view header_text(reinterpret_cast<const char*>(mapping_ + 8), header_size);
+    // Syntax first, so that broken JSON is reported as such rather than as whatever entry the
+    // reader below was in when the text broke off.
+    check_json(header_text, file, "header");
+    HeaderReader reader(file, data_size, tensors_);
+    nlohmann::json::sax_parse(header_text, &reader);
 
     std::vector<std::pair<std::size_t, const std::string*>> ranges;
     for (const auto& [name, tensor] : tensors_) {
