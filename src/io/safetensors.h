@@ -19,10 +19,11 @@ struct TensorInfo {
 };
 
 // A safetensors file, memory-mapped read-only. The constructor validates everything the header
-// claims before anything is used: header length within the file (and at most 100 MB), valid
-// JSON, known dtypes, data_offsets inside the data section, not overlapping, and each byte range
-// exactly shape x dtype size. F32 tensors are used in place (no copy); F16 and BF16 are
-// converted to F32 once, when first asked for.
+// claims before anything is used: a regular file (opened without blocking, so a FIFO cannot hang
+// it), header length within the file (and at most 100 MB), valid JSON nested at most
+// kMaxJsonDepth deep, each tensor named once, known dtypes, data_offsets inside the data section,
+// not overlapping, and each byte range exactly shape x dtype size. F32 tensors are used in place
+// (no copy); F16 and BF16 are converted to F32 once, when first asked for.
 class SafeTensors {
  public:
   explicit SafeTensors(const std::filesystem::path& path);
