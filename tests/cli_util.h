@@ -198,7 +198,7 @@ inline FolderSnapshot snapshot(const std::filesystem::path& dir) {
     if (S_ISREG(info.st_mode) && info.st_size <= kHashedBytes) {
       state.content_hash = std::hash<std::string>()(read_file(entry.path()));
     }
-    files[std::filesystem::relative(entry.path(), dir).string()] = state;
+    files[entry.path().lexically_relative(dir).string()] = state;
   }
   return files;
 }

@@ -357,7 +357,8 @@ const float* SafeTensors::floats(const std::string& name, std::span<const int64_
   }
   std::vector<float>& values = converted_.emplace_back(count);
   if (tensor->dtype == "F32") {
-    std::memcpy(values.data(), bytes, count * sizeof(float));
+    // An empty vector's data() may be null, which memcpy must not be given even for 0 bytes.
+    if (count > 0) std::memcpy(values.data(), bytes, count * sizeof(float));
   } else if (tensor->dtype == "F16" || tensor->dtype == "BF16") {
     const bool is_half = tensor->dtype == "F16";
     for (std::size_t i = 0; i < count; ++i) {
