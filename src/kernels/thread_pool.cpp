@@ -84,8 +84,9 @@ void ThreadPool::run(int n_tasks, const std::function<void(int)>& task) {
 
 void ThreadPool::judge_sharing(double own_seconds, int own_tasks, double total_seconds,
                                int n_tasks) {
-  // The workers took every task: nothing to compare with, and nobody waited for long.
-  if (own_tasks == 0) return;
+  // The workers took every task, or none: nothing to compare with. (A worker that comes too
+  // late to take a task costs nothing: the caller has not waited for it.)
+  if (own_tasks == 0 || own_tasks == n_tasks) return;
   const double alone_seconds = own_seconds * n_tasks / own_tasks;
   if (total_seconds > alone_seconds) {
     solo_jobs_left_ = solo_jobs_after_loss_;
