@@ -598,6 +598,8 @@ TEST_F(HostileCliTest, SigtermDuringGenerationLeavesNoAttentionTemporary) {
 
 // ---- The context boundary (the tiny GPT-2's n_positions is 512) ----
 
+// The --json output of a successful run, or an empty object (not const: reading a missing key
+// of a mutable json gives null, where a const one would assert).
 json generate_json(const CommandResult& result) {
   EXPECT_EQ(result.exit_status, 0) << describe(result);
   return result.exit_status == 0 ? json::parse(result.out) : json::object();
@@ -605,7 +607,7 @@ json generate_json(const CommandResult& result) {
 
 TEST_F(HostileCliTest, PromptOfExactlyTheContextGivesOneToken) {
   const auto prompt = write_input("prompt.txt", the_times(512));
-  const json out = generate_json(
+  json out = generate_json(
       run({"generate", "--file", prompt.string(), "--json", "--temp", "0", "--ignore-eos"}));
   EXPECT_EQ(out["prompt_ids"].size(), 512u);
   EXPECT_EQ(out["generated_ids"].size(), 1u);
@@ -616,10 +618,10 @@ TEST_F(HostileCliTest, PromptOfExactlyTheContextWithoutCache) {
   const auto prompt = write_input("prompt.txt", the_times(512));
   const std::vector<std::string> args = {"generate", "--file", prompt.string(), "--json",
                                          "--temp",   "0",      "--ignore-eos"};
-  const json cached = generate_json(run(args));
+  json cached = generate_json(run(args));
   std::vector<std::string> uncached_args = args;
   uncached_args.push_back("--no-cache");
-  const json uncached = generate_json(run(uncached_args));
+  json uncached = generate_json(run(uncached_args));
   EXPECT_EQ(uncached["stop_reason"], "context");
   EXPECT_EQ(uncached["generated_ids"], cached["generated_ids"]);
 }
@@ -637,12 +639,12 @@ TEST_F(HostileCliTest, GenerationReachingTheContextStopsThere) {
   const auto prompt = write_input("prompt.txt", the_times(500));
   std::vector<std::string> args = {"generate", "--file", prompt.string(), "-n", "100", "--json",
                                    "--temp",   "0",      "--ignore-eos"};
-  const json cached = generate_json(run(args));
+  json cached = generate_json(run(args));
   // Positions 0..511 can be run, and the pass over all 512 predicts one more token.
   EXPECT_EQ(cached["generated_ids"].size(), 13u);
   EXPECT_EQ(cached["stop_reason"], "context");
   args.push_back("--no-cache");
-  const json uncached = generate_json(run(args));
+  json uncached = generate_json(run(args));
   EXPECT_EQ(uncached["generated_ids"], cached["generated_ids"]);
   EXPECT_EQ(uncached["stop_reason"], "context");
 }
@@ -650,7 +652,7 @@ TEST_F(HostileCliTest, GenerationReachingTheContextStopsThere) {
 TEST_F(HostileCliTest, AttentionOutAtTheContextHasOneLinePerToken) {
   const auto prompt = write_input("prompt.txt", the_times(510));
   const auto steps = outputs_ / "steps.jsonl";
-  const json out =
+  json out =
       generate_json(run_attn({"generate", "--file", prompt.string(), "--json", "--temp", "0",
                               "--ignore-eos", "--layers", "0", "--attention-out", steps.string()}));
   EXPECT_EQ(out["stop_reason"], "context");
@@ -662,7 +664,7 @@ TEST_F(HostileCliTest, TruncateWithMoreNewTokensThanTheContextKeepsHalf) {
   const auto prompt = write_input("prompt.txt", the_times(600));
   const CommandResult result = run({"generate", "--file", prompt.string(), "--truncate", "-n",
                                     "600", "--json", "--temp", "0", "--ignore-eos"});
-  const json out = generate_json(result);
+  json out = generate_json(result);
   EXPECT_EQ(out["prompt_ids"].size(), 256u);
   EXPECT_EQ(out["stop_reason"], "context");
   EXPECT_EQ(out["generated_ids"].size(), 512u - 256u + 1u);

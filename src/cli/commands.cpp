@@ -155,10 +155,10 @@ int run_generate(const GenerateCommand& command) {
   }
   flush_stdout();
   spdlog::info(
-      "load {:.1f} ms | prompt {} tokens, {:.1f} tokens/s | decode {} tokens, {:.1f} tokens/s | "
-      "stop: {}",
-      model->load_ms, result.prompt_tokens, prompt_rate, result.generated_ids.size(), decode_rate,
-      result.stop_reason);
+      "load {:.1f} ms | prompt {} tokens, {:.1f} tokens/s | decode {} passes, {:.1f} tokens/s | "
+      "{} new tokens, stop: {}",
+      model->load_ms, result.prompt_tokens, prompt_rate, result.decode_steps, decode_rate,
+      result.generated_ids.size(), result.stop_reason);
   return 0;
 }
 

@@ -106,8 +106,8 @@ void check_command_name(const CLI::App& app, int argc, char** argv) {
   throw UsageError("unknown command '" + shown + "' " + commands);
 }
 
-// Workers spin between tasks, so threads beyond the cores only slow attn down; the bound stops
-// a typo from asking for more threads than the system will start.
+// More threads than cores only slow attn down (the pool warns); the bound stops a typo from
+// asking for more threads than the system will start.
 constexpr int kMaxThreads = 1024;
 
 // -m, -t, -v, -q: on every subcommand.
@@ -115,7 +115,8 @@ void add_common_options(CLI::App& command, CommonOptions& common, const char* de
   common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
   command.add_option("-m,--model", common.model_dir, "Hugging Face model folder")
       ->capture_default_str();
-  command.add_option("-t,--threads", common.threads, "threads (default: all cores)")
+  command.add_option("-t,--threads", common.threads, "threads (default: the cores attn may use)")
+      ->check(whole_number<int>())
       ->check(non_negative())
       ->check(number_check("<= " + std::to_string(kMaxThreads),
                            [](double v) { return v <= kMaxThreads; }));
