@@ -46,6 +46,7 @@ done
 wait
 
 failed=0
+clean_harnesses=0
 printf '%-32s %12s %8s %8s %9s\n' harness executions cov ft findings
 for name in "${harnesses[@]}"; do
   dir=$work/$name
@@ -57,6 +58,7 @@ for name in "${harnesses[@]}"; do
   if [ "$findings" -eq 0 ] && [ "$status" -ne 0 ]; then findings=1; fi
   printf '%-32s %12s %8s %8s %9s\n' "$name" "${executions:-?}" \
     "$(awk '{print $2}' <<<"$coverage")" "$(awk '{print $4}' <<<"$coverage")" "$findings"
+  if [ "$findings" -eq 0 ]; then clean_harnesses=$((clean_harnesses + 1)); fi
   if [ "$findings" -ne 0 ]; then
     failed=1
     mkdir -p "$build/fuzz-findings/$name"
@@ -66,4 +68,5 @@ for name in "${harnesses[@]}"; do
     grep -m1 -A12 -E '^==[0-9]+==ERROR|runtime error|invariant broken|deadly signal' "$dir/log" || tail -20 "$dir/log"
   fi
 done
+echo "fuzz: $clean_harnesses passed, $((${#harnesses[@]} - clean_harnesses)) failed"
 exit "$failed"
