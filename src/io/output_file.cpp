@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 
 #include "src/base/error.h"
@@ -34,15 +36,18 @@ std::string error_text(int error) { return std::strerror(error != 0 ? error : EI
 // ---- Removing the temporary file on Ctrl-C ----
 
 // The temporary file being written, for the signal handler to remove. A handler may call only
-// async-signal-safe functions (unlink, signal, raise), so the path lives in a static buffer.
+// async-signal-safe functions (unlink, signal, raise), so the path lives in a static buffer;
+// the flag is a lock-free atomic because the handler may run on any thread (a process-directed
+// signal goes to whichever thread does not block it, often a worker of the thread pool).
 // attn writes at most one output file at a time.
 char g_temporary_path[PATH_MAX];
-volatile std::sig_atomic_t g_has_temporary = 0;
+std::atomic<bool> g_has_temporary{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void remove_temporary_and_reraise(int signal_number) {
-  if (g_has_temporary) ::unlink(g_temporary_path);
+  if (g_has_temporary.load(std::memory_order_acquire)) ::unlink(g_temporary_path);
   // Die of the signal as if there were no handler, so the parent sees what stopped attn.
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
@@ -63,21 +68,29 @@ void install_cleanup_handlers() {
   }
 }
 
-// Holds back the cleanup signals while the temporary file is created and registered, so that
-// no signal finds a file on disk that the handler does not know about.
-class CleanupSignalsBlocked {
- public:
-  CleanupSignalsBlocked() {
-    sigset_t blocked;
-    sigemptyset(&blocked);
-    for (int signal_number : kCleanupSignals) sigaddset(&blocked, signal_number);
-    ::sigprocmask(SIG_BLOCK, &blocked, &previous_);
+// Creates a new file named `prefix` + 6 random characters (as mkstemp would), registering its name
+// with the signal handler before the file exists: a signal in between finds nothing to remove,
+// never a file it does not know about (which blocking signals cannot promise in a process with
+// several threads). Returns the descriptor, or -1 with errno set.
+int create_registered_temporary(const std::string& prefix, std::string& name) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static std::mt19937_64 random(std::random_device{}());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    name = prefix;
+    for (int i = 0; i < 6; ++i) name += kAlphabet[random() % (sizeof kAlphabet - 1)];
+    std::memcpy(g_temporary_path, name.c_str(), name.size() + 1);
+    g_has_temporary.store(true, std::memory_order_release);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    const int error = errno;
+    g_has_temporary.store(false, std::memory_order_release);
+    errno = error;
+    if (error != EEXIST) return -1;
   }
-  ~CleanupSignalsBlocked() { ::sigprocmask(SIG_SETMASK, &previous_, nullptr); }
-
- private:
-  sigset_t previous_;
-};
+  errno = EEXIST;
+  return -1;
+}
 
 // ---- What an output path is ----
 
@@ -213,39 +226,37 @@ void OutputFile::create_temporary(const fs::path& final_target,
   if (hidden_name.size() + suffix.size() > NAME_MAX) {
     hidden_name.resize(NAME_MAX - suffix.size());
   }
-  std::string name = (parent / (hidden_name + suffix)).string();
-  if (name.size() >= sizeof g_temporary_path) fail("cannot open: " + error_text(ENAMETOOLONG));
+  const std::string prefix = (parent / (hidden_name + ".")).string();
+  if (prefix.size() + suffix.size() >= sizeof g_temporary_path) {
+    fail("cannot open: " + error_text(ENAMETOOLONG));
+  }
   if (g_has_temporary) throw std::logic_error("two output files written at the same time");
   install_cleanup_handlers();
-  {
-    CleanupSignalsBlocked blocked;
-    const int fd = ::mkstemp(name.data());
-    if (fd < 0) {
-      fail("cannot create a file in " + parent.string() + ": " + error_text(errno));
-    }
-    std::memcpy(g_temporary_path, name.c_str(), name.size() + 1);
-    g_has_temporary = 1;
-    temporary_ = name;
-    target_ = final_target;
-    // mkstemp makes the file private (0600). Give it the permissions of the file it replaces,
-    // or those a new file normally gets.
-    mode_t mode = 0;
-    if (existing_mode) {
-      mode = mode_t(*existing_mode);
-    } else {
-      const mode_t mask = ::umask(0);
-      ::umask(mask);
-      mode = 0666 & ~mask;
-    }
-    ::fchmod(fd, mode);
-    file_ = ::fdopen(fd, "wb");
-    if (!file_) {
-      const int error = errno;
-      ::close(fd);
-      ::unlink(name.c_str());
-      g_has_temporary = 0;
-      fail("cannot open: " + error_text(error));
-    }
+  std::string name;
+  const int fd = create_registered_temporary(prefix, name);
+  if (fd < 0) {
+    fail("cannot create a file in " + parent.string() + ": " + error_text(errno));
+  }
+  temporary_ = name;
+  target_ = final_target;
+  // It was created private (0600). Give it the permissions of the file it replaces,
+  // or those a new file normally gets.
+  mode_t mode = 0;
+  if (existing_mode) {
+    mode = mode_t(*existing_mode);
+  } else {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  ::fchmod(fd, mode);
+  file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    const int error = errno;
+    ::close(fd);
+    ::unlink(name.c_str());
+    g_has_temporary = false;
+    fail("cannot open: " + error_text(error));
   }
 }
 
@@ -254,7 +265,7 @@ OutputFile::~OutputFile() {
   if (file_) std::fclose(file_);
   if (!temporary_.empty()) {
     ::unlink(temporary_.c_str());
-    g_has_temporary = 0;
+    g_has_temporary = false;
   }
 }
 
@@ -302,7 +313,7 @@ void OutputFile::commit() {
     std::error_code error;
     fs::rename(temporary_, target_, error);
     if (error) fail("cannot write: " + error.message());
-    g_has_temporary = 0;  // after the rename: until then, a signal must still remove it
+    g_has_temporary = false;  // after the rename: until then, a signal must still remove it
   }
   committed_ = true;
 }
