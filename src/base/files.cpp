@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "src/base/error.h"
 
@@ -81,6 +82,17 @@ std::string read_input_text(const std::filesystem::path& path, const std::string
   // process has open for writing reads as empty at once.)
   ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
   return read_all(file.fd, max_bytes, name);
+}
+
+bool entry_exists(const std::filesystem::path& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
+  if (error) {
+    // Any failure other than "not there" (a name too long, a loop, no permission) leaves it to
+    // the reader to say what is wrong.
+    return error != std::errc::no_such_file_or_directory && error != std::errc::not_a_directory;
+  }
+  return std::filesystem::exists(status);
 }
 
 }  // namespace attn

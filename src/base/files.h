@@ -26,4 +26,9 @@ std::string read_model_file(const std::filesystem::path& path, std::size_t max_b
 std::string read_input_text(const std::filesystem::path& path, const std::string& what,
                             std::size_t max_bytes);
 
+// Whether there is anything at `path` (a file, a folder, a FIFO, even a dangling or looping
+// symbolic link): a model file in the wrong form must be reported by its reader, not taken for
+// an absent file. Never throws.
+bool entry_exists(const std::filesystem::path& path);
+
 }  // namespace attn

@@ -202,17 +202,6 @@ std::string brief_json(const nlohmann::json& value) {
   return cut_short(out, kMaxQuotedChars);
 }
 
-bool entry_exists(const std::filesystem::path& path) {
-  std::error_code error;
-  const std::filesystem::file_status status = std::filesystem::symlink_status(path, error);
-  if (error) {
-    // Any failure other than "not there" (a name too long, a loop, no permission) leaves it to
-    // the reader to say what is wrong.
-    return error != std::errc::no_such_file_or_directory && error != std::errc::not_a_directory;
-  }
-  return std::filesystem::exists(status);
-}
-
 // ---- JsonFile -------------------------------------------------------------------------------
 
 JsonFile::JsonFile(const std::filesystem::path& path)

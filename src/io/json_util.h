@@ -57,11 +57,6 @@ std::string brief_text(std::string_view text, std::size_t max_chars = kMaxQuoted
 // ("[128,128,128,...").
 std::string brief_json(const nlohmann::json& value);
 
-// Whether there is anything at `path` (a file, a folder, a FIFO, even a dangling or looping
-// symbolic link): a model file in the wrong form must be reported by its reader, not taken for
-// an absent file. Never throws.
-bool entry_exists(const std::filesystem::path& path);
-
 // A parsed JSON object together with the file it came from, so that every error about a field
 // names both ("config.json: field 'n_embd' must be a positive integer, got -1"). A field that is
 // null counts as absent for the optional_* readers (Hugging Face writes "n_inner": null).
