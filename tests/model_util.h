@@ -27,7 +27,7 @@ inline std::vector<float> last_logits(const Model& model, std::span<const int> i
                                       const ForwardObserver* observer = nullptr) {
   const ArchSpec& spec = model.spec();
   const int n = static_cast<int>(ids.size());
-  KVCache cache(spec.n_layer, n, spec.d_model);
+  KVCache cache(spec, n, spec.n_layer);
   RunState state(spec, n, n);
   Batch batch;
   batch.add_sequence(ids);

@@ -171,6 +171,31 @@ TEST(AttentionGolden, TinyBertCli) {
                             shared_dir() / "golden/tiny-bert-brown/attention.jsonl");
 }
 
+// Issue 8's decoder families: capture and CLI against their goldens (RoPE, ALiBi, grouped-query
+// attention, parallel blocks).
+class FamilyAttentionGolden : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { ATTN_REQUIRE_SHARED(); }
+  fs::path model_dir() const { return shared_dir() / "models" / GetParam(); }
+  fs::path golden_file() const { return shared_dir() / "golden" / GetParam() / "attention.jsonl"; }
+};
+
+TEST_P(FamilyAttentionGolden, Capture) {
+  expect_capture_matches_golden(model_dir(), golden_file());
+}
+
+TEST_P(FamilyAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden_file()); }
+
+INSTANTIATE_TEST_SUITE_P(Shared, FamilyAttentionGolden,
+                         testing::Values("tiny-llama-brown", "tiny-qwen2-random",
+                                         "tiny-llama3-random", "tiny-neox-random",
+                                         "tiny-phi-random", "tiny-bloom-random"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::erase(name, '-');
+                           return name;
+                         });
+
 TEST(AttentionGolden, RandomGpt2FullSize) {
   ATTN_REQUIRE_SHARED();
   const auto dir = random_model("gpt2");

@@ -32,7 +32,7 @@ std::vector<float> mask_logits(const Model& model, const MaskedInput& input,
                                const ForwardObserver* observer = nullptr) {
   const ArchSpec& spec = model.spec();
   const int n = int(input.ids.size());
-  KVCache cache(spec.n_layer, n, spec.d_model);
+  KVCache cache(spec, n, spec.n_layer);
   RunState state(spec, n, n);
   Batch batch;
   batch.add_sequence(input.ids, input.type_ids);

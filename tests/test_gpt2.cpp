@@ -2,81 +2,11 @@
 // top-5, cached against uncached generation, and the hidden states of every layer.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <numeric>
-
 #include "src/tasks/generate.h"
-#include "tests/golden.h"
-#include "tests/model_util.h"
+#include "tests/decoder_checks.h"
 
 namespace attn::test {
 namespace {
-
-// |Δ| <= 1e-4 + 1e-5 |golden| for every logit (issue 2).
-constexpr double kLogitAtol = 1e-4;
-constexpr double kLogitRtol = 1e-5;
-
-std::vector<int> top_ids(std::span<const float> logits, int k) {
-  std::vector<int> ids(logits.size());
-  std::iota(ids.begin(), ids.end(), 0);
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int a, int b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
-  ids.resize(k);
-  return ids;
-}
-
-void expect_logits_match(const std::filesystem::path& model_dir,
-                         const std::filesystem::path& golden_dir) {
-  auto model = load_model(model_dir);
-  const auto prompts = read_jsonl(golden_dir / "generate.jsonl");
-  double worst = 0;
-  for (int i = 0; i < 5; ++i) {
-    const auto ids = prompts[i]["prompt_ids"].get<std::vector<int>>();
-    const NpyArray golden =
-        read_npy(golden_dir / "logits" / ("prompt" + std::to_string(i) + "_last.npy"));
-    const std::vector<float> logits = last_logits(*model, ids);
-    const Comparison c = compare(logits, golden.values, kLogitAtol, kLogitRtol);
-    worst = std::max(worst, c.worst_abs);
-    EXPECT_LE(c.worst_ratio, 1.0) << "prompt " << i << ": logit " << c.worst_index << " is "
-                                  << logits[c.worst_index] << ", golden "
-                                  << golden.values[c.worst_index];
-  }
-  std::cout << "worst |logit - golden| over 5 prompts: " << worst << "\n";
-}
-
-void expect_greedy_matches(const std::filesystem::path& model_dir,
-                           const std::filesystem::path& golden_dir) {
-  auto model = load_model(model_dir);
-  double worst_top5 = 0;
-  for (const auto& line : read_jsonl(golden_dir / "generate.jsonl")) {
-    const auto prompt_ids = line["prompt_ids"].get<std::vector<int>>();
-    GenerateOptions options;
-    options.max_new_tokens = line["max_new_tokens"].get<int>();
-    options.sampling.temperature = 0;
-    options.ignore_eos = true;
-    std::vector<std::vector<float>> step_logits;
-    GenerateCallbacks callbacks;
-    callbacks.on_logits = [&](std::span<const float> logits) {
-      step_logits.emplace_back(logits.begin(), logits.end());
-    };
-    const GenerateResult result = generate(*model, prompt_ids, options, callbacks);
-    EXPECT_EQ(result.generated_ids, line["generated_ids"].get<std::vector<int>>())
-        << "prompt: " << line["prompt"];
-    const auto& top5 = line["top5_per_step"];
-    ASSERT_EQ(step_logits.size(), top5.size());
-    for (std::size_t s = 0; s < top5.size(); ++s) {
-      std::vector<int> want;
-      for (const auto& entry : top5[s]) {
-        want.push_back(entry[0].get<int>());
-        worst_top5 = std::max(worst_top5, std::abs(double(step_logits[s][entry[0].get<int>()]) -
-                                                   entry[1].get<double>()));
-      }
-      EXPECT_EQ(top_ids(step_logits[s], 5), want) << "prompt " << line["prompt"] << " step " << s;
-    }
-  }
-  std::cout << "worst |top-5 logit - golden| along the trajectories: " << worst_top5 << "\n";
-}
 
 TEST(Gpt2Golden, TinyLastLogits) {
   ATTN_REQUIRE_SHARED();
@@ -90,56 +20,14 @@ TEST(Gpt2Golden, TinyGreedyAndTop5) {
 
 TEST(Gpt2Golden, TinyHiddenStates) {
   ATTN_REQUIRE_SHARED();
-  const auto golden_dir = shared_dir() / "golden/tiny-gpt2-brown/hidden";
-  auto model = load_model(shipped_model("tiny-gpt2-brown"));
-  const auto info = read_json_file(golden_dir / "info.json");
-  const auto ids = info["ids"].get<std::vector<int>>();
-  int checked = 0;
-  ForwardObserver observer;
-  observer.on_hidden = [&](int layer, const float* hidden, int rows) {
-    char name[32];
-    if (layer < 0) {
-      std::snprintf(name, sizeof name, "embeddings.npy");
-    } else if (layer == model->spec().n_layer) {
-      std::snprintf(name, sizeof name, "final_norm.npy");
-    } else {
-      std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
-    }
-    expect_hidden_close(name, std::span(hidden, std::size_t(rows) * model->spec().d_model),
-                        read_npy(golden_dir / name));
-    ++checked;
-  };
-  last_logits(*model, ids, &observer);
-  EXPECT_EQ(checked, model->spec().n_layer + 2);
+  expect_hidden_states_match(shipped_model("tiny-gpt2-brown"),
+                             shared_dir() / "golden/tiny-gpt2-brown/hidden");
 }
 
 TEST(Gpt2Generate, CachedEqualsUncached) {
-  auto model = load_model(shipped_model("tiny-gpt2-brown"));
-  for (const char* prompt :
-       {"The", "It was a dark and stormy night, and", "In 1961 the city council"}) {
-    const auto ids = model->tokenizer->encode(prompt).ids;
-    GenerateOptions options;
-    options.max_new_tokens = 40;
-    options.sampling.temperature = 0;
-    options.ignore_eos = true;
-    std::vector<std::vector<float>> cached_logits, uncached_logits;
-    GenerateCallbacks cached_callbacks, uncached_callbacks;
-    cached_callbacks.on_logits = [&](std::span<const float> l) {
-      cached_logits.emplace_back(l.begin(), l.end());
-    };
-    uncached_callbacks.on_logits = [&](std::span<const float> l) {
-      uncached_logits.emplace_back(l.begin(), l.end());
-    };
-    const auto cached = generate(*model, ids, options, cached_callbacks);
-    options.use_cache = false;
-    const auto uncached = generate(*model, ids, options, uncached_callbacks);
-    EXPECT_EQ(cached.generated_ids, uncached.generated_ids) << prompt;
-    ASSERT_EQ(cached_logits.size(), uncached_logits.size());
-    for (std::size_t s = 0; s < cached_logits.size(); ++s) {
-      const Comparison c = compare(cached_logits[s], uncached_logits[s], kLogitAtol, kLogitRtol);
-      EXPECT_LE(c.worst_ratio, 1.0) << prompt << " step " << s << ": worst |Δ| " << c.worst_abs;
-    }
-  }
+  expect_cached_equals_uncached(
+      shipped_model("tiny-gpt2-brown"),
+      {"The", "It was a dark and stormy night, and", "In 1961 the city council"});
 }
 
 TEST(Gpt2Generate, SameSeedSameText) {

@@ -209,13 +209,23 @@ JsonFile::JsonFile(const std::filesystem::path& path)
   if (!json_.is_object()) throw Error(path.string() + ": expected a JSON object at the top level");
 }
 
+JsonFile::JsonFile(const std::filesystem::path& path, nlohmann::json json, std::string key_prefix)
+    : path_(path), json_(std::move(json)), key_prefix_(std::move(key_prefix)) {}
+
+std::optional<JsonFile> JsonFile::optional_object(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  const nlohmann::json& value = json_.at(key);
+  if (!value.is_object()) fail(key, "must be an object, got " + brief_json(value));
+  return JsonFile(path_, value, key_prefix_ + key + ".");
+}
+
 bool JsonFile::has(const std::string& key) const {
   const auto it = json_.find(key);
   return it != json_.end() && !it->is_null();
 }
 
 void JsonFile::fail(const std::string& key, const std::string& problem) const {
-  throw Error(path_.string() + ": field '" + brief_text(key) + "' " + problem);
+  throw Error(path_.string() + ": field '" + brief_text(key_prefix_ + key) + "' " + problem);
 }
 
 std::optional<int> JsonFile::optional_positive_int(const std::string& key, int max) const {
@@ -258,6 +268,13 @@ float JsonFile::float_in_range(const std::string& key, double min, double max) c
 std::optional<std::string> JsonFile::optional_string(const std::string& key) const {
   if (!has(key)) return std::nullopt;
   return string(key);
+}
+
+std::optional<bool> JsonFile::optional_bool(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  const nlohmann::json& value = json_.at(key);
+  if (!value.is_boolean()) fail(key, "must be true or false, got " + brief_json(value));
+  return value.get<bool>();
 }
 
 std::string JsonFile::string(const std::string& key) const {

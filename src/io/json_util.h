@@ -67,6 +67,11 @@ class JsonFile {
   // Reads a config-sized file (kMaxConfigBytes) that must hold a JSON object.
   explicit JsonFile(const std::filesystem::path& path);
 
+  // A nested object, `key` of this one (e.g. config.json's rope_scaling): its errors name the
+  // field as "rope_scaling.factor". Absent when the key is missing or null; not an object is an
+  // error.
+  std::optional<JsonFile> optional_object(const std::string& key) const;
+
   const std::filesystem::path& path() const { return path_; }
   const nlohmann::json& json() const { return json_; }
   bool has(const std::string& key) const;
@@ -81,13 +86,17 @@ class JsonFile {
   std::optional<float> optional_float_in_range(const std::string& key, double min,
                                                double max) const;
   std::optional<std::string> optional_string(const std::string& key) const;
+  std::optional<bool> optional_bool(const std::string& key) const;
 
   // An error about `key` in this file.
   [[noreturn]] void fail(const std::string& key, const std::string& problem) const;
 
  private:
+  JsonFile(const std::filesystem::path& path, nlohmann::json json, std::string key_prefix);
+
   std::filesystem::path path_;
   nlohmann::json json_;
+  std::string key_prefix_;  // "" at the top level, "rope_scaling." in a nested object
 };
 
 }  // namespace attn

@@ -122,20 +122,26 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
   });
 }
 
-void layer_norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
+void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
   for (int r = 0; r < rows; ++r) {
     const float* row = x + long(r) * d;
     float* out = y + long(r) * d;
-    // Accumulate in double: d can be thousands, and HF's float32 LayerNorm is the reference.
-    double sum = 0;
-    for (int i = 0; i < d; ++i) sum += row[i];
-    const double mean = sum / d;
+    // Accumulate in double: d can be thousands, and HF's float32 norms are the reference.
+    double mean = 0;
+    if (norm.kind == NormKind::kLayerNorm) {
+      for (int i = 0; i < d; ++i) mean += row[i];
+      mean /= d;
+    }
     double squares = 0;
     for (int i = 0; i < d; ++i) squares += (row[i] - mean) * (row[i] - mean);
     const float inv_std = float(1.0 / std::sqrt(squares / d + norm.eps));
     const float mean_f = float(mean);
-    for (int i = 0; i < d; ++i)
-      out[i] = (row[i] - mean_f) * inv_std * norm.weight[i] + norm.bias[i];
+    if (norm.bias) {
+      for (int i = 0; i < d; ++i)
+        out[i] = (row[i] - mean_f) * inv_std * norm.weight[i] + norm.bias[i];
+    } else {
+      for (int i = 0; i < d; ++i) out[i] = (row[i] - mean_f) * inv_std * norm.weight[i];
+    }
   }
 }
 
@@ -161,6 +167,10 @@ void softmax_row(float* x, int n) {
 
 void add_in_place(float* y, const float* x, long n) {
   for (long i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void multiply_in_place(float* y, const float* x, long n) {
+  for (long i = 0; i < n; ++i) y[i] *= x[i];
 }
 
 }  // namespace attn

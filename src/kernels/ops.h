@@ -5,6 +5,10 @@
 
 namespace attn {
 
+// The element type of a weight matrix. Each type has its own kernels (ops.cpp, one entry per
+// type); F32 is the only one computed so far (F16 and BF16 files are converted to it at load).
+enum class WeightType { kF32 };
+
 // A linear map y = x W^T + b over weights that stay where the loader found them (usually the
 // memory-mapped file). Hugging Face stores nn.Linear weights as [out, in] and GPT-2's Conv1D as
 // [in, out]; `in_out_layout` says which. `row_stride` is the distance between rows of the stored
@@ -17,22 +21,29 @@ struct Linear {
   int out = 0;
   bool in_out_layout = false;
   int row_stride = 0;
+  WeightType type = WeightType::kF32;
 };
 
-// LayerNorm parameters: y = (x - mean) / sqrt(var + eps) * weight + bias.
+// LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (bias optional).
+// RMSNorm (Llama, Qwen2): y = x / sqrt(mean(x^2) + eps) * weight.
+enum class NormKind { kLayerNorm, kRmsNorm };
+
 struct Norm {
   const float* weight = nullptr;  // (d)
-  const float* bias = nullptr;    // (d)
+  const float* bias = nullptr;    // (d) or nullptr
   float eps = 1e-5f;
+  NormKind kind = NormKind::kLayerNorm;
 };
 
-enum class Activation { kGeluTanh, kGeluErf };
+// kGeluTanh is Hugging Face's gelu_new / gelu_pytorch_tanh (and BLOOM's gelu); kGeluErf is the
+// exact "gelu"; kSilu is x sigmoid(x) ("silu", "swish").
+enum class Activation { kGeluTanh, kGeluErf, kSilu, kRelu };
 
 // y (rows, out) = x (rows, in) . W + b
 void linear_forward(float* y, const float* x, int rows, const Linear& linear);
 
-// y (rows, d) = LayerNorm(x (rows, d)); y may equal x.
-void layer_norm_forward(float* y, const float* x, int rows, int d, const Norm& norm);
+// y (rows, d) = norm(x (rows, d)); y may equal x.
+void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm);
 
 // x (n) = activation(x), in place, spread over the thread pool.
 void activation_forward(float* x, long n, Activation activation);
@@ -45,5 +56,8 @@ void softmax_row(float* x, int n);
 
 // y (n) += x (n)
 void add_in_place(float* y, const float* x, long n);
+
+// y (n) *= x (n)
+void multiply_in_place(float* y, const float* x, long n);
 
 }  // namespace attn

@@ -10,35 +10,19 @@ namespace attn {
 ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   ModelParts parts;
   ArchSpec& spec = parts.spec;
-  spec.norm_placement = NormPlacement::kPost;
+  spec.topology = BlockTopology::kPostNorm;
   spec.causal = false;
   spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
   spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
-  spec.n_head = config.positive_int("num_attention_heads");
   spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
   spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
   spec.max_positions = config.positive_int("max_position_embeddings", kMaxPositions);
   spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
-  const float eps =
-      config.optional_float_in_range("layer_norm_eps", kMinNormEpsilon, kMaxNormEpsilon)
-          .value_or(1e-12f);
-  if (spec.d_model % spec.n_head != 0)
-    config.fail("num_attention_heads", "must divide hidden_size");
-  check_size_product(config, {{"vocab_size", spec.vocab_size}, {"hidden_size", spec.d_model}},
-                     "the word embedding");
-  check_size_product(config,
-                     {{"num_hidden_layers", spec.n_layer},
-                      {"max_position_embeddings", spec.max_positions},
-                      {"hidden_size", spec.d_model}},
-                     "the key and value cache for the full context");
-  const std::string activation = config.optional_string("hidden_act").value_or("gelu");
-  if (activation == "gelu") {
-    spec.activation = Activation::kGeluErf;
-  } else if (activation == "gelu_new" || activation == "gelu_pytorch_tanh") {
-    spec.activation = Activation::kGeluTanh;
-  } else {
-    config.fail("hidden_act", "is '" + brief_text(activation) + "', which attn does not support");
-  }
+  read_attention_heads(config, spec, "num_attention_heads", "num_key_value_heads");
+  const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
+  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
+                    "max_position_embeddings");
+  spec.activation = read_activation(config, "hidden_act", "gelu");
   const std::string position_type =
       config.optional_string("position_embedding_type").value_or("absolute");
   if (position_type != "absolute") {
@@ -48,32 +32,28 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
 
   const int64_t d = spec.d_model, ff = spec.d_ff, vocab = spec.vocab_size;
   auto dense = [&](const std::string& name, int64_t in, int64_t out) {
-    return Linear{tensors.get(name + ".weight", {out, in}),
-                  tensors.get(name + ".bias", {out}),
-                  int(in),
-                  int(out),
-                  false,
-                  int(in)};
+    return tensors.linear(name, in, out, true);
   };
   const std::string e = "embeddings.";
   parts.weights.token_embedding = tensors.get(e + "word_embeddings.weight", {vocab, d});
   parts.weights.token_type_embedding =
       tensors.get(e + "token_type_embeddings.weight", {spec.n_token_types, d});
-  parts.positions = std::make_unique<LearnedPositions>(
-      tensors.get(e + "position_embeddings.weight", {spec.max_positions, d}));
-  parts.weights.embedding_norm = tensors.norm(e + "LayerNorm", d, eps);
+  parts.positions.learned_table =
+      tensors.get(e + "position_embeddings.weight", {spec.max_positions, d});
+  parts.weights.embedding_norm = tensors.layer_norm(e + "LayerNorm", d, eps);
 
   for (int i = 0; i < spec.n_layer; ++i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
     parts.weights.layers.push_back(LayerWeights{
-        .attention_norm = tensors.norm(p + "attention.output.LayerNorm", d, eps),
-        .query = dense(p + "attention.self.query", d, d),
-        .key = dense(p + "attention.self.key", d, d),
-        .value = dense(p + "attention.self.value", d, d),
-        .attention_output = dense(p + "attention.output.dense", d, d),
-        .ffn_norm = tensors.norm(p + "output.LayerNorm", d, eps),
-        .ffn_up = dense(p + "intermediate.dense", d, ff),
-        .ffn_down = dense(p + "output.dense", ff, d),
+        .attention_norm = tensors.layer_norm(p + "attention.output.LayerNorm", d, eps),
+        .attention = {.query = dense(p + "attention.self.query", d, d),
+                      .key = dense(p + "attention.self.key", d, d),
+                      .value = dense(p + "attention.self.value", d, d),
+                      .output = dense(p + "attention.output.dense", d, d)},
+        .ffn_norm = tensors.layer_norm(p + "output.LayerNorm", d, eps),
+        .ffn = {.gate = std::nullopt,
+                .up = dense(p + "intermediate.dense", d, ff),
+                .down = dense(p + "output.dense", ff, d)},
     });
   }
 
@@ -95,11 +75,14 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   const float* decoder_weight = tensors.has("cls.predictions.decoder.weight")
                                     ? tensors.get("cls.predictions.decoder.weight", {vocab, d})
                                     : parts.weights.token_embedding;
-  parts.weights.head =
-      OutputHead{.transform = dense("cls.predictions.transform.dense", d, d),
-                 .transform_norm = tensors.norm("cls.predictions.transform.LayerNorm", d, eps),
-                 .decoder = Linear{decoder_weight, tensors.get("cls.predictions.bias", {vocab}),
-                                   int(d), int(vocab), false, int(d)}};
+  parts.weights.head = OutputHead{
+      .transform = dense("cls.predictions.transform.dense", d, d),
+      .transform_norm = tensors.layer_norm("cls.predictions.transform.LayerNorm", d, eps),
+      .decoder = Linear{.weight = decoder_weight,
+                        .bias = tensors.get("cls.predictions.bias", {vocab}),
+                        .in = int(d),
+                        .out = int(vocab),
+                        .row_stride = int(d)}};
   return parts;
 }
 

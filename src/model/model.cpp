@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <system_error>
@@ -29,10 +30,52 @@ const float* TensorSource::get(const std::string& name, std::vector<int64_t> sha
   return data;
 }
 
-Norm TensorSource::norm(const std::string& name, int64_t d, float eps) {
+Linear TensorSource::linear(const std::string& name, int64_t in, int64_t out, bool bias) {
+  return Linear{.weight = get(name + ".weight", {out, in}),
+                .bias = bias ? get(name + ".bias", {out}) : nullptr,
+                .in = int(in),
+                .out = int(out),
+                .in_out_layout = false,
+                .row_stride = int(in)};
+}
+
+Norm TensorSource::layer_norm(const std::string& name, int64_t d, float eps) {
   const bool old_names = !has(name + ".weight") && has(name + ".gamma");
-  return Norm{get(name + (old_names ? ".gamma" : ".weight"), {d}),
-              get(name + (old_names ? ".beta" : ".bias"), {d}), eps};
+  return Norm{.weight = get(name + (old_names ? ".gamma" : ".weight"), {d}),
+              .bias = get(name + (old_names ? ".beta" : ".bias"), {d}),
+              .eps = eps,
+              .kind = NormKind::kLayerNorm};
+}
+
+Norm TensorSource::rms_norm(const std::string& name, int64_t d, float eps) {
+  return Norm{.weight = get(name + ".weight", {d}), .eps = eps, .kind = NormKind::kRmsNorm};
+}
+
+AttentionWeights TensorSource::per_head_fused_qkv(const std::string& name, const ArchSpec& spec) {
+  const int64_t d = spec.d_model, head_dim = spec.head_dim, n_head = spec.n_head;
+  const int64_t width = n_head * head_dim;  // of each of q, k and v
+  const float* weight = get(name + ".weight", {3 * width, d});
+  const float* bias = get(name + ".bias", {3 * width});
+  // Stored rows: (n_head, 3, head_dim); repacked: (3, n_head, head_dim), each row d wide, and
+  // the bias likewise after them.
+  std::vector<float>& packed = repacked_.emplace_back((3 * width) * (d + 1));
+  float* packed_bias = packed.data() + 3 * width * d;
+  for (int64_t h = 0; h < n_head; ++h) {
+    for (int64_t part = 0; part < 3; ++part) {
+      const int64_t from = (h * 3 + part) * head_dim, to = part * width + h * head_dim;
+      std::copy_n(weight + from * d, head_dim * d, packed.data() + to * d);
+      std::copy_n(bias + from, head_dim, packed_bias + to);
+    }
+  }
+  auto block = [&](int part) {
+    return Linear{.weight = packed.data() + part * width * d,
+                  .bias = packed_bias + part * width,
+                  .in = int(d),
+                  .out = int(width),
+                  .in_out_layout = false,
+                  .row_stride = int(d)};
+  };
+  return AttentionWeights{.query = block(0), .key = block(1), .value = block(2), .output = {}};
 }
 
 int64_t TensorSource::parameter_count() const {
@@ -47,25 +90,6 @@ int64_t TensorSource::parameter_count() const {
 
 std::string Model::name() const { return dir.filename().string(); }
 
-void check_size_product(const JsonFile& config,
-                        std::initializer_list<std::pair<const char*, int>> factors,
-                        const char* what) {
-  std::string names, values;
-  int64_t product = 1;
-  bool too_large = false;
-  for (const auto& [name, value] : factors) {
-    names += (names.empty() ? "" : " x ") + std::string(name);
-    values += (values.empty() ? "" : " x ") + std::to_string(value);
-    // Compared before multiplying, so that the product itself cannot overflow.
-    too_large = too_large || value > kMaxElements / product;
-    if (!too_large) product *= value;
-  }
-  if (too_large) {
-    throw Error(config.path().string() + ": " + names + " = " + values + " (" + what +
-                ") is more than attn's limit of 2^40 elements");
-  }
-}
-
 namespace {
 
 struct Architecture {
@@ -79,6 +103,12 @@ const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> table = {
       {"gpt2", {"transformer.", ""}, "gpt2", map_gpt2},
       {"bert", {"bert.", ""}, "bert", map_bert},
+      {"llama", {"model.", ""}, "gpt2", map_llama},
+      {"mistral", {"model.", ""}, "gpt2", map_llama},
+      {"qwen2", {"model.", ""}, "gpt2", map_qwen2},
+      {"gpt_neox", {"gpt_neox.", ""}, "gpt2", map_gpt_neox},
+      {"phi", {"model.", ""}, "gpt2", map_phi},
+      {"bloom", {"transformer.", ""}, "gpt2", map_bloom},
   };
   return table;
 }
@@ -144,7 +174,12 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   TensorSource tensors(*model->weights_file, arch->tensor_prefixes);
   ModelParts parts = map_architecture(*arch, config, tensors);
   model->parameter_count = tensors.parameter_count();
+  model->repacked_weights = tensors.take_repacked();
   model->missing_head = parts.missing_head;
+  model->generation = read_generation_config(dir, config, vocab_size);
+  if (model->generation.eos_token_ids.empty() && model->tokenizer->eos_id()) {
+    model->generation.eos_token_ids = {*model->tokenizer->eos_id()};
+  }
   model->transformer = std::make_unique<Transformer>(parts.spec, std::move(parts.weights),
                                                      std::move(parts.positions));
   model->load_ms =

@@ -1,16 +1,17 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
-#include <initializer_list>
 #include <memory>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "src/io/json_util.h"
 #include "src/io/safetensors.h"
+#include "src/model/family_config.h"
+#include "src/model/generation_config.h"
 #include "src/model/transformer.h"
 #include "src/tokenizer/tokenizer.h"
 
@@ -25,10 +26,20 @@ class TensorSource {
 
   bool has(const std::string& name) const;
   const float* get(const std::string& name, std::vector<int64_t> shape);
+  // nn.Linear NAME.weight [out, in], with NAME.bias (out) when `bias`.
+  Linear linear(const std::string& name, int64_t in, int64_t out, bool bias);
   // A LayerNorm stored as NAME.weight/NAME.bias or, in older BERT checkpoints, NAME.gamma/beta.
-  Norm norm(const std::string& name, int64_t d, float eps);
+  Norm layer_norm(const std::string& name, int64_t d, float eps);
+  // An RMSNorm: NAME.weight only.
+  Norm rms_norm(const std::string& name, int64_t d, float eps);
+  // A fused query/key/value projection NAME [3 x n_head x head_dim, d] whose rows are grouped
+  // per head ((q, k, v) of head 0, then of head 1: GPT-NeoX, BLOOM), with its bias, repacked
+  // once into separate query, key and value blocks.
+  AttentionWeights per_head_fused_qkv(const std::string& name, const ArchSpec& spec);
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
+  // Buffers of repacked weights, which must live as long as the model.
+  std::deque<std::vector<float>> take_repacked() { return std::move(repacked_); }
 
  private:
   std::string resolve(const std::string& name) const;
@@ -36,55 +47,37 @@ class TensorSource {
   SafeTensors& file_;
   std::vector<std::string> prefixes_;
   std::set<std::string> used_;
+  std::deque<std::vector<float>> repacked_;
 };
 
-// What an architecture file produces: the generic transformer's description and weights.
+// What a family file produces: the generic transformer's description and weights.
 struct ModelParts {
   ArchSpec spec;
   TransformerWeights weights;
-  std::unique_ptr<PositionEncoding> positions;
+  PositionScheme positions;
   // Why the model has no output head, when it has none (e.g. a bare BertModel).
   std::string missing_head;
 };
 
-// Limits on the sizes config.json gives, far above every real checkpoint (the widest have
-// d_model 25600 and d_ff 4 times that, vocabularies of 262k, contexts of 10M) and low enough
-// that every size computed from them fits the ints of ArchSpec: 3 x d_model and 4 x d_model
-// (GPT-2's default d_ff) included.
-constexpr int kMaxModelWidth = 1 << 20;  // d_model
-constexpr int kMaxFfWidth = 1 << 22;     // d_ff
-constexpr int kMaxVocabSize = 1 << 24;
-constexpr int kMaxPositions = 1 << 24;
-constexpr int kMaxLayers = 1 << 12;
-constexpr int kMaxTokenTypes = 1 << 12;
-// Products of sizes (elements of the token embedding, of the KV cache for the full context) are
-// computed in 64 bits and must stay within this: 2^40 floats is 4 TB.
-constexpr int64_t kMaxElements = int64_t{1} << 40;
-// LayerNorm epsilon: BERT uses 1e-12, GPT-2 1e-5, T5 and Llama 1e-6. Anything outside this range
-// is a broken file (1e300 would make every norm output 0; 1e-300 is 0 in float).
-constexpr double kMinNormEpsilon = 1e-30;
-constexpr double kMaxNormEpsilon = 0.1;
-
-// A size that is the product of config.json fields, each given with its name, must stay within
-// kMaxElements: "config.json: n_layer x n_positions x n_embd = ... (the KV cache for the full
-// context) is more than attn's limit of ... elements". Computed in 64 bits, before anything is
-// allocated from it.
-void check_size_product(const JsonFile& config,
-                        std::initializer_list<std::pair<const char*, int>> factors,
-                        const char* what);
-
-// Architecture files: map config.json and the Hugging Face tensor names onto ModelParts.
+// Family files: map config.json and the Hugging Face tensor names onto ModelParts.
 ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_bert(const JsonFile& config, TensorSource& tensors);
+ModelParts map_llama(const JsonFile& config, TensorSource& tensors);
+ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors);
+ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors);
+ModelParts map_phi(const JsonFile& config, TensorSource& tensors);
+ModelParts map_bloom(const JsonFile& config, TensorSource& tensors);
 
 // A loaded Hugging Face model folder.
 struct Model {
   std::filesystem::path dir;
-  std::string model_type;    // config.json model_type ("gpt2", "bert")
+  std::string model_type;    // config.json model_type ("gpt2", "bert", "llama", ...)
   std::string architecture;  // config.json architectures[0], when given
   std::unique_ptr<SafeTensors> weights_file;
+  std::deque<std::vector<float>> repacked_weights;  // weights rearranged at load
   std::unique_ptr<Transformer> transformer;
   std::unique_ptr<Tokenizer> tokenizer;
+  GenerationConfig generation;
   int64_t parameter_count = 0;
   std::string missing_head;
   double load_ms = 0;

@@ -1,74 +1,78 @@
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "src/kernels/ops.h"
+#include "src/model/positions.h"
 
 namespace attn {
 
-enum class NormPlacement {
-  kPre,   // GPT-2: x = x + f(norm(x))
-  kPost,  // BERT:  x = norm(x + f(x))
+// Where the norms sit around the two sublayers of a block: the one place the families' block
+// topologies differ.
+enum class BlockTopology {
+  kPreNorm,   // GPT-2, Llama, BLOOM:  x += attn(norm1(x)); x += ffn(norm2(x))
+  kPostNorm,  // BERT:                 x = norm1(x + attn(x)); x = norm2(x + ffn(x))
+  kParallel,  // GPT-NeoX, Phi:        x += attn(norm1(x)) + ffn(norm2(x)), Phi's norm2 = norm1
 };
 
 // The architecture as data: everything that distinguishes one model family's forward pass from
-// another's. Each architecture file (arch_*.cpp) fills this in from its config.json.
+// another's. Each family file (gpt2.cpp, llama.cpp, ...) fills this in from its config.json.
 struct ArchSpec {
-  NormPlacement norm_placement = NormPlacement::kPre;
+  BlockTopology topology = BlockTopology::kPreNorm;
   Activation activation = Activation::kGeluTanh;
   bool causal = true;  // decoder (each position sees only earlier ones) or bidirectional encoder
   int n_layer = 0;
   int d_model = 0;
-  int n_head = 0;
+  int n_head = 0;     // query heads
+  int n_kv_head = 0;  // key/value heads: n_head, or fewer shared by groups (grouped-query)
+  int head_dim = 0;   // usually d_model / n_head; Llama 3 style configs may set it apart
   int d_ff = 0;
   int vocab_size = 0;
   int max_positions = 0;
   int n_token_types = 0;  // 0 when the model has no token-type (segment) embedding
+
+  int q_dim() const { return n_head * head_dim; }
+  int kv_dim() const { return n_kv_head * head_dim; }
 };
 
-// How positions enter the model. One implementation per scheme; the learned table of GPT-2 and
-// BERT is the only one in use so far (RoPE and ALiBi will act on queries/keys and scores).
-class PositionEncoding {
- public:
-  virtual ~PositionEncoding() = default;
-  // x (rows, d) += encoding of positions (rows)
-  virtual void add_to_embeddings(float* x, std::span<const int> positions, int d) const = 0;
+struct AttentionWeights {
+  Linear query;   // d_model -> q_dim
+  Linear key;     // d_model -> kv_dim
+  Linear value;   // d_model -> kv_dim
+  Linear output;  // q_dim -> d_model
 };
 
-class LearnedPositions : public PositionEncoding {
- public:
-  explicit LearnedPositions(const float* table) : table_(table) {}
-  void add_to_embeddings(float* x, std::span<const int> positions, int d) const override;
-
- private:
-  const float* table_;  // (max_positions, d)
+// Plain (up, activation, down) or gated (activation(gate) * up, then down: Llama's SwiGLU).
+struct FeedForwardWeights {
+  std::optional<Linear> gate;  // d_model -> d_ff
+  Linear up;                   // d_model -> d_ff
+  Linear down;                 // d_ff -> d_model
 };
 
 struct LayerWeights {
-  Norm attention_norm;  // pre-norm: applied to the block input; post-norm: after the residual add
-  Linear query, key, value, attention_output;
-  Norm ffn_norm;
-  Linear ffn_up, ffn_down;
+  Norm attention_norm;  // pre-norm and parallel: the block input; post-norm: after the add
+  AttentionWeights attention;
+  std::optional<Norm> ffn_norm;  // absent only in a parallel block sharing attention_norm (Phi)
+  FeedForwardWeights ffn;
 };
 
 // Hidden state -> vocabulary logits. BERT's masked-LM head first applies a dense layer, the
-// activation and a LayerNorm ("transform"); GPT-2 goes straight to the decoder.
+// activation and a LayerNorm ("transform"); decoders go straight to the decoder matrix.
 struct OutputHead {
   std::optional<Linear> transform;
   std::optional<Norm> transform_norm;
-  Linear decoder;  // (vocab, d) as [out, in]; usually the token embedding itself (tied)
+  Linear decoder;  // (vocab, d) as [out, in]; often the token embedding itself (tied)
 };
 
 struct TransformerWeights {
   const float* token_embedding = nullptr;       // (vocab, d)
   const float* token_type_embedding = nullptr;  // (n_token_types, d) or nullptr
-  std::optional<Norm> embedding_norm;           // BERT: LayerNorm right after the embeddings
+  std::optional<Norm> embedding_norm;           // BERT, BLOOM: a norm right after the embeddings
   std::vector<LayerWeights> layers;
-  std::optional<Norm> final_norm;  // GPT-2: ln_f after the last block
+  std::optional<Norm> final_norm;  // pre-norm and parallel models: after the last block
   std::optional<OutputHead> head;  // absent for a bare encoder (e.g. BertModel)
 };
 
@@ -86,7 +90,7 @@ struct SequenceSlice {
 struct Batch {
   std::vector<int> token_ids;  // (rows)
   std::vector<int> type_ids;   // (rows), or empty for all zeros
-  std::vector<int> positions;  // (rows)
+  std::vector<int> positions;  // (rows); each sequence counts from 0 at its first key
   std::vector<SequenceSlice> sequences;
   // Row r writes its key and value into cache row r + cache_offset: a decoder step at position
   // p uses cache_offset p; a packed encoder batch uses 0.
@@ -97,12 +101,14 @@ struct Batch {
   void add_sequence(std::span<const int> ids, std::span<const int> types = {}, int n_past = 0);
 };
 
-// Keys and values of every layer for up to `capacity` positions.
+// Keys and values of the first n_layers layers for up to `capacity` positions. Keys are stored
+// after the rotary embedding, so that a cached key is never rotated again.
 struct KVCache {
-  KVCache(int n_layer, int capacity, int d_model);
+  KVCache(const ArchSpec& spec, int capacity, int n_layers);
   int capacity;
-  std::vector<float> keys;    // (n_layer, capacity, d_model)
-  std::vector<float> values;  // (n_layer, capacity, d_model)
+  int kv_dim;
+  std::vector<float> keys;    // (n_layers, capacity, kv_dim)
+  std::vector<float> values;  // (n_layers, capacity, kv_dim)
 };
 
 // Scratch activations for up to `max_rows` packed rows attending over up to `max_context` keys.
@@ -110,12 +116,16 @@ struct RunState {
   RunState(const ArchSpec& spec, int max_rows, int max_context);
   int max_rows;
   int max_context;
-  std::vector<float> hidden;    // (max_rows, d_model) residual stream
-  std::vector<float> normed;    // (max_rows, d_model) input of a sublayer
-  std::vector<float> query;     // (max_rows, d_model)
-  std::vector<float> context;   // (max_rows, d_model) attention output, heads side by side
-  std::vector<float> sublayer;  // (max_rows, d_model) sublayer output before the residual add
-  std::vector<float> ffn;       // (max_rows, d_ff)
+  std::vector<float> hidden;      // (max_rows, d_model) residual stream
+  std::vector<float> normed;      // (max_rows, d_model) input of a sublayer
+  std::vector<float> query;       // (max_rows, q_dim)
+  std::vector<float> context;     // (max_rows, q_dim) attention output, heads side by side
+  std::vector<float> sublayer;    // (max_rows, d_model) attention output before the residual add
+  std::vector<float> ffn_output;  // (max_rows, d_model) feed-forward output before the add
+  std::vector<float> ffn;         // (max_rows, d_ff)
+  std::vector<float> ffn_gate;    // (max_rows, d_ff) gated feed-forwards only
+  std::vector<float> rotary_cos;  // (max_rows, rotary dim / 2) angles of this pass's positions
+  std::vector<float> rotary_sin;  // (max_rows, rotary dim / 2)
   // Attention of one sequence, each head's (queries, keys) in its own slice: a sequence has
   // at most min(max_rows, max_context) queries.
   long scores_per_head;
@@ -139,8 +149,7 @@ struct ForwardObserver {
 
 class Transformer {
  public:
-  Transformer(ArchSpec spec, TransformerWeights weights,
-              std::unique_ptr<PositionEncoding> positions);
+  Transformer(ArchSpec spec, TransformerWeights weights, PositionScheme positions);
 
   const ArchSpec& spec() const { return spec_; }
   bool has_head() const { return weights_.head.has_value(); }
@@ -156,12 +165,15 @@ class Transformer {
 
  private:
   void embed(const Batch& batch, float* hidden) const;
-  void attention(int layer, const Batch& batch, KVCache& cache, RunState& state,
+  // state.sublayer = attention of layer `layer` over `input` (rows, d_model).
+  void attention(int layer, const float* input, const Batch& batch, KVCache& cache, RunState& state,
                  const ForwardObserver* observer) const;
+  // output (rows, d_model) = feed-forward of layer `layer` over `input` (rows, d_model).
+  void feed_forward(int layer, const float* input, int rows, RunState& state, float* output) const;
 
   ArchSpec spec_;
   TransformerWeights weights_;
-  std::unique_ptr<PositionEncoding> positions_;
+  PositionScheme positions_;
 };
 
 }  // namespace attn

@@ -151,7 +151,7 @@ void capture_attention(const Model& model, const Encoding& encoding,
   const int n = int(encoding.ids.size());
   // Layers past the last selected one are never run, so they need no cache either.
   const int n_layers = selection.layers.back() + 1;
-  KVCache cache(n_layers, n, spec.d_model);
+  KVCache cache(spec, n, n_layers);
   RunState state(spec, n, n);
   Batch batch;
   batch.add_sequence(encoding.ids, encoding.type_ids);

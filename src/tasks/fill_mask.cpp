@@ -154,7 +154,7 @@ void fill_mask(const Model& model, std::span<const MaskedInput> inputs,
   for (const MaskedInput& input : inputs) max_length = std::max(max_length, int(input.ids.size()));
   // One cache and run state for all batches; an encoder batch writes its keys and values at
   // cache rows [0, rows).
-  KVCache cache(spec.n_layer, max_rows, spec.d_model);
+  KVCache cache(spec, max_rows, spec.n_layer);
   RunState state(spec, max_rows, max_length);
   std::vector<float> logits;
 

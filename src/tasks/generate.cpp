@@ -89,13 +89,13 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
                 std::to_string(spec.max_positions) + " (use --truncate to keep the last tokens)");
   }
   const int capacity = std::min<long>(spec.max_positions, long(n_prompt) + options.max_new_tokens);
-  KVCache cache(spec.n_layer, capacity, spec.d_model);
+  KVCache cache(spec, capacity, spec.n_layer);
   RunState state(spec, options.use_cache ? n_prompt : capacity, capacity);
   std::vector<float> logits(spec.vocab_size);
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
   TextStream stream(options.stop, callbacks);
-  const std::optional<int> eos = model.tokenizer->eos_id();
+  const std::vector<int>& eos_ids = model.generation.eos_token_ids;
 
   // Runs the tokens from `first` on (all of them without the cache) and leaves the logits of
   // the last one in `logits`.
@@ -119,7 +119,7 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   while (int(result.generated_ids.size()) < options.max_new_tokens) {
     if (callbacks.on_logits) callbacks.on_logits(logits);
     const int next = sampler.next(logits, ids);
-    if (eos && next == *eos && !options.ignore_eos) {
+    if (!options.ignore_eos && std::ranges::find(eos_ids, next) != eos_ids.end()) {
       result.stop_reason = "eos";
       break;
     }

@@ -43,7 +43,7 @@ void check_model(const attn::Model& model) {
   ids.resize(rows);
   attn::Batch batch;
   batch.add_sequence(ids);
-  attn::KVCache cache(spec.n_layer, rows, spec.d_model);
+  attn::KVCache cache(spec, rows, spec.n_layer);
   attn::RunState state(spec, rows, rows);
   model.transformer->forward(batch, cache, state);
   if (!model.transformer->has_head()) return;

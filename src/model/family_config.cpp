@@ -1,0 +1,141 @@
+#include "src/model/family_config.h"
+
+#include <string>
+
+#include "src/base/error.h"
+
+namespace attn {
+
+void check_size_product(const JsonFile& config,
+                        std::initializer_list<std::pair<const char*, int>> factors,
+                        const char* what) {
+  std::string names, values;
+  int64_t product = 1;
+  bool too_large = false;
+  for (const auto& [name, value] : factors) {
+    names += (names.empty() ? "" : " x ") + std::string(name);
+    values += (values.empty() ? "" : " x ") + std::to_string(value);
+    // Compared before multiplying, so that the product itself cannot overflow.
+    too_large = too_large || value > kMaxElements / product;
+    if (!too_large) product *= value;
+  }
+  if (too_large) {
+    throw Error(config.path().string() + ": " + names + " = " + values + " (" + what +
+                ") is more than attn's limit of 2^40 elements");
+  }
+}
+
+void check_model_sizes(const JsonFile& config, const ArchSpec& spec, const char* vocab_key,
+                       const char* width_key, const char* layers_key, const char* positions_key) {
+  check_size_product(config, {{vocab_key, spec.vocab_size}, {width_key, spec.d_model}},
+                     "the token embedding");
+  // Named by the width field when keys and values are as wide as the model (no grouped-query
+  // attention, no head_dim of its own).
+  const char* kv_width_key = spec.kv_dim() == spec.d_model ? width_key : "key/value width";
+  check_size_product(config,
+                     {{layers_key, spec.n_layer},
+                      {positions_key, spec.max_positions},
+                      {kv_width_key, spec.kv_dim()}},
+                     "the KV cache for the full context");
+}
+
+Activation read_activation(const JsonFile& config, const char* key, const char* default_name) {
+  const std::string name = config.optional_string(key).value_or(default_name);
+  if (name == "gelu") return Activation::kGeluErf;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") {
+    return Activation::kGeluTanh;
+  }
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  if (name == "relu") return Activation::kRelu;
+  config.fail(key, "is '" + brief_text(name) +
+                       "', which attn does not support (known: gelu, gelu_new, "
+                       "gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
+}
+
+float read_norm_eps(const JsonFile& config, const char* key, float default_value) {
+  return config.optional_float_in_range(key, kMinNormEpsilon, kMaxNormEpsilon)
+      .value_or(default_value);
+}
+
+void read_attention_heads(const JsonFile& config, ArchSpec& spec, const char* heads_key,
+                          const char* kv_heads_key) {
+  spec.n_head = config.positive_int(heads_key, kMaxHeads);
+  spec.n_kv_head = config.optional_positive_int(kv_heads_key, kMaxHeads).value_or(spec.n_head);
+  if (spec.n_head % spec.n_kv_head != 0) {
+    config.fail(kv_heads_key, "is " + std::to_string(spec.n_kv_head) + ", which does not divide " +
+                                  heads_key + " = " + std::to_string(spec.n_head));
+  }
+  if (config.has("head_dim")) {
+    spec.head_dim = config.positive_int("head_dim", kMaxModelWidth);
+    check_size_product(config, {{heads_key, spec.n_head}, {"head_dim", spec.head_dim}},
+                       "the query width");
+  } else {
+    if (spec.d_model % spec.n_head != 0) {
+      config.fail(heads_key, "is " + std::to_string(spec.n_head) +
+                                 ", which does not divide the hidden size " +
+                                 std::to_string(spec.d_model) + " (and no head_dim is given)");
+    }
+    spec.head_dim = spec.d_model / spec.n_head;
+  }
+  if (int64_t(spec.n_head) * spec.head_dim > kMaxModelWidth) {
+    config.fail(heads_key,
+                "times head_dim is more than attn's limit of " + std::to_string(kMaxModelWidth));
+  }
+}
+
+namespace {
+
+// config.json's rope_scaling: null, or {"type" (or "rope_type"): ..., "factor": ..., ...}.
+void read_rope_scaling(const JsonFile& config, const ArchSpec& spec, RotaryEmbedding& rotary) {
+  const std::optional<JsonFile> scaling = config.optional_object("rope_scaling");
+  if (!scaling) return;
+  const char* type_key = scaling->has("rope_type") ? "rope_type" : "type";
+  const std::string type = scaling->string(type_key);
+  if (type == "default") return;
+  rotary.factor = scaling->float_in_range("factor", 1e-6, 1e6);
+  if (type == "linear") {
+    rotary.scaling = RotaryEmbedding::Scaling::kLinear;
+  } else if (type == "dynamic") {
+    rotary.scaling = RotaryEmbedding::Scaling::kDynamic;
+    rotary.original_max_positions = spec.max_positions;
+  } else if (type == "llama3") {
+    rotary.scaling = RotaryEmbedding::Scaling::kLlama3;
+    rotary.low_freq_factor = scaling->float_in_range("low_freq_factor", 1e-6, 1e6);
+    rotary.high_freq_factor = scaling->float_in_range("high_freq_factor", 1e-6, 1e6);
+    if (rotary.high_freq_factor <= rotary.low_freq_factor) {
+      scaling->fail("high_freq_factor", "must be larger than low_freq_factor");
+    }
+    rotary.original_max_positions =
+        scaling->positive_int("original_max_position_embeddings", kMaxPositions);
+  } else {
+    scaling->fail(type_key, "is '" + brief_text(type) +
+                                "', which attn does not implement (known: linear, dynamic, "
+                                "llama3)");
+  }
+}
+
+}  // namespace
+
+RotaryEmbedding read_rotary(const JsonFile& config, const ArchSpec& spec, const char* fraction_key,
+                            float default_fraction, float theta) {
+  double fraction = default_fraction;
+  if (config.has(fraction_key)) {
+    fraction = config.float_in_range(fraction_key, 0, 1);
+    fraction = config.json()[fraction_key].get<double>();  // the exact value, not its float
+    if (fraction <= 0) config.fail(fraction_key, "must be more than 0 and at most 1, got 0");
+  }
+  RotaryEmbedding rotary;
+  // As Hugging Face: int(head_dim * fraction).
+  rotary.dim = int(spec.head_dim * fraction);
+  if (rotary.dim < 2 || rotary.dim % 2 != 0) {
+    config.fail(fraction_key, "gives a rotary dimension of " + std::to_string(rotary.dim) +
+                                  " (of head_dim " + std::to_string(spec.head_dim) +
+                                  "); it must be even and at least 2");
+  }
+  rotary.theta = theta;
+  read_rope_scaling(config, spec, rotary);
+  rotary.init();
+  return rotary;
+}
+
+}  // namespace attn

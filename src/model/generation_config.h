@@ -1,0 +1,28 @@
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "src/io/json_util.h"
+
+namespace attn {
+
+// The generation defaults a model folder ships, as Hugging Face reads them: generation_config.json
+// when there is one, else the same fields of config.json. Command-line flags override them.
+struct GenerationConfig {
+  std::vector<int> eos_token_ids;  // stop on any of them (eos_token_id may be a list)
+  std::optional<bool> do_sample;   // false: greedy, whatever the temperature
+  std::optional<float> temperature;
+  std::optional<int> top_k;
+  std::optional<float> top_p;
+  std::optional<float> repetition_penalty;
+  std::optional<int> max_new_tokens;
+};
+
+// Reads generation_config.json from `dir` if present, else `config`; every id is checked to be
+// below vocab_size.
+GenerationConfig read_generation_config(const std::filesystem::path& dir, const JsonFile& config,
+                                        int vocab_size);
+
+}  // namespace attn

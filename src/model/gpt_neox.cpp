@@ -1,0 +1,64 @@
+// GPT-NeoX (GPTNeoXForCausalLM: Pythia, GPT-NeoX-20B): LayerNorm, RoPE on the first rotary_pct
+// of each head, a fused query_key_value projection grouped per head, and (by default) parallel
+// residual blocks: x + attn(ln1(x)) + mlp(ln2(x)).
+#include "src/base/error.h"
+#include "src/model/model.h"
+
+namespace attn {
+
+ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors) {
+  ModelParts parts;
+  ArchSpec& spec = parts.spec;
+  spec.topology = config.optional_bool("use_parallel_residual").value_or(true)
+                      ? BlockTopology::kParallel
+                      : BlockTopology::kPreNorm;
+  spec.causal = true;
+  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
+  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
+  if (config.has("head_dim")) config.fail("head_dim", "is not a GPT-NeoX setting");
+  read_attention_heads(config, spec, "num_attention_heads", "num_attention_heads");
+  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
+  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
+  spec.max_positions =
+      config.optional_positive_int("max_position_embeddings", kMaxPositions).value_or(2048);
+  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
+                    "max_position_embeddings");
+  spec.activation = read_activation(config, "hidden_act", "gelu");
+  const float eps = read_norm_eps(config, "layer_norm_eps", 1e-5f);
+  if (!config.optional_bool("attention_bias").value_or(true)) {
+    config.fail("attention_bias", "is false, which attn does not support for GPT-NeoX");
+  }
+  // Newer configs name the base rope_theta, older ones rotary_emb_base.
+  const char* theta_key = config.has("rope_theta") ? "rope_theta" : "rotary_emb_base";
+  const float theta = config.optional_float_in_range(theta_key, 1, 1e12).value_or(10000.0f);
+  parts.positions.rotary = read_rotary(config, spec, "rotary_pct", 0.25f, theta);
+
+  const int64_t d = spec.d_model, ff = spec.d_ff;
+  for (int i = 0; i < spec.n_layer; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    AttentionWeights attention = tensors.per_head_fused_qkv(p + "attention.query_key_value", spec);
+    attention.output = tensors.linear(p + "attention.dense", d, d, true);
+    parts.weights.layers.push_back(LayerWeights{
+        .attention_norm = tensors.layer_norm(p + "input_layernorm", d, eps),
+        .attention = attention,
+        .ffn_norm = tensors.layer_norm(p + "post_attention_layernorm", d, eps),
+        .ffn = {.gate = std::nullopt,
+                .up = tensors.linear(p + "mlp.dense_h_to_4h", d, ff, true),
+                .down = tensors.linear(p + "mlp.dense_4h_to_h", ff, d, true)},
+    });
+  }
+  parts.weights.token_embedding = tensors.get("embed_in.weight", {spec.vocab_size, d});
+  parts.weights.final_norm = tensors.layer_norm("final_layer_norm", d, eps);
+  const bool tied = config.optional_bool("tie_word_embeddings").value_or(false);
+  parts.weights.head =
+      OutputHead{.transform = std::nullopt,
+                 .transform_norm = std::nullopt,
+                 .decoder = tied ? Linear{.weight = parts.weights.token_embedding,
+                                          .in = int(d),
+                                          .out = spec.vocab_size,
+                                          .row_stride = int(d)}
+                                 : tensors.linear("embed_out", d, spec.vocab_size, false)};
+  return parts;
+}
+
+}  // namespace attn

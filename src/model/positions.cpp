@@ -1,0 +1,97 @@
+#include "src/model/positions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace attn {
+
+std::vector<float> rotary_inverse_frequencies(int dim, double theta) {
+  // torch: 1.0 / (theta ** (arange(0, dim, 2).float() / dim)), every step rounded to float32.
+  std::vector<float> inv_freq(dim / 2);
+  for (int i = 0; i < dim / 2; ++i) {
+    const float exponent = float(2 * i) / float(dim);
+    inv_freq[i] = 1.0f / float(std::pow(theta, double(exponent)));
+  }
+  return inv_freq;
+}
+
+void RotaryEmbedding::init() {
+  inv_freq = rotary_inverse_frequencies(dim, theta);
+  if (scaling != Scaling::kLlama3) return;
+  // Llama 3.1: long wavelengths (low frequencies) are slowed down by `factor`, short ones kept,
+  // and the band between blended smoothly (Hugging Face's _compute_llama3_parameters).
+  const double low_freq_wavelength = original_max_positions / low_freq_factor;
+  const double high_freq_wavelength = original_max_positions / high_freq_factor;
+  for (float& frequency : inv_freq) {
+    const double wavelength = 2 * std::numbers::pi / frequency;
+    if (wavelength > low_freq_wavelength) {
+      frequency = float(frequency / factor);
+    } else if (wavelength >= high_freq_wavelength) {
+      const double smooth = (original_max_positions / wavelength - low_freq_factor) /
+                            (high_freq_factor - low_freq_factor);
+      frequency = float((1 - smooth) * frequency / factor + smooth * frequency);
+    }
+  }
+}
+
+void RotaryEmbedding::angles(std::span<const int> positions, float* cos, float* sin) const {
+  const int half = dim / 2;
+  std::span<const float> frequencies = inv_freq;
+  std::vector<float> stretched;
+  if (scaling == Scaling::kDynamic && !positions.empty()) {
+    // NTK-aware scaling: past the trained context, a larger base for the whole pass.
+    const int length = *std::max_element(positions.begin(), positions.end()) + 1;
+    if (length > original_max_positions) {
+      const double base =
+          theta * std::pow(double(factor) * length / original_max_positions - (double(factor) - 1),
+                           double(dim) / (dim - 2));
+      stretched = rotary_inverse_frequencies(dim, base);
+      frequencies = stretched;
+    }
+  }
+  for (std::size_t r = 0; r < positions.size(); ++r) {
+    // Linear scaling divides the position; float32 products as in torch.
+    const float position =
+        scaling == Scaling::kLinear ? float(positions[r]) / factor : float(positions[r]);
+    for (int i = 0; i < half; ++i) {
+      const float angle = position * frequencies[i];
+      cos[r * half + i] = float(std::cos(double(angle)));
+      sin[r * half + i] = float(std::sin(double(angle)));
+    }
+  }
+}
+
+void RotaryEmbedding::rotate(float* x, int rows, long row_stride, int n_heads, int head_dim,
+                             const float* cos, const float* sin) const {
+  const int half = dim / 2;
+  for (int r = 0; r < rows; ++r) {
+    const float* c = cos + long(r) * half;
+    const float* s = sin + long(r) * half;
+    for (int h = 0; h < n_heads; ++h) {
+      float* head = x + r * row_stride + long(h) * head_dim;
+      for (int i = 0; i < half; ++i) {
+        const float x1 = head[i], x2 = head[i + half];
+        head[i] = x1 * c[i] - x2 * s[i];
+        head[i + half] = x2 * c[i] + x1 * s[i];
+      }
+    }
+  }
+}
+
+std::vector<float> alibi_slopes(int n_heads) {
+  // Every step rounded to float32 as BLOOM's torch code does.
+  auto series = [](int n, int first_power, int step, int count, std::vector<float>& slopes) {
+    const float base = float(std::pow(2.0, -8.0 / n));
+    for (int k = 0; k < count; ++k) {
+      slopes.push_back(float(std::pow(double(base), first_power + step * k)));
+    }
+  };
+  const int power_of_two = 1 << int(std::floor(std::log2(n_heads)));
+  std::vector<float> slopes;
+  series(power_of_two, 1, 1, power_of_two, slopes);
+  series(2 * power_of_two, 1, 2, n_heads - power_of_two, slopes);
+  return slopes;
+}
+
+}  // namespace attn

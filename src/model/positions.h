@@ -1,0 +1,60 @@
+#pragma once
+
+// How positions enter attention. Three schemes, each optional, all owned by the attention layer:
+// a learned table added to the embeddings (GPT-2, BERT), a rotation of queries and keys by a
+// position-dependent angle (RoPE: Llama, Qwen2, GPT-NeoX, Phi), and a per-head linear penalty
+// added to the scores (ALiBi: BLOOM).
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+// Rotary position embedding as Hugging Face computes it (the rotate-half layout): the first
+// `dim` values of each head are split into halves (x1, x2) and rotated pair by pair,
+// (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin), by angle position * inv_freq[i]; the remaining
+// head_dim - dim values pass through unchanged (partial rotary: NeoX rotary_pct, Phi
+// partial_rotary_factor).
+struct RotaryEmbedding {
+  enum class Scaling { kNone, kLinear, kDynamic, kLlama3 };
+
+  int dim = 0;  // rotated values per head: even, <= head_dim
+  float theta = 10000.0f;
+  Scaling scaling = Scaling::kNone;
+  float factor = 1.0f;             // linear, dynamic, llama3
+  int original_max_positions = 0;  // dynamic: where scaling starts; llama3: old context
+  float low_freq_factor = 1.0f;    // llama3
+  float high_freq_factor = 4.0f;   // llama3
+  std::vector<float> inv_freq;     // (dim / 2), computed once by `init`
+
+  // Computes inv_freq from the fields above (once, at load).
+  void init();
+
+  // cos and sin (rows, dim / 2) of the angles for each position. With dynamic scaling the
+  // frequencies depend on the longest position of the pass (as Hugging Face does per call):
+  // unchanged up to original_max_positions, stretched past it.
+  void angles(std::span<const int> positions, float* cos, float* sin) const;
+
+  // Rotates the first `dim` values of each of n_heads heads (stride head_dim) of every row of
+  // x (rows, row_stride), with the angles from `angles`.
+  void rotate(float* x, int rows, long row_stride, int n_heads, int head_dim, const float* cos,
+              const float* sin) const;
+};
+
+// The inverse frequencies theta^(-2i/dim), i < dim / 2, as float32 (as torch computes them).
+std::vector<float> rotary_inverse_frequencies(int dim, double theta);
+
+// ALiBi slopes for n_heads heads, exactly as BLOOM's build_alibi_tensor: a geometric series
+// 2^(-8/n), 2^(-16/n), ... for the largest power of two n <= n_heads, then the odd powers of
+// the series for 2n for the remaining heads. Head h adds slope[h] * key_position to its scores.
+std::vector<float> alibi_slopes(int n_heads);
+
+struct PositionScheme {
+  const float* learned_table = nullptr;   // (max_positions, d_model), added to the embeddings
+  std::optional<RotaryEmbedding> rotary;  // rotates queries and keys
+  std::vector<float> alibi_slopes;        // (n_head) added score bias, or empty
+};
+
+}  // namespace attn
