@@ -196,6 +196,135 @@ INSTANTIATE_TEST_SUITE_P(
                    "config.json implies [40000, 128]"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
+// ---- The decoder families of issue 8 (their folders are in ../shared) ----
+
+class BadFamilyConfigTest : public BadInputTest, public ::testing::WithParamInterface<ConfigCase> {
+ protected:
+  void SetUp() override {
+    BadInputTest::SetUp();
+    ATTN_REQUIRE_SHARED();
+  }
+};
+
+TEST_P(BadFamilyConfigTest, OneLineNamingTheFieldAndTheProblem) {
+  const ConfigCase& c = GetParam();
+  const auto model = scratch_ / c.model;
+  std::filesystem::copy(shared_dir() / "models" / c.model, model);
+  edit_config(model, [&](json& config) {
+    if (c.value.is_null()) {
+      config.erase(c.field);
+    } else {
+      config[c.field] = c.value;
+    }
+  });
+  expect_clean_failure(info(model), kBadInput, {(model / c.file).string() + ": " + c.problem});
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, BadFamilyConfigTest,
+    ::testing::Values(
+        ConfigCase{"HeadsNotDividingHiddenSize", "tiny-qwen2-random", "num_attention_heads", 6,
+                   "config.json",
+                   "field 'num_attention_heads' is 6, which does not divide the hidden size 64 "
+                   "(and no head_dim is given)"},
+        ConfigCase{"KvHeadsNotDividingHeads", "tiny-qwen2-random", "num_key_value_heads", 3,
+                   "config.json",
+                   "field 'num_key_value_heads' is 3, which does not divide "
+                   "num_attention_heads = 4"},
+        ConfigCase{"ZeroKvHeads", "tiny-llama3-random", "num_key_value_heads", 0, "config.json",
+                   "field 'num_key_value_heads' must be a positive integer, got 0"},
+        ConfigCase{"PartialRotaryFactorAboveOne", "tiny-phi-random", "partial_rotary_factor", 1.5,
+                   "config.json",
+                   "field 'partial_rotary_factor' must be a number from 0 to 1, got 1.5"},
+        ConfigCase{"PartialRotaryFactorZero", "tiny-phi-random", "partial_rotary_factor", 0,
+                   "config.json", "field 'partial_rotary_factor' must be more than 0"},
+        ConfigCase{"PartialRotaryFactorNegative", "tiny-phi-random", "partial_rotary_factor", -0.5,
+                   "config.json",
+                   "field 'partial_rotary_factor' must be a number from 0 to 1, got -0.5"},
+        ConfigCase{"PartialRotaryFactorGivingAnOddDimension", "tiny-phi-random",
+                   "partial_rotary_factor", 0.5625, "config.json",
+                   "field 'partial_rotary_factor' gives a rotary dimension of 9 (of head_dim 16); "
+                   "it must be even and at least 2"},
+        ConfigCase{"RotaryPctGivingOneDimension", "tiny-neox-random", "rotary_pct", 0.0625,
+                   "config.json",
+                   "field 'rotary_pct' gives a rotary dimension of 1 (of head_dim 16)"},
+        ConfigCase{"UnknownRopeScalingType", "tiny-llama3-random", "rope_scaling",
+                   json{{"type", "yarn"}, {"factor", 4}}, "config.json",
+                   "field 'rope_scaling.type' is 'yarn', which attn does not implement (known: "
+                   "linear, dynamic, llama3)"},
+        ConfigCase{"RopeScalingNotAnObject", "tiny-llama3-random", "rope_scaling", "linear",
+                   "config.json", "field 'rope_scaling' must be an object, got \"linear\""},
+        ConfigCase{"RopeScalingWithoutFactor", "tiny-llama3-random", "rope_scaling",
+                   json{{"type", "linear"}}, "config.json",
+                   "field 'rope_scaling.factor' is missing"},
+        ConfigCase{"Llama3ScalingWithHighBelowLowFrequencyFactor", "tiny-llama3-random",
+                   "rope_scaling",
+                   json{{"rope_type", "llama3"},
+                        {"factor", 8},
+                        {"low_freq_factor", 4},
+                        {"high_freq_factor", 1},
+                        {"original_max_position_embeddings", 256}},
+                   "config.json",
+                   "field 'rope_scaling.high_freq_factor' must be larger than low_freq_factor"},
+        ConfigCase{"RopeThetaZero", "tiny-qwen2-random", "rope_theta", 0, "config.json",
+                   "field 'rope_theta' must be a positive number"},
+        ConfigCase{"UnknownHiddenAct", "tiny-llama3-random", "hidden_act", "mish", "config.json",
+                   "field 'hidden_act' is 'mish', which attn does not support"},
+        ConfigCase{"BloomZeroHeads", "tiny-bloom-random", "n_head", 0, "config.json",
+                   "field 'n_head' must be a positive integer, got 0"},
+        ConfigCase{"BloomResidualAfterTheNorm", "tiny-bloom-random",
+                   "apply_residual_connection_post_layernorm", true, "config.json",
+                   "field 'apply_residual_connection_post_layernorm' is true, which attn does not "
+                   "support"},
+        ConfigCase{"PhiQkLayerNorm", "tiny-phi-random", "qk_layernorm", true, "config.json",
+                   "field 'qk_layernorm' is true, which attn does not support"},
+        // Well-formed, but the weights were made for another shape.
+        ConfigCase{"LlamaIntermediateSizeDisagreeingWithWeights", "tiny-llama-brown",
+                   "intermediate_size", 256, "model.safetensors",
+                   "tensor 'model.layers.0.mlp.gate_proj.weight' has shape [384, 128] but "
+                   "config.json implies [256, 128]"},
+        ConfigCase{"LlamaKvHeadsDisagreeingWithWeights", "tiny-llama-brown", "num_key_value_heads",
+                   4, "model.safetensors",
+                   "tensor 'model.layers.0.self_attn.k_proj.weight' has shape [64, 128] but "
+                   "config.json implies [128, 128]"},
+        ConfigCase{"Llama3HeadDimDisagreeingWithWeights", "tiny-llama3-random", "head_dim", 16,
+                   "model.safetensors",
+                   "tensor 'model.layers.0.self_attn.q_proj.weight' has shape [64, 64] but "
+                   "config.json implies [32, 64]"},
+        ConfigCase{"NeoxHeadsDisagreeingWithFusedQkv", "tiny-neox-random", "hidden_size", 32,
+                   "model.safetensors",
+                   "tensor 'gpt_neox.layers.0.attention.query_key_value.weight' has shape "
+                   "[192, 64] but config.json implies [96, 32]"},
+        ConfigCase{"UntiedLlamaWithoutLmHead", "tiny-llama3-random", "tie_word_embeddings", false,
+                   "model.safetensors",
+                   "missing tensor 'model.lm_head.weight' (nor 'lm_head.weight')"}),
+    [](const auto& info) { return std::string(info.param.test_name); });
+
+TEST_F(BadInputTest, GenerationConfigEosOutsideTheVocabulary) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = scratch_ / "tiny-qwen2-random";
+  std::filesystem::copy(shared_dir() / "models/tiny-qwen2-random", model);
+  write_file(model / "generation_config.json", R"({"eos_token_id": [50256, 60000]})");
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "generation_config.json").string() +
+                        ": field 'eos_token_id' must be a token id below vocab_size 50257 or a "
+                        "list of them, got [50256,60000]"});
+}
+
+TEST_F(BadInputTest, PromptLongerThanTheSlidingWindow) {
+  ATTN_REQUIRE_SHARED();
+  // A Mistral-style config: sliding-window attention, which attn does not implement, so the
+  // window is the longest context it accepts.
+  const auto model = scratch_ / "tiny-llama3-random";
+  std::filesystem::copy(shared_dir() / "models/tiny-llama3-random", model);
+  edit_config(model, [](json& config) {
+    config["model_type"] = "mistral";
+    config["sliding_window"] = 4;
+  });
+  expect_clean_failure(run({"generate", "-m", model, "-p", "one two three four five six"}),
+                       kBadInput, {"the prompt is 6 tokens, longer than the model's context of 4"});
+}
+
 // ---- model.safetensors ----
 
 TEST_F(BadInputTest, SafetensorsShorterThan8Bytes) {

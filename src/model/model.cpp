@@ -25,6 +25,14 @@ bool TensorSource::has(const std::string& name) const { return file_.find(resolv
 
 const float* TensorSource::get(const std::string& name, std::vector<int64_t> shape) {
   const std::string full_name = resolve(name);
+  if (!file_.find(full_name)) {
+    std::string also;
+    for (std::size_t i = 1; i < prefixes_.size(); ++i) {
+      also += (also.empty() ? " (nor '" : ", nor '") + prefixes_[i] + name + "'";
+    }
+    throw Error(file_.path().string() + ": missing tensor '" + full_name + "'" +
+                (also.empty() ? "" : also + ")"));
+  }
   const float* data = file_.floats(full_name, shape);
   used_.insert(full_name);
   return data;
