@@ -1,5 +1,6 @@
 #include "src/cli/commands.h"
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -87,6 +88,65 @@ void truncate_prompt(std::vector<int>& prompt_ids, const Prompt& prompt, int con
   prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - keep);
 }
 
+// The command line's settings, with those it did not give taken from the model's
+// generation_config.json as Hugging Face reads it: do_sample false means greedy; do_sample true
+// samples with its temperature, top_k and top_p (Hugging Face's defaults 1, 50 and 1 where it
+// names none). A folder that says nothing keeps attn's defaults.
+GenerateOptions with_generation_config(const GenerateCommand& command,
+                                       const GenerationConfig& config) {
+  GenerateOptions options = command.options;
+  const GenerationFlagsGiven& given = command.given;
+  SamplingOptions& sampling = options.sampling;
+  if (!given.max_new_tokens && config.max_new_tokens)
+    options.max_new_tokens = *config.max_new_tokens;
+  if (config.do_sample == false && !given.temperature) sampling.temperature = 0;
+  if (config.do_sample == true) {
+    if (!given.temperature) sampling.temperature = config.temperature.value_or(1.0f);
+    if (!given.top_k) sampling.top_k = config.top_k.value_or(50);
+    if (!given.top_p) sampling.top_p = config.top_p.value_or(1.0f);
+  }
+  if (!given.repetition_penalty && config.repetition_penalty) {
+    sampling.repetition_penalty = *config.repetition_penalty;
+  }
+  return options;
+}
+
+// "learned", "rotary (32 of 64 dims per head, theta 10000, linear x2)", "alibi".
+std::string describe_positions(const PositionScheme& positions) {
+  if (positions.learned_table) return "learned";
+  if (!positions.alibi_slopes.empty()) return "alibi";
+  if (!positions.rotary) return "none";
+  const RotaryEmbedding& rotary = *positions.rotary;
+  std::string text = "rotary (" + std::to_string(rotary.dim) + " dims per head, theta " +
+                     fmt::format("{}", rotary.theta);
+  switch (rotary.scaling) {
+    case RotaryEmbedding::Scaling::kNone:
+      break;
+    case RotaryEmbedding::Scaling::kLinear:
+      text += fmt::format(", linear x{}", rotary.factor);
+      break;
+    case RotaryEmbedding::Scaling::kDynamic:
+      text += fmt::format(", dynamic x{}", rotary.factor);
+      break;
+    case RotaryEmbedding::Scaling::kLlama3:
+      text += fmt::format(", llama3 x{}", rotary.factor);
+      break;
+  }
+  return text + ")";
+}
+
+// The fields of generation_config.json that generate uses, as given.
+nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
+  nlohmann::ordered_json out = {{"eos_token_ids", config.eos_token_ids}};
+  if (config.do_sample) out["do_sample"] = *config.do_sample;
+  if (config.temperature) out["temperature"] = *config.temperature;
+  if (config.top_k) out["top_k"] = *config.top_k;
+  if (config.top_p) out["top_p"] = *config.top_p;
+  if (config.repetition_penalty) out["repetition_penalty"] = *config.repetition_penalty;
+  if (config.max_new_tokens) out["max_new_tokens"] = *config.max_new_tokens;
+  return out;
+}
+
 }  // namespace
 
 int run_generate(const GenerateCommand& command) {
@@ -102,6 +162,7 @@ int run_generate(const GenerateCommand& command) {
     throw UsageError(model->dir.string() + ": generate needs a decoder model; '" +
                      model->model_type + "' is an encoder (try fill-mask)");
   }
+  const GenerateOptions options = with_generation_config(command, model->generation);
   std::vector<int> prompt_ids = model->tokenizer->encode(prompt.text).ids;
   if (prompt_ids.empty()) prompt.fail("the prompt gives no tokens");
   const int context = model->spec().max_positions;
@@ -112,7 +173,7 @@ int run_generate(const GenerateCommand& command) {
                   " tokens, longer than the model's context of " + std::to_string(context) +
                   " (use --truncate to keep the last tokens)");
     }
-    truncate_prompt(prompt_ids, prompt, context, command.options.max_new_tokens);
+    truncate_prompt(prompt_ids, prompt, context, options.max_new_tokens);
   }
 
   GenerateCallbacks callbacks;
@@ -129,7 +190,7 @@ int run_generate(const GenerateCommand& command) {
       flush_stdout();
     };
   }
-  const GenerateResult result = generate(*model, prompt_ids, command.options, callbacks);
+  const GenerateResult result = generate(*model, prompt_ids, options, callbacks);
   if (attention_recorder) {
     attention_recorder->write_jsonl(*attention_out, *model->tokenizer, result.generated_ids,
                                     command.attention.precision);
@@ -197,6 +258,9 @@ int run_info(const CommonOptions& common, bool json) {
       {"n_layers", spec.n_layer},
       {"d_model", spec.d_model},
       {"n_heads", spec.n_head},
+      {"n_kv_heads", spec.n_kv_head},
+      {"head_dim", spec.head_dim},
+      {"positions", describe_positions(model->transformer->positions())},
       {"d_ff", spec.d_ff},
       {"vocab_size", spec.vocab_size},
       {"context", spec.max_positions},
@@ -204,6 +268,7 @@ int run_info(const CommonOptions& common, bool json) {
       {"tensor_dtypes", dtypes},
       {"output_head", model->transformer->has_head()},
   };
+  if (spec.causal) out["generation_defaults"] = generation_defaults(model->generation);
   if (json) {
     write_stdout(json_text(out, 2) + "\n");
     return 0;

@@ -30,8 +30,19 @@ struct CommonOptions {
   bool quiet = false;
 };
 
+// Which generation settings the command line gave: the others come from the model folder's
+// generation_config.json when it has them.
+struct GenerationFlagsGiven {
+  bool max_new_tokens = false;
+  bool temperature = false;
+  bool top_k = false;
+  bool top_p = false;
+  bool repetition_penalty = false;
+};
+
 struct GenerateCommand {
   CommonOptions common;
+  GenerationFlagsGiven given;
   std::optional<std::string> prompt;
   std::optional<std::filesystem::path> prompt_file;  // "-" = standard input
   GenerateOptions options;

@@ -162,13 +162,15 @@ int run_command_line(int argc, char** argv) {
   generate_app->add_option("--file", generate.prompt_file,
                            "read the prompt from a file ('-': stdin)");
   generate_app
-      ->add_option("-n,--max-new-tokens", generate.options.max_new_tokens, "tokens to generate")
+      ->add_option("-n,--max-new-tokens", generate.options.max_new_tokens,
+                   "tokens to generate (default: the model's generation_config.json, else 64)")
       ->check(whole_number<int>())
       ->check(non_negative())
       ->capture_default_str();
   generate_app
       ->add_option("--temp", generate.options.sampling.temperature,
-                   "sampling temperature; 0 = greedy")
+                   "sampling temperature; 0 = greedy (default: the model's "
+                   "generation_config.json, else 1)")
       ->check(non_negative())
       ->check(finite())
       ->capture_default_str();
@@ -301,7 +303,15 @@ int run_command_line(int argc, char** argv) {
     const CommonOptions& common;
     std::function<int()> run;
   } subcommands[] = {
-      {generate_app, generate.common, [&] { return run_generate(generate); }},
+      {generate_app, generate.common,
+       [&] {
+         generate.given = {.max_new_tokens = generate_app->count("-n") > 0,
+                           .temperature = generate_app->count("--temp") > 0,
+                           .top_k = generate_app->count("--top-k") > 0,
+                           .top_p = generate_app->count("--top-p") > 0,
+                           .repetition_penalty = generate_app->count("--repeat-penalty") > 0};
+         return run_generate(generate);
+       }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
       {info_app, info, [&] { return run_info(info, info_json); }},
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},

@@ -153,6 +153,7 @@ class Transformer {
 
   const ArchSpec& spec() const { return spec_; }
   bool has_head() const { return weights_.head.has_value(); }
+  const PositionScheme& positions() const { return positions_; }
 
   // Runs the batch through the embeddings and the first `n_layers` blocks (all by default),
   // writing its keys and values into `cache` and leaving the final hidden states in
