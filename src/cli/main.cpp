@@ -151,12 +151,13 @@ void configure(const CommonOptions& common) {
 
 // Parses the command line and runs the subcommand; returns the exit status. Errors are thrown.
 int run_command_line(int argc, char** argv) {
-  CLI::App app{"attn: run Hugging Face GPT-2 and BERT checkpoints on the CPU"};
+  CLI::App app{"attn: run Hugging Face transformer checkpoints on the CPU"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "attn " ATTN_VERSION);
 
   GenerateCommand generate;
-  CLI::App* generate_app = app.add_subcommand("generate", "generate text with a decoder (GPT-2)");
+  CLI::App* generate_app = app.add_subcommand(
+      "generate", "generate text with a decoder (GPT-2, Llama, Qwen2, GPT-NeoX, Phi, BLOOM)");
   add_common_options(*generate_app, generate.common, "tiny-gpt2-brown");
   generate_app->add_option("-p,--prompt", generate.prompt, "prompt text (default: standard input)");
   generate_app->add_option("--file", generate.prompt_file,
