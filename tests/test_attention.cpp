@@ -571,27 +571,34 @@ TEST_F(AttentionBadInput, GenerateUnwritableAttentionOut) {
 }
 
 // --attention-out during cached generation: line k is the row of position n_prompt - 1 + k,
-// equal to that row of a full `attn attention` run over the final text.
-TEST(AttentionGenerate, CachedRowsEqualFullRun) {
+// equal to that row of a full capture over the prompt and generated ids (ids, not text: random
+// models generate text that need not tokenize back to the same ids).
+void expect_generation_rows_equal_full_run(const fs::path& model_dir) {
   TempDir scratch;
-  const std::string model = shipped_model("tiny-gpt2-brown").string();
   const std::string prompt = "It was a dark and stormy night, and";
   const int n_new = 24;
   const CommandResult generated =
-      run_attn({"generate", "-m", model, "-p", prompt, "-n", std::to_string(n_new), "--temp", "0",
-                "--ignore-eos", "--json", "--precision", "9", "--attention-out",
+      run_attn({"generate", "-m", model_dir.string(), "-p", prompt, "-n", std::to_string(n_new),
+                "--temp", "0", "--ignore-eos", "--json", "--precision", "9", "--attention-out",
                 (scratch / "steps.jsonl").string()});
   ASSERT_EQ(generated.exit_status, 0) << describe(generated);
   const json result = json::parse(generated.out);
   const auto prompt_ids = result["prompt_ids"].get<std::vector<int>>();
   const auto generated_ids = result["generated_ids"].get<std::vector<int>>();
-  std::vector<int> all_ids = prompt_ids;
-  all_ids.insert(all_ids.end(), generated_ids.begin(), generated_ids.end());
+  Encoding all;
+  all.ids = prompt_ids;
+  all.ids.insert(all.ids.end(), generated_ids.begin(), generated_ids.end());
+  all.type_ids.assign(all.ids.size(), 0);
 
-  const json full = attention_json(
-      {"-m", model, prompt + result["text"].get<std::string>(), "--precision", "9"}, scratch);
-  ASSERT_EQ(full["token_ids"].get<std::vector<int>>(), all_ids)
-      << "the final text tokenizes differently; pick another prompt";
+  auto model = load_model(model_dir);
+  const ArchSpec& spec = model->spec();
+  const int n = int(all.ids.size());
+  std::vector<std::vector<float>> full(spec.n_layer * spec.n_head);  // (n, n) per layer and head
+  capture_attention(*model, all, select_attention(spec, {}),
+                    [&](int layer, int head, const float* probabilities, int n_keys) {
+                      ASSERT_EQ(n_keys, n);
+                      full[layer * spec.n_head + head].assign(probabilities, probabilities + n * n);
+                    });
 
   const std::vector<json> lines = read_jsonl(scratch / "steps.jsonl");
   ASSERT_EQ(lines.size(), std::size_t(n_new));
@@ -601,28 +608,60 @@ TEST(AttentionGenerate, CachedRowsEqualFullRun) {
     const std::size_t position = prompt_ids.size() - 1 + step;
     EXPECT_EQ(line["step"], step);
     EXPECT_EQ(line["token_id"], generated_ids[step]);
-    EXPECT_EQ(line["token"], full["tokens"][position + 1]);
+    EXPECT_EQ(line["token"], model->tokenizer->token_string(generated_ids[step]));
     EXPECT_EQ(line["position"], position);
-    ASSERT_EQ(line["attention"].size(), 4u);
-    for (int layer = 0; layer < 4; ++layer) {
+    ASSERT_EQ(line["attention"].size(), std::size_t(spec.n_layer));
+    for (int layer = 0; layer < spec.n_layer; ++layer) {
       EXPECT_EQ(line["attention"][layer]["layer"], layer);
-      for (int head = 0; head < 4; ++head) {
+      for (int head = 0; head < spec.n_head; ++head) {
         const json& row = line["attention"][layer]["heads"][head]["weights"];
-        const json& full_row = full["attention"][layer]["heads"][head]["weights"][position];
+        const float* full_row = full[layer * spec.n_head + head].data() + position * n;
         ASSERT_EQ(row.size(), position + 1);
-        for (std::size_t k = 0; k < full_row.size(); ++k) {
-          const double want = full_row[k].get<double>();
-          if (k > position) {
-            EXPECT_EQ(want, 0.0);
+        for (int k = 0; k < n; ++k) {
+          if (k > int(position)) {
+            EXPECT_EQ(full_row[k], 0.0f);
             continue;
           }
-          worst = std::max(worst, std::abs(row[k].get<double>() - want));
+          worst = std::max(worst, std::abs(row[k].get<double>() - full_row[k]));
         }
       }
     }
   }
   EXPECT_LE(worst, kWeightTolerance);
-  std::cout << "worst |cached generation row - full run row| " << worst << "\n";
+  std::cout << model_dir.filename().string() << ": worst |cached generation row - full run row| "
+            << worst << "\n";
+}
+
+TEST(AttentionGenerate, CachedRowsEqualFullRun) {
+  expect_generation_rows_equal_full_run(shipped_model("tiny-gpt2-brown"));
+}
+
+TEST_P(FamilyAttentionGolden, GenerationRowsEqualFullRun) {
+  expect_generation_rows_equal_full_run(model_dir());
+}
+
+// The bertviz and HTML writers take any decoder's attention.
+TEST_P(FamilyAttentionGolden, BertvizAndHtmlFormats) {
+  TempDir scratch;
+  const std::string model = model_dir().string();
+  const std::string text = "The cat sat on the mat.";
+  const json ours = attention_json({"-m", model, text}, scratch);
+  const json bertviz =
+      attention_json({"-m", model, text, "--format", "bertviz"}, scratch, "bertviz.json");
+  ASSERT_EQ(bertviz["attention"].size(), 1u);
+  const json& view = bertviz["attention"][0];
+  EXPECT_EQ(view["left_text"], ours["tokens"]);
+  const int n_layers = ours["n_layers"], n_heads = ours["n_heads"];
+  ASSERT_EQ(view["attn"].size(), std::size_t(n_layers));
+  for (int l = 0; l < n_layers; ++l) {
+    ASSERT_EQ(view["attn"][l].size(), std::size_t(n_heads));
+    for (int h = 0; h < n_heads; ++h) {
+      EXPECT_EQ(view["attn"][l][h], ours["attention"][l]["heads"][h]["weights"]);
+    }
+  }
+  const std::string html =
+      read_file(attention_file({"-m", model, text, "--format", "html"}, scratch, "view.html"));
+  EXPECT_EQ(embedded_document(html)["tokens"], ours["tokens"]);
 }
 
 TEST(AttentionGenerate, Filters) {
