@@ -119,7 +119,7 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   while (int(result.generated_ids.size()) < options.max_new_tokens) {
     if (callbacks.on_logits) callbacks.on_logits(logits);
     const int next = sampler.next(logits, ids);
-    if (!options.ignore_eos && std::ranges::find(eos_ids, next) != eos_ids.end()) {
+    if (!options.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), next) != eos_ids.end()) {
       result.stop_reason = "eos";
       break;
     }

@@ -31,7 +31,9 @@ void check_model(const attn::Model& model) {
   const attn::ArchSpec& spec = model.spec();
   FUZZ_CHECK(spec.n_layer >= 1 && spec.n_layer <= attn::kMaxLayers, "n_layer");
   FUZZ_CHECK(spec.d_model >= 1 && spec.d_model <= attn::kMaxModelWidth, "d_model");
-  FUZZ_CHECK(spec.n_head >= 1 && spec.d_model % spec.n_head == 0, "n_head must divide d_model");
+  FUZZ_CHECK(spec.n_kv_head >= 1 && spec.n_head % spec.n_kv_head == 0,
+             "n_kv_head must divide n_head");
+  FUZZ_CHECK(spec.head_dim >= 1 && spec.q_dim() <= attn::kMaxModelWidth, "head_dim");
   FUZZ_CHECK(spec.d_ff >= 1 && spec.d_ff <= attn::kMaxFfWidth, "d_ff");
   FUZZ_CHECK(spec.max_positions >= 1, "max_positions");
   FUZZ_CHECK(model.tokenizer->vocab_size() <= spec.vocab_size,
