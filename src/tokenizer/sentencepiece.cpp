@@ -397,6 +397,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::unordered_set<int> special_ids_;                // all_special_ids
   std::unordered_set<std::string> special_texts_;      // all_special_tokens
   std::unordered_set<std::string> plain_added_texts_;  // added tokens decoded on their own
+  std::unordered_set<int> plain_added_ids_;            // their ids
   std::optional<int> bos_id_;
   std::optional<int> eos_id_;
   int unk_token_length_ = 0;  // pieces of the unk token's text (legacy: false)
@@ -476,7 +477,12 @@ SentencePieceTokenizer::SentencePieceTokenizer(
     if (!added_text_.contains(*id)) split_tokens_.push_back({text, *id, true, false, false});
   }
   for (const AddedToken& token : settings_.added_tokens) {
-    if (!special_texts_.contains(token.content)) plain_added_texts_.insert(token.content);
+    if (special_texts_.contains(token.content)) continue;
+    plain_added_texts_.insert(token.content);
+    plain_added_ids_.insert(token.id);
+    // decode() goes by the token's text, which a piece of the model may share.
+    const int piece = processor_->PieceToId(token.content);
+    if (processor_->IdToPiece(piece) == token.content) plain_added_ids_.insert(piece);
   }
   if (settings_.bos_token) bos_id_ = find_id(*settings_.bos_token);
   if (settings_.eos_token) eos_id_ = find_id(*settings_.eos_token);
@@ -769,11 +775,10 @@ std::string SentencePieceTokenizer::decode_continuation(std::span<const int> pre
                                                         int id) const {
   check_id(id);
   if (is_special(id)) return "";
-  std::size_t run_begin = previous_ids.size();
+  std::size_t run_begin = plain_added_ids_.empty() ? 0 : previous_ids.size();
   while (run_begin > 0) {
     const int previous = previous_ids[run_begin - 1];
-    check_id(previous);
-    if (!is_special(previous) && plain_added_texts_.contains(token_text(previous))) break;
+    if (!is_special(previous) && plain_added_ids_.contains(previous)) break;
     --run_begin;
   }
   // spaces_between_special_tokens joins the texts of the runs and added tokens with a space.
@@ -784,7 +789,7 @@ std::string SentencePieceTokenizer::decode_continuation(std::span<const int> pre
   }
   const bool run_text_empty = run.streamed().empty();
   const std::string& token = token_text(id);
-  if (plain_added_texts_.contains(token)) {
+  if (plain_added_ids_.contains(id)) {
     const bool separated = after_added_token || !run_text_empty;
     return (settings_.spaces_between_special_tokens && separated ? " " : "") + token;
   }
