@@ -63,15 +63,16 @@ TEST_F(BadInputTest, MissingGpt2TokenizerFiles) {
     std::filesystem::remove(model / file);
   }
   expect_clean_failure(info(model), kBadInput,
-                       {model.string() + ": no GPT-2 tokenizer files",
-                        "vocab.json + merges.txt, or tokenizer.json"});
+                       {model.string() + ": no tokenizer files",
+                        "tokenizer.model, vocab.json + merges.txt, vocab.txt and tokenizer.json"});
 }
 
 TEST_F(BadInputTest, MissingBertVocabulary) {
   const auto model = copy_model("tiny-bert-brown");
   for (const char* file : {"vocab.txt", "tokenizer.json"}) std::filesystem::remove(model / file);
   expect_clean_failure(info(model), kBadInput,
-                       {model.string() + ": no BERT vocabulary", "vocab.txt or tokenizer.json"});
+                       {model.string() + ": no tokenizer files",
+                        "tokenizer.model, vocab.json + merges.txt, vocab.txt and tokenizer.json"});
 }
 
 // ---- config.json ----

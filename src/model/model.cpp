@@ -103,20 +103,19 @@ namespace {
 struct Architecture {
   const char* model_type;
   std::vector<std::string> tensor_prefixes;
-  const char* tokenizer_family;
   std::function<ModelParts(const JsonFile&, TensorSource&)> map;
 };
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> table = {
-      {"gpt2", {"transformer.", ""}, "gpt2", map_gpt2},
-      {"bert", {"bert.", ""}, "bert", map_bert},
-      {"llama", {"model.", ""}, "gpt2", map_llama},
-      {"mistral", {"model.", ""}, "gpt2", map_llama},
-      {"qwen2", {"model.", ""}, "gpt2", map_qwen2},
-      {"gpt_neox", {"gpt_neox.", ""}, "gpt2", map_gpt_neox},
-      {"phi", {"model.", ""}, "gpt2", map_phi},
-      {"bloom", {"transformer.", ""}, "gpt2", map_bloom},
+      {"gpt2", {"transformer.", ""}, map_gpt2},
+      {"bert", {"bert.", ""}, map_bert},
+      {"llama", {"model.", ""}, map_llama},
+      {"mistral", {"model.", ""}, map_llama},
+      {"qwen2", {"model.", ""}, map_qwen2},
+      {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
+      {"phi", {"model.", ""}, map_phi},
+      {"bloom", {"transformer.", ""}, map_bloom},
   };
   return table;
 }
@@ -172,7 +171,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   // The tokenizer before the weights: its files are small, and a vocabulary larger than the
   // model's is refused before anything large is mapped or converted.
   const int vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
-  model->tokenizer = load_tokenizer(dir, arch->tokenizer_family);
+  model->tokenizer = load_tokenizer(dir);
   if (model->tokenizer->vocab_size() > vocab_size) {
     config.fail("vocab_size", "is " + std::to_string(vocab_size) + " but the tokenizer has " +
                                   std::to_string(model->tokenizer->vocab_size()) + " tokens");

@@ -125,7 +125,8 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
     }
     result.generated_ids.push_back(next);
     ids.push_back(next);
-    if (stream.add(model.tokenizer->decode(std::span(&next, 1), false))) {
+    if (stream.add(
+            model.tokenizer->decode_continuation(std::span(ids).first(ids.size() - 1), next))) {
       result.stop_reason = "stop";
       break;
     }

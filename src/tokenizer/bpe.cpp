@@ -779,6 +779,11 @@ class BpeTokenizer final : public Tokenizer {
     return text;
   }
 
+  // Byte-level BPE decodes each token to its own bytes, whatever came before.
+  std::string decode_continuation(std::span<const int>, int id) const override {
+    return decode(std::span(&id, 1), true);
+  }
+
   std::string token_string(int id) const override {
     check_id(id);
     return model_.tokens[id];

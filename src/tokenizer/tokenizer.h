@@ -17,7 +17,7 @@ struct Encoding {
   std::vector<int> type_ids;
 };
 
-// One interface for every tokenizer family (GPT-2 byte-level BPE, BERT WordPiece, later
+// One interface for every tokenizer family (GPT-2 byte-level BPE, BERT WordPiece, Llama
 // SentencePiece). Implementations must be token-for-token identical to Hugging Face's.
 class Tokenizer {
  public:
@@ -35,6 +35,13 @@ class Tokenizer {
   // (one token may end in the middle of a UTF-8 character).
   virtual std::string decode(std::span<const int> ids, bool skip_special_tokens) const = 0;
 
+  // What `id` adds to the text when it follows previous_ids: decode(previous_ids + id, true)
+  // minus decode(previous_ids, true), for printing generated text token by token (a
+  // SentencePiece "▁" is a space or not depending on what came before). Characters spelled by
+  // several tokens (GPT-2 bytes, SentencePiece <0xNN> pieces) come out as their raw bytes, one
+  // token at a time; the caller holds back incomplete UTF-8.
+  virtual std::string decode_continuation(std::span<const int> previous_ids, int id) const = 0;
+
   // The vocabulary entry of an id as Hugging Face's convert_ids_to_tokens shows it
   // ("Ġthe", "##ing", "[MASK]").
   virtual std::string token_string(int id) const = 0;
@@ -47,10 +54,14 @@ class Tokenizer {
   virtual bool is_special(int id) const = 0;
 };
 
-// Loads the tokenizer that a Hugging Face model folder describes: `family` is "gpt2" (byte-level
-// BPE from vocab.json + merges.txt, or tokenizer.json) or "bert" (WordPiece from vocab.txt +
-// tokenizer_config.json, or tokenizer.json). Errors name the file and what is wrong.
-std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir,
-                                          std::string_view family);
+// Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:
+// tokenizer.model (SentencePiece), vocab.json + merges.txt (byte-level BPE), vocab.txt
+// (WordPiece), tokenizer.json (byte-level BPE or WordPiece, as its model.type says). Errors name
+// the file and what is wrong, or the files looked for when there is none.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
+
+// transformers' PreTrainedTokenizerBase.clean_up_tokenization (clean_up_tokenization_spaces):
+// " ." -> ".", " n't" -> "n't", and so on, in its order.
+std::string clean_up_tokenization(std::string text);
 
 }  // namespace attn

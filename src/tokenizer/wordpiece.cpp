@@ -158,15 +158,6 @@ std::string replace_all(std::string_view text, std::string_view from, std::strin
   return out;
 }
 
-// transformers' PreTrainedTokenizerBase.clean_up_tokenization, in its order.
-std::string clean_up_tokenization(std::string text) {
-  static constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
-      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
-      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto& [from, to] : kReplacements) text = replace_all(text, from, to);
-  return text;
-}
-
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -462,6 +453,7 @@ class WordPieceTokenizer final : public Tokenizer {
   std::optional<int> eos_id() const override { return std::nullopt; }
   std::optional<int> mask_id() const override { return mask_id_; }
   bool is_special(int id) const override { return special_ids_.contains(id); }
+  std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
 
  private:
   // A string that transformers cuts out of the text before any other processing (its
@@ -828,6 +820,22 @@ std::string WordPieceTokenizer::decode(std::span<const int> ids, bool skip_speci
   if (!run.empty()) sub_texts.push_back(join_word_pieces(run));
   std::string text = join(sub_texts, " ");
   return clean_up_tokenization_spaces_ ? clean_up_tokenization(std::move(text)) : text;
+}
+
+// Decoding joins the tokens with spaces (gluing "##" continuations to their word) and cleans up
+// the space before punctuation, so what a token adds depends on the last token shown before it.
+// Not exact for the one clean-up rule that looks past the token (" ' " -> "'").
+std::string WordPieceTokenizer::decode_continuation(std::span<const int> previous_ids,
+                                                    int id) const {
+  std::vector<int> context;
+  const auto last_shown = std::find_if(previous_ids.rbegin(), previous_ids.rend(),
+                                       [&](int previous) { return !is_special(previous); });
+  if (last_shown != previous_ids.rend()) context.push_back(*last_shown);
+  const std::string before = decode(context, true);
+  context.push_back(id);
+  const std::string after = decode(context, true);
+  const auto common = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
+  return after.substr(static_cast<std::size_t>(common.second - after.begin()));
 }
 
 }  // namespace

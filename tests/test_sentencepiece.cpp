@@ -1,0 +1,450 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/tokenizer/sentencepiece.h"
+#include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/unicode.h"
+#include "tests/cli_util.h"
+#include "tests/golden.h"
+#include "tests/hostile_util.h"
+#include "tests/test_paths.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path llama_dir() { return test::shared_dir() / "models/tiny-llama-brown"; }
+
+const Tokenizer& llama() {
+  // Loaded once: every test reads the same files. load_tokenizer must choose SentencePiece.
+  static const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(llama_dir());
+  return *tokenizer;
+}
+
+// Text quoted as JSON so that whitespace and control characters are visible in failures.
+std::string json_quoted(const std::string& text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string join(const std::vector<int>& ids) {
+  std::string joined;
+  for (int id : ids) {
+    if (!joined.empty()) joined += ' ';
+    joined += std::to_string(id);
+  }
+  return joined;
+}
+
+std::string error_message(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected attn::Error";
+  return "";
+}
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << json_quoted(text) << " does not contain " << json_quoted(part);
+}
+
+std::vector<int> without_bos(std::vector<int> ids) {
+  if (!ids.empty() && ids.front() == 1) ids.erase(ids.begin());
+  return ids;
+}
+
+// What generation prints: the prompt's ids are given, the others come one at a time through
+// decode_continuation (invalid UTF-8 replaced at the end, as TextStream does).
+std::string streamed_text(const Tokenizer& tokenizer, const std::vector<int>& ids,
+                          std::size_t prompt_size) {
+  std::string bytes;
+  for (std::size_t i = prompt_size; i < ids.size(); ++i) {
+    bytes += tokenizer.decode_continuation(std::span(ids).first(i), ids[i]);
+  }
+  return replace_invalid_utf8(bytes);
+}
+
+// ---- Goldens (../shared) -----------------------------------------------------------------------
+
+// Every line of tokens.jsonl: ids, tokens, decode(ids, skip_special_tokens=True). All
+// mismatches are reported at once.
+void expect_matches_tokens_jsonl(const Tokenizer& tokenizer, int& matched) {
+  std::ifstream lines(test::shared_dir() / "golden/tiny-llama-brown/tokens.jsonl");
+  ASSERT_TRUE(lines);
+  int checked = 0;
+  matched = 0;
+  std::string mismatches;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const json golden = json::parse(line);
+    const std::string text = golden["text"];
+    const std::vector<int> expected_ids = golden["ids"];
+    const std::vector<std::string> expected_tokens = golden["tokens"];
+    const std::string expected_decoded = golden["decoded"];
+    ++checked;
+    const std::vector<int> ids = tokenizer.encode(text).ids;
+    std::vector<std::string> tokens;
+    for (int id : ids) tokens.push_back(tokenizer.token_string(id));
+    const std::string decoded = tokenizer.decode(expected_ids, true);
+    if (ids == expected_ids && tokens == expected_tokens && decoded == expected_decoded) {
+      ++matched;
+      continue;
+    }
+    mismatches += "\n  text " + json_quoted(text) + "\n    expected ids [" + join(expected_ids) +
+                  "] tokens " + json(expected_tokens).dump() + " decoded " +
+                  json_quoted(expected_decoded) + "\n    got      ids [" + join(ids) + "] tokens " +
+                  json(tokens).dump(-1, ' ', false, json::error_handler_t::replace) + " decoded " +
+                  json_quoted(decoded);
+  }
+  EXPECT_EQ(checked, 301);
+  EXPECT_TRUE(mismatches.empty()) << "tokens.jsonl mismatches:" << mismatches;
+}
+
+TEST(SentencePieceGolden, TinyLlamaTokensJsonl) {
+  ATTN_REQUIRE_SHARED();
+  int matched = 0;
+  expect_matches_tokens_jsonl(llama(), matched);
+  std::cout << "tokens.jsonl: " << matched << " of 301 lines match\n";
+}
+
+TEST(SentencePieceGolden, Llama2TokenizerFolderGivesTheSameTokenizer) {
+  ATTN_REQUIRE_SHARED();
+  const std::unique_ptr<Tokenizer> tokenizer =
+      load_tokenizer(test::shared_dir() / "tokenizers/llama2");
+  int matched = 0;
+  expect_matches_tokens_jsonl(*tokenizer, matched);
+}
+
+// llama.cpp's vectors: llama-spm.inp holds the strings, each followed by
+// "\n__ggml_vocab_test__\n"; llama-spm.out one line of space-separated ids per string, without
+// the BOS. Decoding gives the text back, except for whitespace at its start: LlamaTokenizer
+// takes the first piece's "▁" for the dummy prefix.
+TEST(SentencePieceGolden, LlamaTokenizerVectors) {
+  ATTN_REQUIRE_SHARED();
+  const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
+  const std::string inputs = test::read_file(dir / "llama-spm.inp");
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> texts;
+  std::size_t begin = 0;
+  for (std::size_t end; (end = inputs.find(separator, begin)) != std::string::npos;) {
+    texts.push_back(inputs.substr(begin, end - begin));
+    begin = end + separator.size();
+  }
+  ASSERT_EQ(begin, inputs.size()) << "llama-spm.inp does not end with the separator";
+  std::ifstream outputs(dir / "llama-spm.out");
+  std::vector<std::vector<int>> expected;
+  for (std::string line; std::getline(outputs, line);) {
+    std::istringstream numbers(line);
+    expected.emplace_back();
+    for (int id; numbers >> id;) expected.back().push_back(id);
+  }
+  ASSERT_EQ(texts.size(), expected.size());
+  EXPECT_EQ(texts.size(), 46u);
+
+  int matched = 0;
+  std::string mismatches;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const std::vector<int> with_bos = llama().encode(texts[i]).ids;
+    ASSERT_FALSE(with_bos.empty());
+    EXPECT_EQ(with_bos.front(), 1) << "no BOS for " << json_quoted(texts[i]);
+    const std::vector<int> ids = without_bos(with_bos);
+    const std::string decoded = llama().decode(with_bos, true);
+    const bool starts_with_space = !texts[i].empty() && std::isspace(texts[i][0]);
+    if (ids == expected[i] && (starts_with_space || decoded == texts[i])) {
+      ++matched;
+      continue;
+    }
+    mismatches += "\n  case " + std::to_string(i) + " text " + json_quoted(texts[i]) +
+                  "\n    expected [" + join(expected[i]) + "]\n    got      [" + join(ids) +
+                  "] decoding to " + json_quoted(decoded);
+  }
+  std::cout << "llama-spm vectors: " << matched << " of " << texts.size() << " match\n";
+  EXPECT_TRUE(mismatches.empty()) << "llama-spm vector mismatches:" << mismatches;
+}
+
+// Streaming every golden line from every split point prints exactly what decoding the whole
+// sequence adds to decoding the prompt: the lines have byte-fallback pieces of emoji and CJK
+// characters, a lone "▁" first, runs of "▁▁", and word-initial pieces.
+TEST(SentencePieceGolden, StreamingEqualsWholeDecode) {
+  ATTN_REQUIRE_SHARED();
+  int byte_fallback_lines = 0;
+  int splits = 0;
+  for (const json& golden :
+       test::read_jsonl(test::shared_dir() / "golden/tiny-llama-brown/tokens.jsonl")) {
+    const std::vector<int> ids = golden["ids"];
+    for (int id : ids) {
+      if (llama().token_string(id).starts_with("<0x")) {
+        ++byte_fallback_lines;
+        break;
+      }
+    }
+    const std::string whole = llama().decode(ids, true);
+    for (std::size_t prompt = 0; prompt <= ids.size(); ++prompt) {
+      // A prompt that ends inside a character of byte pieces decodes to U+FFFD there.
+      const std::string prompt_text = llama().decode(std::span(ids).first(prompt), true);
+      if (!whole.starts_with(prompt_text)) continue;
+      ++splits;
+      EXPECT_EQ(streamed_text(llama(), ids, prompt), whole.substr(prompt_text.size()))
+          << json_quoted(golden["text"]) << " streamed after " << prompt << " tokens";
+    }
+  }
+  EXPECT_GT(byte_fallback_lines, 5);
+  EXPECT_GT(splits, 4000);
+}
+
+// ---- Behaviour -------------------------------------------------------------------------------
+
+TEST(SentencePieceTokenizer, StreamsAMultiByteCharacterOfBytePiecesWhole) {
+  ATTN_REQUIRE_SHARED();
+  // "▁" "<0xF0>" "<0x9F>" "<0x98>" "<0x80>" "▁the": the emoji arrives in four parts, none of
+  // which is a character, and "▁the" after it gets its space.
+  const std::vector<int> ids = llama().encode("😀 the").ids;
+  ASSERT_EQ(llama().token_string(ids[2]), "<0xF0>");
+  std::vector<std::string> parts;
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    parts.push_back(llama().decode_continuation(std::span(ids).first(i), ids[i]));
+  }
+  EXPECT_EQ(parts, (std::vector<std::string>{"", "\xF0", "\x9F", "\x98", "\x80", " the"}));
+  EXPECT_EQ(streamed_text(llama(), ids, 1), llama().decode(ids, true));
+  // A word-initial piece right after the prompt's BOS has no space; later ones have.
+  const std::vector<int> words = llama().encode("The jury said").ids;
+  EXPECT_EQ(llama().decode_continuation(std::span(words).first(1), words[1]), "The");
+  EXPECT_EQ(llama().decode_continuation(std::span(words).first(2), words[2]),
+            " " + llama().token_string(words[2]).substr(std::string_view("▁").size()));
+  // Special tokens print nothing, as decode(skip_special_tokens=True) shows nothing for them.
+  EXPECT_EQ(llama().decode_continuation(words, 2), "");
+}
+
+TEST(SentencePieceTokenizer, SplitsOutLiteralSpecialTokens) {
+  ATTN_REQUIRE_SHARED();
+  const Tokenizer& tokenizer = llama();
+  // legacy: every piece of text between special tokens gets its own dummy prefix.
+  std::vector<int> expected = tokenizer.encode("Hello").ids;
+  expected.push_back(2);
+  const std::vector<int> world = without_bos(tokenizer.encode("world").ids);
+  expected.insert(expected.end(), world.begin(), world.end());
+  EXPECT_EQ(tokenizer.encode("Hello</s>world").ids, expected);
+  EXPECT_EQ(tokenizer.encode("<s>").ids, (std::vector<int>{1, 1}));
+  EXPECT_EQ(tokenizer.encode("").ids, (std::vector<int>{1}));
+  EXPECT_EQ(tokenizer.eos_id(), 2);
+  EXPECT_TRUE(tokenizer.is_special(0));
+  EXPECT_TRUE(tokenizer.is_special(1));
+  EXPECT_FALSE(tokenizer.is_special(3));
+  EXPECT_EQ(tokenizer.mask_id(), std::nullopt);
+  EXPECT_EQ(tokenizer.vocab_size(), 32000);
+  EXPECT_EQ(tokenizer.token_string(13), "<0x0A>");
+}
+
+TEST(SentencePieceTokenizer, DecodesSpecialTokensAsLlamaTokenizerDoes) {
+  ATTN_REQUIRE_SHARED();
+  // LlamaTokenizer(legacy=True).decode([1, 15043, 2]) is "<s> Hello</s>": a space before a
+  // special token that follows text, none after the first one.
+  const std::vector<int> ids = {1, 15043, 2};
+  ASSERT_EQ(llama().token_string(15043), "▁Hello");
+  EXPECT_EQ(llama().decode(ids, false), "<s> Hello</s>");
+  EXPECT_EQ(llama().decode(ids, true), "Hello");
+  EXPECT_THROW(llama().decode(std::vector<int>{32000}, true), Error);
+  EXPECT_THROW(llama().token_string(-1), Error);
+  EXPECT_TRUE(Contains(error_message([] { llama().encode("ok \xff"); }), "UTF-8"));
+}
+
+TEST(SentencePieceTokenizer, PairsGetABosEach) {
+  ATTN_REQUIRE_SHARED();
+  const Encoding pair = llama().encode("a", "b");
+  std::vector<int> expected = llama().encode("a").ids;
+  const std::vector<int> second = llama().encode("b").ids;
+  expected.insert(expected.end(), second.begin(), second.end());
+  EXPECT_EQ(pair.ids, expected);
+  EXPECT_EQ(pair.type_ids, (std::vector<int>{0, 0, 1, 1}));
+}
+
+// A copy of the Llama tokenizer files with tokenizer_config.json edited.
+class EditedLlamaTokenizer {
+ public:
+  explicit EditedLlamaTokenizer(const std::function<void(json&)>& edit) {
+    for (const char* file : {"tokenizer.model", "special_tokens_map.json"}) {
+      fs::copy_file(llama_dir() / file, dir_.path() / file);
+    }
+    json config = json::parse(test::read_file(llama_dir() / "tokenizer_config.json"));
+    edit(config);
+    test::write_file(dir_.path() / "tokenizer_config.json", config.dump());
+  }
+  const fs::path& path() const { return dir_.path(); }
+
+ private:
+  test::TempDir dir_;
+};
+
+TEST(SentencePieceTokenizer, NonLegacyEncodesPlainTextTheSame) {
+  ATTN_REQUIRE_SHARED();
+  EditedLlamaTokenizer edited([](json& config) { config["legacy"] = false; });
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(edited.path());
+  std::string mismatches;
+  for (const json& golden :
+       test::read_jsonl(test::shared_dir() / "golden/tiny-llama-brown/tokens.jsonl")) {
+    const std::string text = golden["text"];
+    if (text.find("<s>") != std::string::npos || text.find("</s>") != std::string::npos ||
+        text.find("<unk>") != std::string::npos) {
+      continue;
+    }
+    if (tokenizer->encode(text).ids != golden["ids"].get<std::vector<int>>()) {
+      mismatches += "\n  " + json_quoted(text);
+    }
+  }
+  EXPECT_TRUE(mismatches.empty()) << "legacy: false differs on plain text:" << mismatches;
+  // legacy: false gives no dummy prefix to text after a special token.
+  const std::vector<int> ids = tokenizer->encode("Hello</s>world").ids;
+  const auto eos = std::find(ids.begin(), ids.end(), 2);
+  ASSERT_NE(eos, ids.end());
+  ASSERT_NE(eos + 1, ids.end());
+  EXPECT_EQ(tokenizer->token_string(*(eos + 1)).find("▁"), std::string::npos);
+  EXPECT_EQ(llama().token_string(llama().encode("Hello</s>world").ids[3]).find("▁"), 0u);
+}
+
+TEST(SentencePieceTokenizer, AddedTokensAndAddEos) {
+  ATTN_REQUIRE_SHARED();
+  EditedLlamaTokenizer edited([](json& config) {
+    config["add_eos_token"] = true;
+    config["added_tokens_decoder"]["32000"] = {{"content", "<|user|>"}, {"special", false}};
+  });
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(edited.path());
+  EXPECT_EQ(tokenizer->vocab_size(), 32001);
+  const std::vector<int> ids = tokenizer->encode("<|user|>Hi").ids;
+  ASSERT_GE(ids.size(), 4u);
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(ids[1], 32000);
+  EXPECT_EQ(ids.back(), 2);
+  EXPECT_FALSE(tokenizer->is_special(32000));
+  // A non-special added token is written as it is, the run after it decoded on its own.
+  EXPECT_EQ(tokenizer->decode(ids, true), "<|user|>Hi");
+  EXPECT_EQ(streamed_text(*tokenizer, ids, 0), "<|user|>Hi");
+}
+
+// ---- Choosing the tokenizer by the files a folder ships -----------------------------------------
+
+// A scratch folder holding copies of the named files of `source`.
+std::unique_ptr<test::TempDir> folder_with(const fs::path& source,
+                                           std::initializer_list<const char*> files) {
+  auto dir = std::make_unique<test::TempDir>();
+  for (const char* file : files) fs::copy_file(source / file, dir->path() / file);
+  return dir;
+}
+
+TEST(TokenizerChoice, TokenizerModelIsSentencePiece) {
+  ATTN_REQUIRE_SHARED();
+  const auto dir = folder_with(llama_dir(), {"tokenizer.model"});
+  EXPECT_EQ(load_tokenizer(dir->path())->token_string(15043), "▁Hello");
+}
+
+TEST(TokenizerChoice, VocabJsonAndMergesAreByteLevelBpe) {
+  const auto dir =
+      folder_with(test::shipped_model("tiny-gpt2-brown"), {"vocab.json", "merges.txt"});
+  EXPECT_EQ(load_tokenizer(dir->path())->encode("Hello world").ids, (std::vector<int>{15496, 995}));
+}
+
+TEST(TokenizerChoice, BpeTokenizerJsonIsByteLevelBpe) {
+  const auto dir = folder_with(test::shipped_model("tiny-gpt2-brown"), {"tokenizer.json"});
+  EXPECT_EQ(load_tokenizer(dir->path())->token_string(995), "Ġworld");
+}
+
+TEST(TokenizerChoice, VocabTxtIsWordPiece) {
+  const auto dir = folder_with(test::shipped_model("tiny-bert-brown"), {"vocab.txt"});
+  const Encoding encoding = load_tokenizer(dir->path())->encode("Hello");
+  EXPECT_EQ(encoding.ids.front(), 101);  // [CLS]
+}
+
+TEST(TokenizerChoice, WordPieceTokenizerJsonIsWordPiece) {
+  // The shipped file leaves model.type out, as older tokenizers versions wrote it.
+  const auto dir = folder_with(test::shipped_model("tiny-bert-brown"), {"tokenizer.json"});
+  EXPECT_EQ(load_tokenizer(dir->path())->mask_id(), 103);
+  const fs::path file = dir->path() / "tokenizer.json";
+  json tokenizer = json::parse(test::read_file(file));
+  tokenizer["model"]["type"] = "WordPiece";
+  test::write_file(file, tokenizer.dump());
+  EXPECT_EQ(load_tokenizer(dir->path())->mask_id(), 103);
+}
+
+TEST(TokenizerChoice, OtherTokenizerJsonModelsAreRefused) {
+  const auto dir = folder_with(test::shipped_model("tiny-bert-brown"), {"tokenizer.json"});
+  const fs::path file = dir->path() / "tokenizer.json";
+  json tokenizer = json::parse(test::read_file(file));
+  tokenizer["model"]["type"] = "Unigram";
+  test::write_file(file, tokenizer.dump());
+  EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
+                       file.string() + ": model.type is \"Unigram\""));
+  tokenizer["model"] = {{"vocab", tokenizer["model"]["vocab"]}};
+  test::write_file(file, tokenizer.dump());
+  EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
+                       file.string() + ": model.type is missing and the model's fields do not"));
+}
+
+TEST(TokenizerChoice, FolderWithoutTokenizerFilesNamesThoseLookedFor) {
+  const auto dir = folder_with(test::shipped_model("tiny-gpt2-brown"), {"config.json"});
+  EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
+                       dir->path().string() +
+                           ": no tokenizer files (looked for tokenizer.model, vocab.json + "
+                           "merges.txt, vocab.txt and tokenizer.json)"));
+}
+
+// ---- Broken tokenizer.model: one line, exit 1, nothing modified ---------------------------------
+
+class BrokenTokenizerModelTest : public test::HostileTest {
+ protected:
+  // `attn tokenize -m COPY x` on a copy of the shipped GPT-2 folder with `model_bytes` as its
+  // tokenizer.model, which comes first among the tokenizer files.
+  void expect_refused(const std::string& model_bytes, const std::string& reason) {
+    const fs::path model = copy_model("tiny-gpt2-brown");
+    test::write_file(model / "tokenizer.model", model_bytes);
+    test::expect_clean_failure(
+        run({"tokenize", "-m", model.string(), "x"}), test::kBadInput,
+        {(model / "tokenizer.model").string() + ": not a SentencePiece model (" + reason});
+  }
+};
+
+TEST_F(BrokenTokenizerModelTest, Empty) { expect_refused("", "empty file"); }
+
+TEST_F(BrokenTokenizerModelTest, RandomBytes) {
+  std::mt19937 random(8);
+  std::string bytes(5000, '\0');
+  for (char& byte : bytes) byte = static_cast<char>(random());
+  expect_refused(bytes, "the file is not a valid protocol buffer");
+}
+
+TEST_F(BrokenTokenizerModelTest, TruncatedInsideAPiece) {
+  ATTN_REQUIRE_SHARED();
+  const std::string bytes = test::read_file(llama_dir() / "tokenizer.model");
+  expect_refused(bytes.substr(0, bytes.size() / 2), "the file is not a valid protocol buffer");
+}
+
+TEST_F(BrokenTokenizerModelTest, TruncatedBeforeItsNormalizerSettings) {
+  ATTN_REQUIRE_SHARED();
+  // The last 20 bytes of the Llama model are its normalizer_spec; without them the file still
+  // parses, and would run with other normalization.
+  const std::string bytes = test::read_file(llama_dir() / "tokenizer.model");
+  expect_refused(bytes.substr(0, bytes.size() - 20), "no normalizer settings");
+}
+
+TEST_F(BrokenTokenizerModelTest, TruncatedAfterItsPieces) {
+  ATTN_REQUIRE_SHARED();
+  // Pieces only: the byte pieces are refused since byte_fallback (in the trainer settings) is
+  // then off.
+  const std::string bytes = test::read_file(llama_dir() / "tokenizer.model");
+  expect_refused(bytes.substr(0, 499437), "libsentencepiece: ");
+}
+
+}  // namespace
+}  // namespace attn
