@@ -106,7 +106,11 @@ inline void expect_greedy_matches(const std::filesystem::path& model_dir,
     EXPECT_TRUE(std::equal(golden_ids.begin(), golden_ids.begin() + first_near_tie,
                            result.generated_ids.begin()))
         << "prompt: " << line["prompt"];
-    if (first_near_tie < golden_ids.size()) {
+    if (first_near_tie == golden_ids.size()) {
+      // The streamed text continues the prompt exactly as a decode of the whole sequence does.
+      EXPECT_EQ(line["prompt"].get<std::string>() + result.text, line["full_text"])
+          << "prompt: " << line["prompt"];
+    } else {
       step_logits = forced_step_logits(*model, prompt_ids, golden_ids);
       ++forced_lines;
     }

@@ -13,6 +13,7 @@
 
 #include "src/base/error.h"
 #include "src/tokenizer/bpe.h"
+#include "src/tokenizer/unicode.h"
 #include "tests/test_paths.h"
 
 namespace attn {
@@ -132,6 +133,21 @@ TEST(BpeTokenizer, DecodesBackToTheSameBytes) {
   const std::string text = "Tabs\tand\nnewlines,  ünïcödé, 中文, emoji 🍕 and  spaces  ";
   const Tokenizer& tokenizer = shipped_gpt2();
   EXPECT_EQ(tokenizer.decode(tokenizer.encode(text).ids, false), text);
+}
+
+// Decoded bytes that are not UTF-8 become U+FFFD as Python's errors="replace" does: one per
+// maximal subpart of a valid sequence, one per byte that cannot start one.
+TEST(ReplaceInvalidUtf8, OneReplacementPerMaximalSubpart) {
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(replace_invalid_utf8("a\xE2\x82\xAC b"), "a\xE2\x82\xAC b");  // valid: kept
+  EXPECT_EQ(replace_invalid_utf8("a\xE2\x82 b"), "a" + r + " b");         // 2 of 3 bytes: one
+  EXPECT_EQ(replace_invalid_utf8("\xF0\x9F\x98"), r);                     // 3 of 4, at the end
+  EXPECT_EQ(replace_invalid_utf8("\x80\x80"), r + r);                     // lone continuations
+  EXPECT_EQ(replace_invalid_utf8("\xC0\xAF"), r + r);                     // overlong lead
+  EXPECT_EQ(replace_invalid_utf8("\xE0\x80\x41"), r + r + "A");           // E0 needs A0..BF next
+  EXPECT_EQ(replace_invalid_utf8("\xED\xA0\x80"), r + r + r);             // a surrogate
+  EXPECT_EQ(replace_invalid_utf8("\xF4\x90\x80\x80"), r + r + r + r);     // past U+10FFFF
+  EXPECT_EQ(replace_invalid_utf8("\xE2\x82\xE2\x82\xAC"), r + "\xE2\x82\xAC");
 }
 
 TEST(BpeTokenizer, DescribesItsVocabulary) {

@@ -64,8 +64,11 @@ class TextStream {
 
   void emit(std::size_t end) {
     if (end <= emitted_) return;
+    // Invalid bytes before `end` stay invalid whatever follows: shown as U+FFFD, as in the
+    // final text.
     if (callbacks_.on_text)
-      callbacks_.on_text(std::string_view(text_).substr(emitted_, end - emitted_));
+      callbacks_.on_text(
+          replace_invalid_utf8(std::string_view(text_).substr(emitted_, end - emitted_)));
     emitted_ = end;
   }
 

@@ -2,6 +2,8 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
+
 #include "src/base/error.h"
 
 namespace attn {
@@ -69,18 +71,43 @@ namespace attn {
 std::string replace_invalid_utf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
-  auto* data = reinterpret_cast<const utf8proc_uint8_t*>(bytes.data());
-  const auto size = static_cast<utf8proc_ssize_t>(bytes.size());
-  utf8proc_ssize_t pos = 0;
-  while (pos < size) {
-    utf8proc_int32_t code_point = 0;
-    utf8proc_ssize_t length = utf8proc_iterate(data + pos, size - pos, &code_point);
-    if (length < 0) {
-      append_utf8(out, 0xFFFD);
-      pos += 1;
-    } else {
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    const auto lead = static_cast<unsigned char>(bytes[pos]);
+    // The sequence length and the allowed range of the second byte (Unicode Table 3-7: it
+    // excludes overlong forms, surrogates and code points past U+10FFFF); later bytes are
+    // 80..BF. Bytes 80..C1 and F5..FF never start a character.
+    int length = 0;
+    unsigned char second_min = 0x80, second_max = 0xBF;
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) second_min = 0xA0;
+      if (lead == 0xED) second_max = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) second_min = 0x90;
+      if (lead == 0xF4) second_max = 0x8F;
+    }
+    // The longest prefix of a valid sequence starting here (the "maximal subpart"): when it
+    // is incomplete, all of it becomes one U+FFFD, as Python's decode(errors="replace") does.
+    int valid = length == 0 ? 0 : 1;
+    while (valid > 0 && valid < length && pos + valid < bytes.size()) {
+      const auto byte = static_cast<unsigned char>(bytes[pos + valid]);
+      const bool in_range =
+          valid == 1 ? byte >= second_min && byte <= second_max : byte >= 0x80 && byte <= 0xBF;
+      if (!in_range) break;
+      ++valid;
+    }
+    if (length > 0 && valid == length) {
       out.append(bytes.substr(pos, length));
       pos += length;
+    } else {
+      append_utf8(out, 0xFFFD);
+      pos += std::max(valid, 1);
     }
   }
   return out;
