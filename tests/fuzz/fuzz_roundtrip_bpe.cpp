@@ -12,8 +12,7 @@
 namespace {
 
 const attn::Tokenizer& gpt2() {
-  static const auto tokenizer =
-      attn::load_tokenizer(attn::fuzz::shipped_model("tiny-gpt2-brown"), "gpt2");
+  static const auto tokenizer = attn::load_tokenizer(attn::fuzz::shipped_model("tiny-gpt2-brown"));
   return *tokenizer;
 }
 

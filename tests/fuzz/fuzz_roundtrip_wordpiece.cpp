@@ -14,8 +14,7 @@
 namespace {
 
 const attn::Tokenizer& bert() {
-  static const auto tokenizer =
-      attn::load_tokenizer(attn::fuzz::shipped_model("tiny-bert-brown"), "bert");
+  static const auto tokenizer = attn::load_tokenizer(attn::fuzz::shipped_model("tiny-bert-brown"));
   return *tokenizer;
 }
 
