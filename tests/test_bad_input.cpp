@@ -301,6 +301,20 @@ INSTANTIATE_TEST_SUITE_P(
                    "missing tensor 'model.lm_head.weight' (nor 'lm_head.weight')"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
+TEST_F(BadInputTest, SentencePieceStyleTokenizerJsonWithoutTokenizerModel) {
+  // A Llama 2 folder that ships only the tokenizer.json converted from its SentencePiece model:
+  // read as byte-level BPE it would tokenize every text wrongly, so it is refused.
+  const auto model = copy_model("tiny-gpt2-brown");
+  std::filesystem::remove(model / "vocab.json");
+  std::filesystem::remove(model / "merges.txt");
+  json tokenizer = json::parse(read_file(model / "tokenizer.json"));
+  tokenizer["model"]["byte_fallback"] = true;
+  write_file(model / "tokenizer.json", tokenizer.dump());
+  expect_clean_failure(
+      info(model), kBadInput,
+      {(model / "tokenizer.json").string() + ": model.byte_fallback is true", "tokenizer.model"});
+}
+
 TEST_F(BadInputTest, GenerationConfigEosOutsideTheVocabulary) {
   ATTN_REQUIRE_SHARED();
   const auto model = scratch_ / "tiny-qwen2-random";

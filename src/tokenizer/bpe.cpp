@@ -394,6 +394,14 @@ class BpeJsonReader final : public json::json_sax_t {
       pending_added_.special = value;
       return true;
     }
+    // SentencePiece models converted to tokenizer.json (Llama 2, Mistral) are BPE over "▁"
+    // pieces with byte fallback, not byte-level BPE: read as GPT-2's, every text would come
+    // out wrong. attn reads them from their tokenizer.model.
+    if (role() == Role::kModel && current_key() == "byte_fallback" && value) {
+      throw Error(file_ +
+                  ": model.byte_fallback is true: a SentencePiece-style BPE, which attn reads "
+                  "only from the folder's tokenizer.model (not found)");
+    }
     return other_value("a boolean");
   }
 
