@@ -12,16 +12,9 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPostNorm;
   spec.causal = false;
-  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
-  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
-  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
-  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
-  spec.max_positions = config.positive_int("max_position_embeddings", kMaxPositions);
+  read_common_sizes(config, spec, 0);
   spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
-  read_attention_heads(config, spec, "num_attention_heads", "num_key_value_heads");
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
-  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
-                    "max_position_embeddings");
   spec.activation = read_activation(config, "hidden_act", "gelu");
   const std::string position_type =
       config.optional_string("position_embedding_type").value_or("absolute");

@@ -49,14 +49,8 @@ ModelParts map_bloom(const JsonFile& config, TensorSource& tensors) {
   parts.weights.token_embedding = tensors.get("word_embeddings.weight", {spec.vocab_size, d});
   parts.weights.embedding_norm = tensors.layer_norm("word_embeddings_layernorm", d, eps);
   parts.weights.final_norm = tensors.layer_norm("ln_f", d, eps);
-  const float* output_weight = tensors.has("lm_head.weight")
-                                   ? tensors.get("lm_head.weight", {spec.vocab_size, d})
-                                   : parts.weights.token_embedding;
-  parts.weights.head = OutputHead{
-      .transform = std::nullopt,
-      .transform_norm = std::nullopt,
-      .decoder = Linear{
-          .weight = output_weight, .in = int(d), .out = spec.vocab_size, .row_stride = int(d)}};
+  parts.weights.head = decoder_head(
+      tensors, parts, config.optional_bool("tie_word_embeddings").value_or(true), "lm_head", false);
   return parts;
 }
 

@@ -39,6 +39,20 @@ void check_model_sizes(const JsonFile& config, const ArchSpec& spec, const char*
                      "the KV cache for the full context");
 }
 
+void read_common_sizes(const JsonFile& config, ArchSpec& spec, int default_positions) {
+  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
+  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
+  read_attention_heads(config, spec, "num_attention_heads", "num_key_value_heads");
+  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
+  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
+  spec.max_positions = default_positions > 0
+                           ? config.optional_positive_int("max_position_embeddings", kMaxPositions)
+                                 .value_or(default_positions)
+                           : config.positive_int("max_position_embeddings", kMaxPositions);
+  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
+                    "max_position_embeddings");
+}
+
 Activation read_activation(const JsonFile& config, const char* key, const char* default_name) {
   const std::string name = config.optional_string(key).value_or(default_name);
   if (name == "gelu") return Activation::kGeluErf;

@@ -44,6 +44,12 @@ void check_size_product(const JsonFile& config,
 void check_model_sizes(const JsonFile& config, const ArchSpec& spec, const char* vocab_key,
                        const char* width_key, const char* layers_key, const char* positions_key);
 
+// The sizes under the names most Hugging Face configs use: num_hidden_layers, hidden_size,
+// num_attention_heads (with num_key_value_heads and head_dim, as read_attention_heads),
+// intermediate_size, vocab_size and max_position_embeddings (`default_positions` when absent,
+// required when that is 0), checked as check_model_sizes does.
+void read_common_sizes(const JsonFile& config, ArchSpec& spec, int default_positions);
+
 // An activation by its Hugging Face name (config field `key`, `default_name` when absent):
 // gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu.
 Activation read_activation(const JsonFile& config, const char* key, const char* default_name);

@@ -64,15 +64,9 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
   parts.weights.token_embedding = tensors.get("wte.weight", {spec.vocab_size, d});
   parts.positions.learned_table = tensors.get("wpe.weight", {spec.max_positions, d});
   parts.weights.final_norm = tensors.layer_norm("ln_f", d, eps);
-  // lm_head.weight is normally tied to wte and not stored; use it when a checkpoint has it.
-  const float* output_weight = tensors.has("lm_head.weight")
-                                   ? tensors.get("lm_head.weight", {spec.vocab_size, d})
-                                   : parts.weights.token_embedding;
-  parts.weights.head = OutputHead{
-      .transform = std::nullopt,
-      .transform_norm = std::nullopt,
-      .decoder = Linear{
-          .weight = output_weight, .in = int(d), .out = spec.vocab_size, .row_stride = int(d)}};
+  // Tied by default, as Hugging Face does (a stored lm_head.weight then holds the same values).
+  parts.weights.head = decoder_head(
+      tensors, parts, config.optional_bool("tie_word_embeddings").value_or(true), "lm_head", false);
   return parts;
 }
 

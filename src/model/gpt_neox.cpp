@@ -13,16 +13,10 @@ ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors) {
                       ? BlockTopology::kParallel
                       : BlockTopology::kPreNorm;
   spec.causal = true;
-  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
-  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
-  if (config.has("head_dim")) config.fail("head_dim", "is not a GPT-NeoX setting");
-  read_attention_heads(config, spec, "num_attention_heads", "num_attention_heads");
-  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
-  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
-  spec.max_positions =
-      config.optional_positive_int("max_position_embeddings", kMaxPositions).value_or(2048);
-  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
-                    "max_position_embeddings");
+  for (const char* key : {"head_dim", "num_key_value_heads"}) {
+    if (config.has(key)) config.fail(key, "is not a GPT-NeoX setting");
+  }
+  read_common_sizes(config, spec, 2048);
   spec.activation = read_activation(config, "hidden_act", "gelu");
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-5f);
   if (!config.optional_bool("attention_bias").value_or(true)) {
@@ -49,15 +43,9 @@ ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors) {
   }
   parts.weights.token_embedding = tensors.get("embed_in.weight", {spec.vocab_size, d});
   parts.weights.final_norm = tensors.layer_norm("final_layer_norm", d, eps);
-  const bool tied = config.optional_bool("tie_word_embeddings").value_or(false);
   parts.weights.head =
-      OutputHead{.transform = std::nullopt,
-                 .transform_norm = std::nullopt,
-                 .decoder = tied ? Linear{.weight = parts.weights.token_embedding,
-                                          .in = int(d),
-                                          .out = spec.vocab_size,
-                                          .row_stride = int(d)}
-                                 : tensors.linear("embed_out", d, spec.vocab_size, false)};
+      decoder_head(tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false),
+                   "embed_out", false);
   return parts;
 }
 

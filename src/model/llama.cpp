@@ -22,13 +22,7 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases 
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPreNorm;
   spec.causal = true;
-  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
-  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
-  read_attention_heads(config, spec, "num_attention_heads", "num_key_value_heads");
-  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
-  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
-  spec.max_positions =
-      config.optional_positive_int("max_position_embeddings", kMaxPositions).value_or(2048);
+  read_common_sizes(config, spec, 2048);
   // Sliding-window attention (Mistral, Qwen2 with use_sliding_window) is not implemented:
   // within the window it equals full attention, so the window is the context attn offers.
   const bool windowed =
@@ -37,8 +31,6 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases 
     spec.max_positions =
         std::min(spec.max_positions, config.positive_int("sliding_window", kMaxPositions));
   }
-  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
-                    "max_position_embeddings");
   spec.activation = read_activation(config, "hidden_act", "silu");
   const float eps = read_norm_eps(config, "rms_norm_eps", 1e-6f);
   const float theta = config.optional_float_in_range("rope_theta", 1, 1e12).value_or(10000.0f);
@@ -62,15 +54,9 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases 
   }
   parts.weights.token_embedding = tensors.get("embed_tokens.weight", {spec.vocab_size, d});
   parts.weights.final_norm = tensors.rms_norm("norm", d, eps);
-  const bool tied = config.optional_bool("tie_word_embeddings").value_or(false);
   parts.weights.head =
-      OutputHead{.transform = std::nullopt,
-                 .transform_norm = std::nullopt,
-                 .decoder = tied ? Linear{.weight = parts.weights.token_embedding,
-                                          .in = int(d),
-                                          .out = spec.vocab_size,
-                                          .row_stride = int(d)}
-                                 : tensors.linear("lm_head", d, spec.vocab_size, false)};
+      decoder_head(tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false),
+                   "lm_head", false);
   return parts;
 }
 

@@ -96,6 +96,18 @@ int64_t TensorSource::parameter_count() const {
   return count;
 }
 
+OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tied,
+                        const std::string& name, bool bias) {
+  const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
+  Linear decoder = tied ? Linear{.weight = parts.weights.token_embedding,
+                                 .in = int(d),
+                                 .out = int(vocab),
+                                 .row_stride = int(d)}
+                        : tensors.linear(name, d, vocab, false);
+  if (bias) decoder.bias = tensors.get(name + ".bias", {vocab});
+  return OutputHead{.transform = std::nullopt, .transform_norm = std::nullopt, .decoder = decoder};
+}
+
 std::string Model::name() const { return dir.filename().string(); }
 
 namespace {
@@ -108,14 +120,10 @@ struct Architecture {
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> table = {
-      {"gpt2", {"transformer.", ""}, map_gpt2},
-      {"bert", {"bert.", ""}, map_bert},
-      {"llama", {"model.", ""}, map_llama},
-      {"mistral", {"model.", ""}, map_llama},
-      {"qwen2", {"model.", ""}, map_qwen2},
-      {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
-      {"phi", {"model.", ""}, map_phi},
-      {"bloom", {"transformer.", ""}, map_bloom},
+      {"gpt2", {"transformer.", ""}, map_gpt2}, {"bert", {"bert.", ""}, map_bert},
+      {"llama", {"model.", ""}, map_llama},     {"mistral", {"model.", ""}, map_llama},
+      {"qwen2", {"model.", ""}, map_qwen2},     {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
+      {"phi", {"model.", ""}, map_phi},         {"bloom", {"transformer.", ""}, map_bloom},
   };
   return table;
 }

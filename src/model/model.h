@@ -59,6 +59,11 @@ struct ModelParts {
   std::string missing_head;
 };
 
+// A decoder's output head: the token embedding when `tied` (tie_word_embeddings), else the
+// tensor NAME.weight [vocab, d]; with NAME.bias (vocab) when `bias`.
+OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tied,
+                        const std::string& name, bool bias);
+
 // Family files: map config.json and the Hugging Face tensor names onto ModelParts.
 ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_bert(const JsonFile& config, TensorSource& tensors);

@@ -11,15 +11,7 @@ ModelParts map_phi(const JsonFile& config, TensorSource& tensors) {
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kParallel;
   spec.causal = true;
-  spec.n_layer = config.positive_int("num_hidden_layers", kMaxLayers);
-  spec.d_model = config.positive_int("hidden_size", kMaxModelWidth);
-  read_attention_heads(config, spec, "num_attention_heads", "num_key_value_heads");
-  spec.d_ff = config.positive_int("intermediate_size", kMaxFfWidth);
-  spec.vocab_size = config.positive_int("vocab_size", kMaxVocabSize);
-  spec.max_positions =
-      config.optional_positive_int("max_position_embeddings", kMaxPositions).value_or(2048);
-  check_model_sizes(config, spec, "vocab_size", "hidden_size", "num_hidden_layers",
-                    "max_position_embeddings");
+  read_common_sizes(config, spec, 2048);
   spec.activation = read_activation(config, "hidden_act", "gelu_new");
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-5f);
   if (config.optional_bool("qk_layernorm").value_or(false)) {
@@ -46,17 +38,8 @@ ModelParts map_phi(const JsonFile& config, TensorSource& tensors) {
   }
   parts.weights.token_embedding = tensors.get("embed_tokens.weight", {spec.vocab_size, d});
   parts.weights.final_norm = tensors.layer_norm("final_layernorm", d, eps);
-  const bool tied = config.optional_bool("tie_word_embeddings").value_or(false);
-  const float* output_weight =
-      tied ? parts.weights.token_embedding : tensors.get("lm_head.weight", {spec.vocab_size, d});
-  parts.weights.head =
-      OutputHead{.transform = std::nullopt,
-                 .transform_norm = std::nullopt,
-                 .decoder = Linear{.weight = output_weight,
-                                   .bias = tensors.get("lm_head.bias", {spec.vocab_size}),
-                                   .in = int(d),
-                                   .out = spec.vocab_size,
-                                   .row_stride = int(d)}};
+  parts.weights.head = decoder_head(
+      tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false), "lm_head", true);
   return parts;
 }
 
