@@ -16,6 +16,19 @@
 
 namespace attn::test {
 
+// The decoder families of issue 8, as folders of ../shared/models with goldens of the same name.
+inline auto decoder_family_models() {
+  return testing::Values("tiny-llama-brown", "tiny-qwen2-random", "tiny-llama3-random",
+                         "tiny-neox-random", "tiny-phi-random", "tiny-bloom-random");
+}
+
+// A gtest-safe test name for a model folder name ("tiny-llama-brown" -> "tinyllamabrown").
+inline std::string model_test_name(const testing::TestParamInfo<const char*>& info) {
+  std::string name = info.param;
+  std::erase(name, '-');
+  return name;
+}
+
 // |Δ| <= 1e-4 + 1e-5 |golden| for every logit (issues 2 and 8).
 constexpr double kLogitAtol = 1e-4;
 constexpr double kLogitRtol = 1e-5;

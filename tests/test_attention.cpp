@@ -12,6 +12,7 @@
 #include "src/base/error.h"
 #include "src/tasks/attention_capture.h"
 #include "tests/cli_util.h"
+#include "tests/decoder_checks.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
 #include "tests/model_util.h"
@@ -186,15 +187,7 @@ TEST_P(FamilyAttentionGolden, Capture) {
 
 TEST_P(FamilyAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden_file()); }
 
-INSTANTIATE_TEST_SUITE_P(Shared, FamilyAttentionGolden,
-                         testing::Values("tiny-llama-brown", "tiny-qwen2-random",
-                                         "tiny-llama3-random", "tiny-neox-random",
-                                         "tiny-phi-random", "tiny-bloom-random"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::erase(name, '-');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Shared, FamilyAttentionGolden, decoder_family_models(), model_test_name);
 
 TEST(AttentionGolden, RandomGpt2FullSize) {
   ATTN_REQUIRE_SHARED();

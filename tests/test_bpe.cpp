@@ -15,12 +15,14 @@
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/unicode.h"
 #include "tests/test_paths.h"
+#include "tests/tokenizer_test_util.h"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace attn::test;  // tests/tokenizer_test_util.h, tests/test_paths.h
 
 const Tokenizer& shipped_gpt2() {
   // Loaded once: every test reads the same files.
@@ -67,36 +69,6 @@ const Tokenizer& shipped_gpt2_from_tokenizer_json() {
     return load_bpe_tokenizer(dir.path());
   }();
   return *tokenizer;
-}
-
-// Text quoted as JSON so that whitespace and control characters are visible in failures.
-std::string json_quoted(const std::string& text) {
-  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string join(const std::vector<int>& ids) {
-  std::string joined;
-  for (int id : ids) {
-    if (!joined.empty()) joined += ' ';
-    joined += std::to_string(id);
-  }
-  return joined;
-}
-
-std::string error_message(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected attn::Error";
-  return "";
-}
-
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << json_quoted(text) << " does not contain " << json_quoted(part);
 }
 
 TEST(BpeTokenizer, EncodesHelloWorld) {

@@ -44,15 +44,7 @@ TEST_P(DecoderFamily, CachedEqualsUncached) {
   expect_cached_equals_uncached(model_dir(), {"The", "It was a dark and stormy night, and"});
 }
 
-INSTANTIATE_TEST_SUITE_P(Shared, DecoderFamily,
-                         testing::Values("tiny-llama-brown", "tiny-qwen2-random",
-                                         "tiny-llama3-random", "tiny-neox-random",
-                                         "tiny-phi-random", "tiny-bloom-random"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           std::erase(name, '-');
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Shared, DecoderFamily, decoder_family_models(), model_test_name);
 
 }  // namespace
 }  // namespace attn::test

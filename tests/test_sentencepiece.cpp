@@ -17,12 +17,14 @@
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
 #include "tests/test_paths.h"
+#include "tests/tokenizer_test_util.h"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace attn::test;  // tests/tokenizer_test_util.h, tests/test_paths.h
 
 fs::path llama_dir() { return test::shared_dir() / "models/tiny-llama-brown"; }
 
@@ -30,36 +32,6 @@ const Tokenizer& llama() {
   // Loaded once: every test reads the same files. load_tokenizer must choose SentencePiece.
   static const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(llama_dir());
   return *tokenizer;
-}
-
-// Text quoted as JSON so that whitespace and control characters are visible in failures.
-std::string json_quoted(const std::string& text) {
-  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string join(const std::vector<int>& ids) {
-  std::string joined;
-  for (int id : ids) {
-    if (!joined.empty()) joined += ' ';
-    joined += std::to_string(id);
-  }
-  return joined;
-}
-
-std::string error_message(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected attn::Error";
-  return "";
-}
-
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << json_quoted(text) << " does not contain " << json_quoted(part);
 }
 
 std::vector<int> without_bos(std::vector<int> ids) {
