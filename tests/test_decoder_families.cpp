@@ -3,6 +3,9 @@
 // hidden states, cached against uncached generation. Attention weights: test_attention.cpp.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_util.h"
 #include "tests/decoder_checks.h"
 
 namespace attn::test {
@@ -42,6 +45,35 @@ TEST_P(DecoderFamily, HiddenStatesMatchGolden) {
 
 TEST_P(DecoderFamily, CachedEqualsUncached) {
   expect_cached_equals_uncached(model_dir(), {"The", "It was a dark and stormy night, and"});
+}
+
+// The commands other than generate and attention (tested above and in test_attention.cpp) on
+// every family: info describes it, tokenize gives the library's ids, bench runs.
+TEST_P(DecoderFamily, InfoTokenizeAndBenchRun) {
+  using nlohmann::json;
+  const std::string dir = model_dir().string();
+  const CommandResult info = run_attn({"info", "-m", dir, "--json"});
+  ASSERT_EQ(info.exit_status, 0) << describe(info);
+  auto model = load_model(model_dir());
+  const ArchSpec& spec = model->spec();
+  const json described = json::parse(info.out);
+  EXPECT_EQ(described["kind"], "decoder");
+  EXPECT_EQ(described["n_layers"], spec.n_layer);
+  EXPECT_EQ(described["n_kv_heads"], spec.n_kv_head);
+  EXPECT_EQ(described["head_dim"], spec.head_dim);
+
+  const std::string text = "The jury said it was \"well done\" -- 3 times.";
+  const CommandResult tokens = run_attn({"tokenize", "-m", dir, text, "--json"});
+  ASSERT_EQ(tokens.exit_status, 0) << describe(tokens);
+  EXPECT_EQ(json::parse(tokens.out)["ids"].get<std::vector<int>>(),
+            model->tokenizer->encode(text).ids);
+
+  const CommandResult bench =
+      run_attn({"bench", "-m", dir, "-p", "16", "-n", "8", "-r", "1", "--json"});
+  ASSERT_EQ(bench.exit_status, 0) << describe(bench);
+  const json figures = json::parse(bench.out);
+  EXPECT_GT(figures["prompt_tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(figures["decode_tokens_per_s"].get<double>(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, DecoderFamily, decoder_family_models(), model_test_name);
