@@ -21,6 +21,7 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases 
   ModelParts parts;
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPreNorm;
+  spec.gated_ffn = true;
   spec.causal = true;
   read_common_sizes(config, spec, 2048);
   // Sliding-window attention (Mistral, Qwen2 with use_sliding_window) is not implemented:

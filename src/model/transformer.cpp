@@ -35,16 +35,25 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
       query(std::size_t(max_rows_) * spec.q_dim()),
       context(std::size_t(max_rows_) * spec.q_dim()),
       sublayer(std::size_t(max_rows_) * spec.d_model),
-      ffn_output(std::size_t(max_rows_) * spec.d_model),
+      ffn_output(spec.topology == BlockTopology::kParallel ? std::size_t(max_rows_) * spec.d_model
+                                                           : 0),
       ffn(std::size_t(max_rows_) * spec.d_ff),
-      ffn_gate(std::size_t(max_rows_) * spec.d_ff),
+      ffn_gate(spec.gated_ffn ? std::size_t(max_rows_) * spec.d_ff : 0),
       rotary_cos(std::size_t(max_rows_) * spec.head_dim / 2),
       rotary_sin(std::size_t(max_rows_) * spec.head_dim / 2),
       scores_per_head(long(std::min(max_rows_, max_context_)) * max_context_),
       scores(std::size_t(spec.n_head) * scores_per_head) {}
 
 Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionScheme positions)
-    : spec_(spec), weights_(std::move(weights)), positions_(std::move(positions)) {}
+    : spec_(spec), weights_(std::move(weights)), positions_(std::move(positions)) {
+  // The run state sizes its buffers from the spec; the weights must agree with it.
+  for (const LayerWeights& layer : weights_.layers) {
+    const bool parallel = spec_.topology == BlockTopology::kParallel;
+    if (layer.ffn.gate.has_value() != spec_.gated_ffn || (!layer.ffn_norm && !parallel)) {
+      throw std::logic_error("layer weights disagree with the architecture spec");
+    }
+  }
+}
 
 void Transformer::embed(const Batch& batch, float* hidden) const {
   const int d = spec_.d_model;
@@ -79,7 +88,7 @@ void Transformer::feed_forward(int layer, const float* input, int rows, RunState
   const FeedForwardWeights& w = weights_.layers[layer].ffn;
   const long n = long(rows) * spec_.d_ff;
   linear_forward(state.ffn.data(), input, rows, w.up);
-  if (w.gate) {
+  if (spec_.gated_ffn) {
     linear_forward(state.ffn_gate.data(), input, rows, *w.gate);
     activation_forward(state.ffn_gate.data(), n, spec_.activation);
     multiply_in_place(state.ffn.data(), state.ffn_gate.data(), n);
@@ -115,23 +124,22 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
 
   for (int layer = 0; layer < n_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
-    float* attention_out = state.sublayer.data();
-    float* ffn_out = state.ffn_output.data();
+    float* sublayer = state.sublayer.data();
     switch (spec_.topology) {
       case BlockTopology::kPreNorm:
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, cache, state, observer);
-        add_in_place(hidden, attention_out, size);
+        add_in_place(hidden, sublayer, size);
         norm_forward(normed, hidden, rows, d, *w.ffn_norm);
-        feed_forward(layer, normed, rows, state, ffn_out);
-        add_in_place(hidden, ffn_out, size);
+        feed_forward(layer, normed, rows, state, sublayer);
+        add_in_place(hidden, sublayer, size);
         break;
       case BlockTopology::kPostNorm:
         attention(layer, hidden, batch, cache, state, observer);
-        add_in_place(hidden, attention_out, size);
+        add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, w.attention_norm);
-        feed_forward(layer, hidden, rows, state, ffn_out);
-        add_in_place(hidden, ffn_out, size);
+        feed_forward(layer, hidden, rows, state, sublayer);
+        add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, *w.ffn_norm);
         break;
       case BlockTopology::kParallel:
@@ -139,9 +147,9 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, cache, state, observer);
         if (w.ffn_norm) norm_forward(normed, hidden, rows, d, *w.ffn_norm);
-        feed_forward(layer, normed, rows, state, ffn_out);
-        add_in_place(attention_out, ffn_out, size);
-        add_in_place(hidden, attention_out, size);
+        feed_forward(layer, normed, rows, state, state.ffn_output.data());
+        add_in_place(sublayer, state.ffn_output.data(), size);
+        add_in_place(hidden, sublayer, size);
         break;
     }
     if (observer && observer->on_hidden) observer->on_hidden(layer, hidden, rows);

@@ -30,6 +30,7 @@ struct ArchSpec {
   int n_kv_head = 0;  // key/value heads: n_head, or fewer shared by groups (grouped-query)
   int head_dim = 0;   // usually d_model / n_head; Llama 3 style configs may set it apart
   int d_ff = 0;
+  bool gated_ffn = false;  // activation(gate(x)) * up(x), as Llama's SwiGLU
   int vocab_size = 0;
   int max_positions = 0;
   int n_token_types = 0;  // 0 when the model has no token-type (segment) embedding
@@ -120,8 +121,8 @@ struct RunState {
   std::vector<float> normed;      // (max_rows, d_model) input of a sublayer
   std::vector<float> query;       // (max_rows, q_dim)
   std::vector<float> context;     // (max_rows, q_dim) attention output, heads side by side
-  std::vector<float> sublayer;    // (max_rows, d_model) attention output before the residual add
-  std::vector<float> ffn_output;  // (max_rows, d_model) feed-forward output before the add
+  std::vector<float> sublayer;    // (max_rows, d_model) a sublayer's output before the add
+  std::vector<float> ffn_output;  // (max_rows, d_model) parallel blocks only: the feed-forward's
   std::vector<float> ffn;         // (max_rows, d_ff)
   std::vector<float> ffn_gate;    // (max_rows, d_ff) gated feed-forwards only
   std::vector<float> rotary_cos;  // (max_rows, rotary dim / 2) angles of this pass's positions
