@@ -239,7 +239,8 @@ def main():
     tdir = a.tokenizer_dir
     if tdir is None:
         shared = os.environ.get("ATTN_SHARED_DIR") or os.path.join(HERE, "..", "..", "shared")
-        tdir = os.path.join(shared, "tokenizers", {"gpt2": "gpt2", "bert": "bert-base-uncased", "llama": "llama2"}[a.arch])
+        tokenizer = {"gpt2": "gpt2", "bert": "bert-base-uncased", "llama": "llama2"}[a.arch]
+        tdir = os.path.join(shared, "tokenizers", tokenizer)
     if tdir != "none":
         for fn in sorted(os.listdir(tdir)):
             if fn in ("config.json", "model.safetensors", "pytorch_model.bin", "generation_config.json"):
