@@ -148,7 +148,15 @@ ModelFileSettings read_model_file_settings(std::string_view serialized, const st
 std::unique_ptr<sentencepiece::SentencePieceProcessor> load_processor(std::string_view serialized,
                                                                       const std::string& file) {
   auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  const sentencepiece::util::Status status = processor->LoadFromSerializedProto(serialized);
+  sentencepiece::util::Status status;
+  try {
+    status = processor->LoadFromSerializedProto(serialized);
+  } catch (const std::exception& error) {
+    // Most problems come back as a status, but the trie builder inside the library throws (a
+    // piece starting with a NUL byte is an empty key to it).
+    throw Error(file + ": not a SentencePiece model (libsentencepiece: " +
+                brief_text(error.what(), 200) + ")");
+  }
   if (!status.ok()) {
     // The library reports a protobuf that does not parse by the failed check's source line.
     const std::string message = status.message();
