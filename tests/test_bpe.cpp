@@ -268,23 +268,7 @@ void expect_matches_tokens_jsonl(const Tokenizer& tokenizer) {
 // NAME.out holds one line of space-separated ids per string.
 void expect_matches_gpt2_vectors(const Tokenizer& tokenizer) {
   const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
-  const std::string inputs = read_file(dir / "gpt2.inp");
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  std::size_t begin = 0;
-  for (std::size_t end; (end = inputs.find(separator, begin)) != std::string::npos;) {
-    texts.push_back(inputs.substr(begin, end - begin));
-    begin = end + separator.size();
-  }
-  ASSERT_EQ(begin, inputs.size()) << "gpt2.inp does not end with the separator";
-
-  std::ifstream outputs(dir / "gpt2.out");
-  std::vector<std::vector<int>> expected;
-  for (std::string line; std::getline(outputs, line);) {
-    std::istringstream numbers(line);
-    expected.emplace_back();
-    for (int id; numbers >> id;) expected.back().push_back(id);
-  }
+  const auto [texts, expected] = read_tokenizer_vectors(dir, "gpt2");
   ASSERT_EQ(texts.size(), expected.size());
   EXPECT_EQ(texts.size(), 46u);
 

@@ -108,22 +108,7 @@ TEST(SentencePieceGolden, Llama2TokenizerFolderGivesTheSameTokenizer) {
 TEST(SentencePieceGolden, LlamaTokenizerVectors) {
   ATTN_REQUIRE_SHARED();
   const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
-  const std::string inputs = test::read_file(dir / "llama-spm.inp");
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  std::size_t begin = 0;
-  for (std::size_t end; (end = inputs.find(separator, begin)) != std::string::npos;) {
-    texts.push_back(inputs.substr(begin, end - begin));
-    begin = end + separator.size();
-  }
-  ASSERT_EQ(begin, inputs.size()) << "llama-spm.inp does not end with the separator";
-  std::ifstream outputs(dir / "llama-spm.out");
-  std::vector<std::vector<int>> expected;
-  for (std::string line; std::getline(outputs, line);) {
-    std::istringstream numbers(line);
-    expected.emplace_back();
-    for (int id; numbers >> id;) expected.back().push_back(id);
-  }
+  const auto [texts, expected] = read_tokenizer_vectors(dir, "llama-spm");
   ASSERT_EQ(texts.size(), expected.size());
   EXPECT_EQ(texts.size(), 46u);
 

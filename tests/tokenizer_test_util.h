@@ -4,12 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "src/base/error.h"
+#include "tests/cli_util.h"
 
 namespace attn::test {
 
@@ -43,6 +47,34 @@ inline ::testing::AssertionResult Contains(const std::string& text, const std::s
   if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << json_quoted(text) << " does not contain " << json_quoted(part);
+}
+
+// llama.cpp's tokenizer test vectors (../shared/golden/tokenizer-vectors): NAME.inp holds the
+// strings, each followed by "\n__ggml_vocab_test__\n"; NAME.out one line of space-separated
+// ids per string.
+struct TokenizerVectors {
+  std::vector<std::string> texts;
+  std::vector<std::vector<int>> expected;
+};
+
+inline TokenizerVectors read_tokenizer_vectors(const std::filesystem::path& dir,
+                                               const std::string& name) {
+  TokenizerVectors vectors;
+  const std::string inputs = read_file(dir / (name + ".inp"));
+  const std::string separator = "\n__ggml_vocab_test__\n";
+  std::size_t begin = 0;
+  for (std::size_t end; (end = inputs.find(separator, begin)) != std::string::npos;) {
+    vectors.texts.push_back(inputs.substr(begin, end - begin));
+    begin = end + separator.size();
+  }
+  EXPECT_EQ(begin, inputs.size()) << name << ".inp does not end with the separator";
+  std::ifstream outputs(dir / (name + ".out"));
+  for (std::string line; std::getline(outputs, line);) {
+    std::istringstream numbers(line);
+    vectors.expected.emplace_back();
+    for (int id; numbers >> id;) vectors.expected.back().push_back(id);
+  }
+  return vectors;
 }
 
 }  // namespace attn::test

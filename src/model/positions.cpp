@@ -80,17 +80,16 @@ void RotaryEmbedding::rotate(float* x, int rows, long row_stride, int n_heads, i
 }
 
 std::vector<float> alibi_slopes(int n_heads) {
-  // Every step rounded to float32 as BLOOM's torch code does.
-  auto series = [](int n, int first_power, int step, int count, std::vector<float>& slopes) {
-    const float base = float(std::pow(2.0, -8.0 / n));
-    for (int k = 0; k < count; ++k) {
-      slopes.push_back(float(std::pow(double(base), first_power + step * k)));
-    }
-  };
-  const int power_of_two = 1 << int(std::floor(std::log2(n_heads)));
+  // Every step rounded to float32 as BLOOM's torch code does: the powers 1, 2, ... of
+  // 2^(-8/n) for n the largest power of two <= n_heads, then the odd powers of 2^(-8/2n).
+  const int n = 1 << int(std::floor(std::log2(n_heads)));
+  const float base = float(std::pow(2.0, -8.0 / n));
+  const float extra_base = float(std::pow(2.0, -8.0 / (2 * n)));
   std::vector<float> slopes;
-  series(power_of_two, 1, 1, power_of_two, slopes);
-  series(2 * power_of_two, 1, 2, n_heads - power_of_two, slopes);
+  for (int k = 1; k <= n; ++k) slopes.push_back(float(std::pow(double(base), k)));
+  for (int k = 1; int(slopes.size()) < n_heads; k += 2) {
+    slopes.push_back(float(std::pow(double(extra_base), k)));
+  }
   return slopes;
 }
 

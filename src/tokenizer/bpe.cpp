@@ -648,17 +648,6 @@ void read_added_tokens_decoder(BpeModel& model, const json& config, const std::s
   }
 }
 
-// The content of a bos/eos/unk/pad entry of tokenizer_config.json: a string, an AddedToken
-// object, or null for "none".
-std::optional<std::string> named_token_content(const json& value, const std::string& where) {
-  if (value.is_null()) return std::nullopt;
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_object() && value.contains("content") && value["content"].is_string()) {
-    return value["content"].get<std::string>();
-  }
-  throw Error(where + ": expected a string, an object with \"content\", or null");
-}
-
 std::optional<int> find_token_id(const BpeModel& model, const VocabIndex& vocab,
                                  const std::string& content) {
   for (const AddedToken& token : model.added_tokens) {

@@ -201,16 +201,6 @@ bool optional_bool(const json& config, const char* key, bool fallback, const std
   return config[key].get<bool>();
 }
 
-// A named token: a string, an AddedToken object ({"content": ...}), or null for none.
-std::optional<std::string> token_content(const json& value, const std::string& where) {
-  if (value.is_null()) return std::nullopt;
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_object() && value.contains("content") && value["content"].is_string()) {
-    return value["content"].get<std::string>();
-  }
-  throw Error(where + ": expected a string, an object with \"content\", or null");
-}
-
 // bos/eos/unk/pad and additional_special_tokens, as both files spell them.
 void read_named_tokens(const json& config, LlamaSettings& settings, const std::string& file) {
   const std::pair<const char*, std::optional<std::string>*> named[] = {
@@ -219,7 +209,7 @@ void read_named_tokens(const json& config, LlamaSettings& settings, const std::s
       {"unk_token", &settings.unk_token},
       {"pad_token", &settings.pad_token}};
   for (const auto& [key, content] : named) {
-    if (config.contains(key)) *content = token_content(config[key], file + ": " + key);
+    if (config.contains(key)) *content = named_token_content(config[key], file + ": " + key);
   }
   if (config.contains("additional_special_tokens")) {
     const json& tokens = config["additional_special_tokens"];
@@ -227,7 +217,7 @@ void read_named_tokens(const json& config, LlamaSettings& settings, const std::s
     settings.additional_special_tokens.clear();
     for (const json& token : tokens) {
       std::optional<std::string> content =
-          token_content(token, file + ": additional_special_tokens");
+          named_token_content(token, file + ": additional_special_tokens");
       if (content) settings.additional_special_tokens.push_back(std::move(*content));
     }
   }

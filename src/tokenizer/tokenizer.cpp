@@ -134,6 +134,15 @@ std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& model_dir) {
   }
 }
 
+std::optional<std::string> named_token_content(const json& value, const std::string& where) {
+  if (value.is_null()) return std::nullopt;
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object() && value.contains("content") && value["content"].is_string()) {
+    return value["content"].get<std::string>();
+  }
+  throw Error(where + ": expected a string, an object with \"content\", or null");
+}
+
 std::string clean_up_tokenization(std::string text) {
   static constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
       {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},

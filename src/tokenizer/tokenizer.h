@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -59,6 +60,12 @@ class Tokenizer {
 // (WordPiece), tokenizer.json (byte-level BPE or WordPiece, as its model.type says). Errors name
 // the file and what is wrong, or the files looked for when there is none.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
+
+// The content of a bos/eos/unk/pad entry of tokenizer_config.json or special_tokens_map.json:
+// a string, an AddedToken object ({"content": ...}), or null for none. `where` names the file
+// and key in the error for anything else.
+std::optional<std::string> named_token_content(const nlohmann::json& value,
+                                               const std::string& where);
 
 // transformers' PreTrainedTokenizerBase.clean_up_tokenization (clean_up_tokenization_spaces):
 // " ." -> ".", " n't" -> "n't", and so on, in its order.
