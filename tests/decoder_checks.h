@@ -22,13 +22,6 @@ inline auto decoder_family_models() {
                          "tiny-neox-random", "tiny-phi-random", "tiny-bloom-random");
 }
 
-// A gtest-safe test name for a model folder name ("tiny-llama-brown" -> "tinyllamabrown").
-inline std::string model_test_name(const testing::TestParamInfo<const char*>& info) {
-  std::string name = info.param;
-  std::erase(name, '-');
-  return name;
-}
-
 // |Δ| <= 1e-4 + 1e-5 |golden| for every logit (issues 2 and 8).
 constexpr double kLogitAtol = 1e-4;
 constexpr double kLogitRtol = 1e-5;

@@ -15,6 +15,13 @@
 
 namespace attn::test {
 
+// A gtest-safe test name for a model folder name ("tiny-llama-brown" -> "tinyllamabrown").
+inline std::string model_test_name(const testing::TestParamInfo<const char*>& info) {
+  std::string name = info.param;
+  std::erase(name, '-');
+  return name;
+}
+
 // Full-size random-weight models made by ../shared/tools/make_random_model.py at test setup
 // (tests/make_random_models.sh); empty when they could not be made (no numpy or no ../shared).
 inline std::filesystem::path random_model(const char* name) {

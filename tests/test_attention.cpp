@@ -189,6 +189,26 @@ TEST_P(FamilyAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), gold
 
 INSTANTIATE_TEST_SUITE_P(Shared, FamilyAttentionGolden, decoder_family_models(), model_test_name);
 
+// Issue 9's encoder families: capture and CLI against their goldens (RoBERTa's position offset,
+// ALBERT's projected embeddings and shared layers).
+class EncoderAttentionGolden : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { ATTN_REQUIRE_SHARED(); }
+  fs::path model_dir() const { return shared_dir() / "models" / GetParam(); }
+  fs::path golden_file() const { return shared_dir() / "golden" / GetParam() / "attention.jsonl"; }
+};
+
+TEST_P(EncoderAttentionGolden, Capture) {
+  expect_capture_matches_golden(model_dir(), golden_file());
+}
+
+TEST_P(EncoderAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden_file()); }
+
+INSTANTIATE_TEST_SUITE_P(Shared, EncoderAttentionGolden,
+                         testing::Values("tiny-roberta-random", "tiny-distilbert-random",
+                                         "tiny-albert-random", "tiny-xlmr-random"),
+                         model_test_name);
+
 TEST(AttentionGolden, RandomGpt2FullSize) {
   ATTN_REQUIRE_SHARED();
   const auto dir = random_model("gpt2");

@@ -287,6 +287,40 @@ INSTANTIATE_TEST_SUITE_P(
                    "missing tensor 'model.lm_head.weight' (nor 'lm_head.weight')"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
+// ---- The encoder families of issue 9 ----
+
+INSTANTIATE_TEST_SUITE_P(
+    Encoders, BadConfigTest,
+    ::testing::Values(
+        ConfigCase{"RobertaPaddingLeavingNoPosition", "tiny-roberta-random", "pad_token_id", 513,
+                   "config.json",
+                   "field 'max_position_embeddings' is 514, which leaves no position: RoBERTa "
+                   "counts positions from pad_token_id + 1 = 514"},
+        ConfigCase{"RobertaNegativePadding", "tiny-roberta-random", "pad_token_id", -1,
+                   "config.json", "field 'pad_token_id' must be an integer from 0 to"},
+        ConfigCase{"XlmrPositionsDisagreeingWithWeights", "tiny-xlmr-random",
+                   "max_position_embeddings", 512, "model.safetensors",
+                   "tensor 'roberta.embeddings.position_embeddings.weight' has shape [514, 64] but "
+                   "config.json implies [512, 64]"},
+        ConfigCase{"DistilbertZeroHeads", "tiny-distilbert-random", "n_heads", 0, "config.json",
+                   "field 'n_heads' must be a positive integer, got 0"},
+        ConfigCase{"DistilbertWithoutDim", "tiny-distilbert-random", "dim", nullptr, "config.json",
+                   "field 'dim' is missing"},
+        ConfigCase{"DistilbertUnknownActivation", "tiny-distilbert-random", "activation", "mish",
+                   "config.json", "field 'activation' is 'mish', which attn does not support"},
+        ConfigCase{"AlbertEmbeddingSizeDisagreeingWithWeights", "tiny-albert-random",
+                   "embedding_size", 16, "model.safetensors",
+                   "tensor 'albert.embeddings.word_embeddings.weight' has shape [8000, 32] but "
+                   "config.json implies [8000, 16]"},
+        ConfigCase{"AlbertMoreGroupsThanStored", "tiny-albert-random", "num_hidden_groups", 2,
+                   "model.safetensors",
+                   "missing tensor 'albert.encoder.albert_layer_groups.1.albert_layers.0."},
+        ConfigCase{"AlbertTooManyInnerLayers", "tiny-albert-random", "inner_group_num", 2048,
+                   "config.json",
+                   "field 'inner_group_num' times num_hidden_layers is more than attn's limit of "
+                   "4096 layers"}),
+    [](const auto& info) { return std::string(info.param.test_name); });
+
 TEST_F(BadInputTest, SentencePieceStyleTokenizerJsonWithoutTokenizerModel) {
   // A Llama 2 folder that ships only the tokenizer.json converted from its SentencePiece model:
   // read as byte-level BPE it would tokenize every text wrongly, so it is refused.

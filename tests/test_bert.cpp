@@ -1,6 +1,6 @@
-// Issue 3, fill-mask: BERT against Hugging Face (FillMaskPipeline top 10, hidden states, full
-// mask logits) on the shipped tiny model and the full-size random BERT-base, packed batches
-// against one input at a time, and the attn binary on bad input.
+// Issue 3, fill-mask: BERT-base against Hugging Face's FillMaskPipeline (the tiny models' goldens
+// are in test_encoder_families.cpp), packed batches against one input at a time, and the attn
+// binary on bad input.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +9,7 @@
 #include "src/base/error.h"
 #include "src/tasks/fill_mask.h"
 #include "tests/cli_util.h"
+#include "tests/encoder_checks.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
 #include "tests/model_util.h"
@@ -19,121 +20,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kGoldenTopK = 10;
-
 // Loaded once: every test on the shipped model uses it read-only.
 const Model& tiny_bert() {
   static const std::unique_ptr<Model> model = load_model(shipped_model("tiny-bert-brown"));
   return *model;
-}
-
-// Runs one input through the encoder; returns the logits (masks, vocab) at its masks.
-std::vector<float> mask_logits(const Model& model, const MaskedInput& input,
-                               const ForwardObserver* observer = nullptr) {
-  const ArchSpec& spec = model.spec();
-  const int n = int(input.ids.size());
-  KVCache cache(spec, n, spec.n_layer);
-  RunState state(spec, n, n);
-  Batch batch;
-  batch.add_sequence(input.ids, input.type_ids);
-  model.transformer->forward(batch, cache, state, observer);
-  std::vector<float> logits(input.mask_positions.size() * spec.vocab_size);
-  model.transformer->compute_logits(state, input.mask_positions, logits.data());
-  return logits;
-}
-
-std::vector<int> candidate_ids(const MaskPrediction& mask) {
-  std::vector<int> ids;
-  for (const auto& candidate : mask.candidates) ids.push_back(candidate.token_id);
-  return ids;
-}
-
-// Every sentence of a golden fill_mask.jsonl, one at a time: same tokens, same mask positions,
-// the top-10 ids in the same order, each score within `score_tolerance`.
-void expect_fill_mask_matches(const Model& model, const std::filesystem::path& golden_file,
-                              double score_tolerance) {
-  const FillMaskOptions options{.top_k = kGoldenTopK};
-  double worst = 0;
-  int masks_checked = 0;
-  for (const json& sentence : read_jsonl(golden_file)) {
-    const std::string text = sentence["text"];
-    const MaskedInput input = encode_masked_input(model, text);
-    ASSERT_EQ(input.ids, sentence["input_ids"].get<std::vector<int>>()) << text;
-    const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
-    ASSERT_EQ(masks.size(), sentence["masks"].size()) << text;
-    for (std::size_t m = 0; m < masks.size(); ++m) {
-      const json& golden = sentence["masks"][m];
-      EXPECT_EQ(masks[m].position, golden["position"].get<int>()) << text;
-      std::vector<int> golden_ids;
-      for (const json& entry : golden["top"]) golden_ids.push_back(entry["token_id"]);
-      EXPECT_EQ(candidate_ids(masks[m]), golden_ids) << text << " mask " << m;
-      for (std::size_t rank = 0; rank < golden_ids.size(); ++rank) {
-        const FillMaskCandidate& got = masks[m].candidates[rank];
-        const double diff = std::abs(got.score - golden["top"][rank]["score"].get<double>());
-        worst = std::max(worst, diff);
-        EXPECT_LE(diff, score_tolerance) << text << " mask " << m << " rank " << rank;
-        EXPECT_EQ(got.token, golden["top"][rank]["token_str"].get<std::string>());
-      }
-      ++masks_checked;
-    }
-  }
-  std::cout << "worst |score - golden| over " << masks_checked << " masks: " << worst << "\n";
-}
-
-TEST(BertGolden, TinyFillMaskTop10) {
-  ATTN_REQUIRE_SHARED();
-  expect_fill_mask_matches(tiny_bert(), shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl",
-                           1e-5);
-}
-
-TEST(BertGolden, TinyHiddenStates) {
-  ATTN_REQUIRE_SHARED();
-  const auto golden_dir = shared_dir() / "golden/tiny-bert-brown/hidden";
-  const Model& model = tiny_bert();
-  const ArchSpec& spec = model.spec();
-  const json info = read_json_file(golden_dir / "info.json");
-  const MaskedInput input = encode_masked_input(model, info["text"].get<std::string>());
-  ASSERT_EQ(input.ids, info["ids"].get<std::vector<int>>());
-
-  // Within 1e-4 relative to the largest value of the golden array.
-  int checked = 0;
-  ForwardObserver observer;
-  observer.on_hidden = [&](int layer, const float* hidden, int rows) {
-    char name[32];
-    if (layer < 0) {
-      std::snprintf(name, sizeof name, "embeddings.npy");
-    } else {
-      std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
-    }
-    expect_hidden_close(name, std::span(hidden, std::size_t(rows) * spec.d_model),
-                        read_npy(golden_dir / name));
-    ++checked;
-  };
-  const std::vector<float> logits = mask_logits(model, input, &observer);
-  EXPECT_EQ(checked, spec.n_layer + 1);
-  expect_hidden_close("logits.npy", logits, read_npy(golden_dir / "logits.npy"));
-}
-
-TEST(BertGolden, TinyFullMaskLogits) {
-  ATTN_REQUIRE_SHARED();
-  const auto golden_dir = shared_dir() / "golden/tiny-bert-brown";
-  const Model& model = tiny_bert();
-  const auto sentences = read_jsonl(golden_dir / "fill_mask.jsonl");
-  double worst = 0;
-  for (int i = 0; i < 3; ++i) {
-    const MaskedInput input = encode_masked_input(model, sentences[i]["text"].get<std::string>());
-    const std::vector<float> logits = mask_logits(model, input);
-
-    const NpyArray golden =
-        read_npy(golden_dir / "logits" / ("sentence" + std::to_string(i) + "_masks.npy"));
-    // |Δ| <= 1e-4 + 1e-5 |golden|, as for GPT-2's logits.
-    const Comparison c = compare(logits, golden.values, 1e-4, 1e-5);
-    worst = std::max(worst, c.worst_abs);
-    EXPECT_LE(c.worst_ratio, 1.0) << "sentence " << i << ": logit " << c.worst_index << " is "
-                                  << logits[c.worst_index] << ", golden "
-                                  << golden.values[c.worst_index];
-  }
-  std::cout << "worst |mask logit - golden| over 3 sentences: " << worst << "\n";
 }
 
 TEST(BertRandomFullSize, FillMaskTop10) {

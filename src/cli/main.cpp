@@ -208,10 +208,15 @@ int run_command_line(int argc, char** argv) {
 
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
-      app.add_subcommand("fill-mask", "predict the masked tokens with an encoder (BERT)");
+      app.add_subcommand("fill-mask",
+                         "predict the masked tokens with an encoder (BERT, RoBERTa, "
+                         "DistilBERT, ALBERT, XLM-R)");
   add_common_options(*fill_mask_app, fill_mask.common, "tiny-bert-brown");
-  fill_mask_app->add_option("text", fill_mask.text, "text with one or more [MASK] tokens");
-  fill_mask_app->add_option("--pair", fill_mask.pair, "second sentence");
+  fill_mask_app->add_option("text", fill_mask.text,
+                            "text with one or more masks: the model's own mask token (BERT's "
+                            "[MASK], RoBERTa's <mask>), or [MASK] for every model");
+  fill_mask_app->add_option("--pair", fill_mask.pair,
+                            "second sentence, joined as the model's tokenizer joins pairs");
   fill_mask_app->add_option(
       "--file", fill_mask.file,
       "one text per line ('-': stdin), batched; prints one JSON line per input");
@@ -226,8 +231,8 @@ int run_command_line(int argc, char** argv) {
       ->check(at_most(kMaxBatchTokens))
       ->capture_default_str();
   fill_mask_app->add_flag("--truncate", fill_mask.truncate,
-                          "keep the first max_position_embeddings - 1 tokens and the final "
-                          "[SEP] of a longer input instead of failing");
+                          "keep the first (context - 1) tokens and the final [SEP] (or </s>) "
+                          "of a longer input instead of failing");
   fill_mask_app->add_flag("--json", fill_mask.json, "print JSON");
 
   AttentionCommand attention;

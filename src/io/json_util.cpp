@@ -233,6 +233,26 @@ std::optional<int> JsonFile::optional_positive_int(const std::string& key, int m
   return positive_int(key, max);
 }
 
+std::optional<int> JsonFile::optional_int_in_range(const std::string& key, int min, int max) const {
+  if (!has(key)) return std::nullopt;
+  const nlohmann::json& value = json_.at(key);
+  bool in_range = false;
+  // A number past 2^63 is stored unsigned, and reading it as signed would wrap around.
+  if (value.is_number_unsigned()) {
+    const std::uint64_t number = value.get<std::uint64_t>();
+    in_range =
+        max >= 0 && number <= std::uint64_t(max) && (min <= 0 || number >= std::uint64_t(min));
+  } else if (value.is_number_integer()) {
+    const std::int64_t number = value.get<std::int64_t>();
+    in_range = number >= min && number <= max;
+  }
+  if (!in_range) {
+    fail(key, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                  ", got " + brief_json(value));
+  }
+  return static_cast<int>(value.get<std::int64_t>());
+}
+
 int JsonFile::positive_int(const std::string& key, int max) const {
   const auto it = json_.find(key);
   if (it == json_.end()) fail(key, "is missing");

@@ -83,6 +83,8 @@ class JsonFile {
   std::string string(const std::string& key) const;
 
   std::optional<int> optional_positive_int(const std::string& key, int max = kMaxConfigInt) const;
+  // An integer within [min, max] ("must be an integer from 0 to 511, got -1").
+  std::optional<int> optional_int_in_range(const std::string& key, int min, int max) const;
   std::optional<float> optional_float_in_range(const std::string& key, double min,
                                                double max) const;
   std::optional<std::string> optional_string(const std::string& key) const;

@@ -105,7 +105,53 @@ OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tie
                                  .row_stride = int(d)}
                         : tensors.linear(name, d, vocab, false);
   if (bias) decoder.bias = tensors.get(name + ".bias", {vocab});
-  return OutputHead{.transform = std::nullopt, .transform_norm = std::nullopt, .decoder = decoder};
+  return OutputHead{.transform = std::nullopt, .decoder = decoder};
+}
+
+void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedLmHeadNames& names,
+                         int64_t width, Activation activation, float eps) {
+  // All of it, or (a bare encoder) none of it.
+  std::string missing;
+  for (const std::string& name :
+       {names.dense + ".weight", names.dense + ".bias", names.norm, names.bias}) {
+    const bool present = name == names.norm
+                             ? tensors.has(name + ".weight") || tensors.has(name + ".gamma")
+                             : tensors.has(name);
+    if (!present) missing += (missing.empty() ? "" : ", ") + name;
+  }
+  if (!missing.empty()) {
+    parts.missing_head = "model.safetensors has no masked-LM head (missing " + missing + ")";
+    return;
+  }
+  const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
+  const std::string decoder_weight = names.decoder + ".weight";
+  parts.weights.head =
+      OutputHead{.transform = HeadTransform{.dense = tensors.linear(names.dense, d, width, true),
+                                            .activation = activation,
+                                            .norm = tensors.layer_norm(names.norm, width, eps)},
+                 .decoder = Linear{.weight = tensors.has(decoder_weight)
+                                                 ? tensors.get(decoder_weight, {vocab, width})
+                                                 : parts.weights.token_embedding,
+                                   .bias = tensors.get(names.bias, {vocab}),
+                                   .in = int(width),
+                                   .out = int(vocab),
+                                   .row_stride = int(width)}};
+}
+
+void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps) {
+  const ArchSpec& spec = parts.spec;
+  const int64_t e = spec.embedding_width();
+  const std::string prefix = "embeddings.";
+  parts.weights.token_embedding =
+      tensors.get(prefix + "word_embeddings.weight", {spec.vocab_size, e});
+  if (spec.n_token_types > 0) {
+    parts.weights.token_type_embedding =
+        tensors.get(prefix + "token_type_embeddings.weight", {spec.n_token_types, e});
+  }
+  parts.positions.learned_table =
+      tensors.get(prefix + "position_embeddings.weight",
+                  {int64_t(parts.positions.table_offset) + spec.max_positions, e});
+  parts.weights.embedding_norm = tensors.layer_norm(prefix + "LayerNorm", e, eps);
 }
 
 std::string Model::name() const { return dir.filename().string(); }
@@ -120,10 +166,18 @@ struct Architecture {
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> table = {
-      {"gpt2", {"transformer.", ""}, map_gpt2}, {"bert", {"bert.", ""}, map_bert},
-      {"llama", {"model.", ""}, map_llama},     {"mistral", {"model.", ""}, map_llama},
-      {"qwen2", {"model.", ""}, map_qwen2},     {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
-      {"phi", {"model.", ""}, map_phi},         {"bloom", {"transformer.", ""}, map_bloom},
+      {"gpt2", {"transformer.", ""}, map_gpt2},
+      {"bert", {"bert.", ""}, map_bert},
+      {"roberta", {"roberta.", ""}, map_roberta},
+      {"xlm-roberta", {"roberta.", ""}, map_roberta},
+      {"distilbert", {"distilbert.", ""}, map_distilbert},
+      {"albert", {"albert.", ""}, map_albert},
+      {"llama", {"model.", ""}, map_llama},
+      {"mistral", {"model.", ""}, map_llama},
+      {"qwen2", {"model.", ""}, map_qwen2},
+      {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
+      {"phi", {"model.", ""}, map_phi},
+      {"bloom", {"transformer.", ""}, map_bloom},
   };
   return table;
 }

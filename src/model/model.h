@@ -64,9 +64,35 @@ struct ModelParts {
 OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tied,
                         const std::string& name, bool bias);
 
+// Tensor names of an encoder's masked-LM head.
+struct MaskedLmHeadNames {
+  std::string dense;    // nn.Linear d_model -> width
+  std::string norm;     // LayerNorm over width
+  std::string bias;     // (vocab) the decoder's bias
+  std::string decoder;  // NAME.weight (vocab, width) when stored; else tied to the token embedding
+};
+
+// The masked-LM head (dense, `activation`, LayerNorm, decoder) into parts.weights.head, `width`
+// wide (d_model, or ALBERT's embedding size); or, when the file has none of its tensors (a bare
+// BertModel), the reason into parts.missing_head.
+void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedLmHeadNames& names,
+                         int64_t width, Activation activation, float eps);
+
+// BERT-style embeddings under "embeddings.": word_embeddings, token_type_embeddings (when
+// spec.n_token_types > 0), position_embeddings (spec.max_positions + positions.table_offset
+// rows), all spec.embedding_width() wide, and their LayerNorm. Shared by the encoder families.
+void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps);
+
+// The BERT encoder: config.json sizes, embeddings and post-norm layers under BERT's tensor names;
+// shared by BERT, RoBERTa and XLM-R, which add their heads and position rules.
+ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors);
+
 // Family files: map config.json and the Hugging Face tensor names onto ModelParts.
 ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_bert(const JsonFile& config, TensorSource& tensors);
+ModelParts map_roberta(const JsonFile& config, TensorSource& tensors);
+ModelParts map_distilbert(const JsonFile& config, TensorSource& tensors);
+ModelParts map_albert(const JsonFile& config, TensorSource& tensors);
 ModelParts map_llama(const JsonFile& config, TensorSource& tensors);
 ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors);

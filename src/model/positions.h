@@ -52,7 +52,13 @@ std::vector<float> rotary_inverse_frequencies(int dim, double theta);
 std::vector<float> alibi_slopes(int n_heads);
 
 struct PositionScheme {
-  const float* learned_table = nullptr;   // (max_positions, d_model), added to the embeddings
+  // (table_offset + max_positions, embedding width), added to the embeddings: position p reads
+  // row table_offset + p.
+  const float* learned_table = nullptr;
+  // RoBERTa and XLM-R count positions from padding_idx + 1, and give a padding token row
+  // padding_idx without counting it (Hugging Face's create_position_ids_from_input_ids).
+  int table_offset = 0;
+  std::optional<int> padding_token;
   std::optional<RotaryEmbedding> rotary;  // rotates queries and keys
   std::vector<float> alibi_slopes;        // (n_head) added score bias, or empty
 };

@@ -31,6 +31,7 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
     : max_rows(max_rows_),
       max_context(max_context_),
       hidden(std::size_t(max_rows_) * spec.d_model),
+      embedding(spec.embedding_dim > 0 ? std::size_t(max_rows_) * spec.embedding_dim : 0),
       normed(std::size_t(max_rows_) * spec.d_model),
       query(std::size_t(max_rows_) * spec.q_dim()),
       context(std::size_t(max_rows_) * spec.q_dim()),
@@ -53,33 +54,50 @@ Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionSche
       throw std::logic_error("layer weights disagree with the architecture spec");
     }
   }
+  const int e = spec_.embedding_width();
+  const bool projected = weights_.embedding_projection.has_value();
+  if (projected != (spec_.embedding_dim > 0) ||
+      (projected && weights_.embedding_projection->in != e) ||
+      (weights_.head && weights_.head->transform &&
+       weights_.head->transform->dense.out != spec_.d_model &&
+       weights_.head->transform->dense.out != e)) {
+    throw std::logic_error("embedding weights disagree with the architecture spec");
+  }
 }
 
-void Transformer::embed(const Batch& batch, float* hidden) const {
-  const int d = spec_.d_model;
-  for (int r = 0; r < batch.rows(); ++r) {
-    const int id = batch.token_ids[r];
-    if (id < 0 || id >= spec_.vocab_size) {
-      throw Error("token id " + std::to_string(id) + " is outside the vocabulary (size " +
-                  std::to_string(spec_.vocab_size) + ")");
-    }
-    const int position = batch.positions[r];
-    if (position < 0 || position >= spec_.max_positions) {
-      throw Error("position " + std::to_string(position) + " is past the model's context of " +
-                  std::to_string(spec_.max_positions) + " tokens");
-    }
-    float* row = hidden + long(r) * d;
-    std::copy_n(weights_.token_embedding + long(id) * d, d, row);
-    if (weights_.token_type_embedding) {
-      const int type = batch.type_ids.empty() ? 0 : batch.type_ids[r];
-      if (type < 0 || type >= spec_.n_token_types) {
-        throw Error("token type " + std::to_string(type) + " is outside the model's " +
-                    std::to_string(spec_.n_token_types) + " token types");
+void Transformer::embed(const Batch& batch, float* embedded) const {
+  const int e = spec_.embedding_width();
+  for (const SequenceSlice& seq : batch.sequences) {
+    int padding_seen = 0;  // padding tokens in this sequence so far (RoBERTa positions)
+    for (int r = seq.row; r < seq.row + seq.length; ++r) {
+      const int id = batch.token_ids[r];
+      if (id < 0 || id >= spec_.vocab_size) {
+        throw Error("token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                    std::to_string(spec_.vocab_size) + ")");
       }
-      add_in_place(row, weights_.token_type_embedding + long(type) * d, d);
+      const int position = batch.positions[r];
+      if (position < 0 || position >= spec_.max_positions) {
+        throw Error("position " + std::to_string(position) + " is past the model's context of " +
+                    std::to_string(spec_.max_positions) + " tokens");
+      }
+      float* row = embedded + long(r) * e;
+      std::copy_n(weights_.token_embedding + long(id) * e, e, row);
+      if (weights_.token_type_embedding) {
+        const int type = batch.type_ids.empty() ? 0 : batch.type_ids[r];
+        if (type < 0 || type >= spec_.n_token_types) {
+          throw Error("token type " + std::to_string(type) + " is outside the model's " +
+                      std::to_string(spec_.n_token_types) + " token types");
+        }
+        add_in_place(row, weights_.token_type_embedding + long(type) * e, e);
+      }
+      if (positions_.learned_table) {
+        const bool padding = positions_.padding_token == id;
+        const int table_row = padding ? positions_.table_offset - 1
+                                      : positions_.table_offset + position - padding_seen;
+        padding_seen += padding;
+        add_in_place(row, positions_.learned_table + long(table_row) * e, e);
+      }
     }
-    if (positions_.learned_table)
-      add_in_place(row, positions_.learned_table + long(position) * d, d);
   }
 }
 
@@ -118,8 +136,15 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
     positions_.rotary->angles(batch.positions, state.rotary_cos.data(), state.rotary_sin.data());
   }
 
-  embed(batch, hidden);
-  if (weights_.embedding_norm) norm_forward(hidden, hidden, rows, d, *weights_.embedding_norm);
+  // (rows, e): the embeddings, projected to d_model when they are narrower (ALBERT).
+  float* embedded = weights_.embedding_projection ? state.embedding.data() : hidden;
+  embed(batch, embedded);
+  if (weights_.embedding_norm) {
+    norm_forward(embedded, embedded, rows, spec_.embedding_width(), *weights_.embedding_norm);
+  }
+  if (weights_.embedding_projection) {
+    linear_forward(hidden, embedded, rows, *weights_.embedding_projection);
+  }
   if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
 
   for (int layer = 0; layer < n_layers; ++layer) {
@@ -170,13 +195,18 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
   for (int i = 0; i < n; ++i) {
     std::copy_n(state.hidden.data() + long(rows[i]) * d, d, gathered + long(i) * d);
   }
+  const float* head_input = gathered;
   if (head.transform) {
-    float* transformed = state.sublayer.data();
-    linear_forward(transformed, gathered, n, *head.transform);
-    activation_forward(transformed, long(n) * d, spec_.activation);
-    norm_forward(gathered, transformed, n, d, *head.transform_norm);
+    // (n, width): width is d_model, or the embedding width of a projected model (ALBERT).
+    const HeadTransform& transform = *head.transform;
+    const int width = transform.dense.out;
+    float* transformed = width == d ? state.sublayer.data() : state.embedding.data();
+    linear_forward(transformed, gathered, n, transform.dense);
+    activation_forward(transformed, long(n) * width, transform.activation);
+    norm_forward(transformed, transformed, n, width, transform.norm);
+    head_input = transformed;
   }
-  linear_forward(logits, gathered, n, head.decoder);
+  linear_forward(logits, head_input, n, head.decoder);
 }
 
 }  // namespace attn

@@ -34,6 +34,11 @@ struct ArchSpec {
   int vocab_size = 0;
   int max_positions = 0;
   int n_token_types = 0;  // 0 when the model has no token-type (segment) embedding
+  // Width of the token, position and type embeddings when they are narrower than d_model and
+  // projected up to it (ALBERT's embedding_size); 0 when they are d_model wide.
+  int embedding_dim = 0;
+
+  int embedding_width() const { return embedding_dim > 0 ? embedding_dim : d_model; }
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_kv_head * head_dim; }
@@ -60,18 +65,28 @@ struct LayerWeights {
   FeedForwardWeights ffn;
 };
 
-// Hidden state -> vocabulary logits. BERT's masked-LM head first applies a dense layer, the
-// activation and a LayerNorm ("transform"); decoders go straight to the decoder matrix.
-struct OutputHead {
-  std::optional<Linear> transform;
-  std::optional<Norm> transform_norm;
-  Linear decoder;  // (vocab, d) as [out, in]; often the token embedding itself (tied)
+// A masked-LM head's first step: dense layer, activation, LayerNorm.
+struct HeadTransform {
+  Linear dense;  // d_model -> width: d_model, or ALBERT's embedding_dim
+  Activation activation;
+  Norm norm;  // over width
 };
 
+// Hidden state -> vocabulary logits. Masked-LM heads first apply a transform; decoders go
+// straight to the decoder matrix.
+struct OutputHead {
+  std::optional<HeadTransform> transform;
+  Linear decoder;  // (vocab, width) as [out, in]; often the token embedding itself (tied)
+};
+
+// Embeddings are embedding_width() wide (e below): d_model, or less when projected (ALBERT).
 struct TransformerWeights {
-  const float* token_embedding = nullptr;       // (vocab, d)
-  const float* token_type_embedding = nullptr;  // (n_token_types, d) or nullptr
+  const float* token_embedding = nullptr;       // (vocab, e)
+  const float* token_type_embedding = nullptr;  // (n_token_types, e) or nullptr
   std::optional<Norm> embedding_norm;           // BERT, BLOOM: a norm right after the embeddings
+  std::optional<Linear> embedding_projection;   // ALBERT: e -> d_model, after the norm
+  // One entry per layer run. ALBERT shares one set of weights among all its layers: the entries
+  // then point at the same tensors (nothing is copied).
   std::vector<LayerWeights> layers;
   std::optional<Norm> final_norm;  // pre-norm and parallel models: after the last block
   std::optional<OutputHead> head;  // absent for a bare encoder (e.g. BertModel)
@@ -117,7 +132,10 @@ struct RunState {
   RunState(const ArchSpec& spec, int max_rows, int max_context);
   int max_rows;
   int max_context;
-  std::vector<float> hidden;      // (max_rows, d_model) residual stream
+  std::vector<float> hidden;  // (max_rows, d_model) residual stream
+  // (max_rows, embedding_dim) projected embeddings only (ALBERT): the embeddings before their
+  // projection, and the masked-LM head's transform output, which has that width too.
+  std::vector<float> embedding;
   std::vector<float> normed;      // (max_rows, d_model) input of a sublayer
   std::vector<float> query;       // (max_rows, q_dim)
   std::vector<float> context;     // (max_rows, q_dim) attention output, heads side by side

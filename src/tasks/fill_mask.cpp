@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <string_view>
 
 #include "src/base/error.h"
 
@@ -30,12 +32,35 @@ void check_top_k(const Model& model, int top_k) {
   }
 }
 
+namespace {
+
+// The text with every literal "[MASK]" written as the model's own mask token (RoBERTa's
+// "<mask>"), so that one spelling works for every model.
+std::string with_mask_token(std::string_view text, const std::string& mask_token) {
+  constexpr std::string_view kPortableMask = "[MASK]";
+  std::string result;
+  std::size_t position = 0;
+  for (std::size_t hit; (hit = text.find(kPortableMask, position)) != std::string_view::npos;) {
+    result.append(text, position, hit - position).append(mask_token);
+    position = hit + kPortableMask.size();
+  }
+  result.append(text, position);
+  return result;
+}
+
+}  // namespace
+
 MaskedInput encode_masked_input(const Model& model, std::string_view text,
                                 std::optional<std::string_view> pair, bool truncate) {
   check_fill_mask_model(model);
   const Tokenizer& tokenizer = *model.tokenizer;
   const int mask_id = *tokenizer.mask_id();
-  Encoding encoding = tokenizer.encode(text, pair);
+  const std::string mask_token = tokenizer.token_string(mask_id);
+  const std::string first = with_mask_token(text, mask_token);
+  std::optional<std::string> second;
+  if (pair) second = with_mask_token(*pair, mask_token);
+  Encoding encoding =
+      tokenizer.encode(first, second ? std::optional<std::string_view>(*second) : std::nullopt);
   MaskedInput input;
   input.ids = std::move(encoding.ids);
   input.type_ids = std::move(encoding.type_ids);
@@ -50,8 +75,8 @@ MaskedInput encode_masked_input(const Model& model, std::string_view text,
                   std::to_string(max_length - 1) + " and the final " +
                   tokenizer.token_string(input.ids.back()));
     }
-    // Keep the first (max - 1) tokens and the closing [SEP], so the model still sees a
-    // well-formed [CLS] ... [SEP] input.
+    // Keep the first (max - 1) tokens and the closing token ([SEP], </s>), so the model still
+    // sees a well-formed input.
     input.dropped_tokens = int(input.ids.size() - max_length);
     input.ids.erase(input.ids.begin() + long(max_length) - 1, input.ids.end() - 1);
     input.type_ids.erase(input.type_ids.begin() + long(max_length) - 1, input.type_ids.end() - 1);
@@ -60,8 +85,8 @@ MaskedInput encode_masked_input(const Model& model, std::string_view text,
     if (input.ids[i] == mask_id) input.mask_positions.push_back(int(i));
   }
   if (input.mask_positions.empty()) {
-    throw Error("no " + tokenizer.token_string(mask_id) + " token in the input" +
-                (input.dropped_tokens > 0 ? " after truncation" : ""));
+    throw Error("no " + mask_token + (mask_token == "[MASK]" ? "" : " (or [MASK])") +
+                " token in the input" + (input.dropped_tokens > 0 ? " after truncation" : ""));
   }
   return input;
 }

@@ -1,0 +1,35 @@
+// RoBERTa and XLM-RoBERTa (RobertaForMaskedLM, XLMRobertaForMaskedLM, or their bare models):
+// BERT's encoder under the prefix "roberta.", with positions counted from padding_idx + 1 (so
+// a table of max_position_embeddings rows holds that many minus padding_idx + 1 positions), and
+// the head "lm_head", whose activation is always the exact GELU.
+#include "src/base/error.h"
+#include "src/model/model.h"
+
+namespace attn {
+
+ModelParts map_roberta(const JsonFile& config, TensorSource& tensors) {
+  ModelParts parts = map_bert_encoder(config, tensors);
+  ArchSpec& spec = parts.spec;
+  const int table_rows = spec.max_positions;
+  const int padding_idx =
+      config.optional_int_in_range("pad_token_id", 0, kMaxPositions).value_or(1);
+  if (padding_idx + 1 >= table_rows) {
+    config.fail("max_position_embeddings",
+                "is " + std::to_string(table_rows) + ", which leaves no position: RoBERTa counts " +
+                    "positions from pad_token_id + 1 = " + std::to_string(padding_idx + 1));
+  }
+  parts.positions.padding_token = padding_idx;
+  parts.positions.table_offset = padding_idx + 1;
+  spec.max_positions = table_rows - parts.positions.table_offset;
+
+  read_masked_lm_head(tensors, parts,
+                      {.dense = "lm_head.dense",
+                       .norm = "lm_head.layer_norm",
+                       .bias = "lm_head.bias",
+                       .decoder = "lm_head.decoder"},
+                      spec.d_model, Activation::kGeluErf,
+                      read_norm_eps(config, "layer_norm_eps", 1e-12f));
+  return parts;
+}
+
+}  // namespace attn

@@ -1,0 +1,129 @@
+// Issue 9: the encoder families (BERT, RoBERTa, DistilBERT, ALBERT, XLM-R) against Hugging Face:
+// FillMaskPipeline's top 10, hidden states after every layer, and the full logits at the masks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "src/tasks/fill_mask.h"
+#include "tests/encoder_checks.h"
+#include "tests/golden.h"
+#include "tests/model_util.h"
+#include "tests/test_paths.h"
+
+namespace attn::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class EncoderGolden : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { ATTN_REQUIRE_SHARED(); }
+  fs::path model_dir() const { return shared_dir() / "models" / GetParam(); }
+  fs::path golden_dir() const { return shared_dir() / "golden" / GetParam(); }
+  // meta.json's mask_token_id; the BERT golden has none, and its tokenizer is not new.
+  int mask_id() const {
+    const json meta = read_json_file(golden_dir() / "meta.json");
+    return meta.contains("mask_token_id") ? meta["mask_token_id"].get<int>()
+                                          : model().tokenizer->mask_id().value();
+  }
+  // Loaded once per model: the tests use it read-only.
+  const Model& model() const {
+    static std::map<std::string, std::unique_ptr<Model>> loaded;
+    auto& model = loaded[GetParam()];
+    if (!model) model = load_model(model_dir());
+    return *model;
+  }
+};
+
+TEST_P(EncoderGolden, FillMaskTop10) {
+  expect_fill_mask_matches(model(), golden_dir() / "fill_mask.jsonl", 1e-5);
+}
+
+// The residual stream after the embeddings (ALBERT: after their projection to hidden_size, the
+// input of layer 0) and after every layer, then the logits at the mask: each within 1e-4 of the
+// golden array's largest value.
+TEST_P(EncoderGolden, HiddenStates) {
+  const fs::path dir = golden_dir() / "hidden";
+  const ArchSpec& spec = model().spec();
+  const json info = read_json_file(dir / "info.json");
+  const MaskedInput input = masked_input_from_ids(info["ids"].get<std::vector<int>>(), mask_id());
+  const bool projected = fs::exists(dir / "embeddings_projected.npy");
+  int checked = 0;
+  ForwardObserver observer;
+  observer.on_hidden = [&](int layer, const float* hidden, int rows) {
+    char name[32];
+    if (layer < 0) {
+      std::snprintf(name, sizeof name, projected ? "embeddings_projected.npy" : "embeddings.npy");
+    } else {
+      std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
+    }
+    expect_hidden_close(name, std::span(hidden, std::size_t(rows) * spec.d_model),
+                        read_npy(dir / name));
+    ++checked;
+  };
+  const std::vector<float> logits = mask_logits(model(), input, &observer);
+  EXPECT_EQ(checked, spec.n_layer + 1);
+  expect_hidden_close("logits.npy", logits, read_npy(dir / "logits.npy"));
+}
+
+// The full logits at the masks of the first three fill-mask sentences:
+// |Δ| <= 1e-4 + 1e-5 |golden|.
+TEST_P(EncoderGolden, FullMaskLogits) {
+  const auto sentences = read_jsonl(golden_dir() / "fill_mask.jsonl");
+  double worst = 0;
+  for (int i = 0; i < 3; ++i) {
+    const MaskedInput input =
+        masked_input_from_ids(sentences[i]["input_ids"].get<std::vector<int>>(), mask_id());
+    const std::vector<float> logits = mask_logits(model(), input);
+    const NpyArray golden =
+        read_npy(golden_dir() / "logits" / ("sentence" + std::to_string(i) + "_masks.npy"));
+    const Comparison c = compare(logits, golden.values, 1e-4, 1e-5);
+    worst = std::max(worst, c.worst_abs);
+    EXPECT_LE(c.worst_ratio, 1.0) << "sentence " << i << ": logit " << c.worst_index << " is "
+                                  << logits[c.worst_index] << ", golden "
+                                  << golden.values[c.worst_index];
+  }
+  std::cout << "worst |mask logit - golden| over 3 sentences: " << worst << "\n";
+}
+
+// RoBERTa gives a padding token written in the text position row padding_idx and does not count
+// it (Hugging Face's create_position_ids_from_input_ids): the token after it has the position it
+// would have without the padding. The embedding output is per token, so rows compare directly.
+TEST(RobertaPositions, PaddingTokenTakesTheFixedRowAndIsNotCounted) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = load_model(shared_dir() / "models/tiny-roberta-random");
+  const int d = model->spec().d_model;
+  auto embeddings = [&](const std::vector<int>& ids) {
+    std::vector<float> result;
+    ForwardObserver observer;
+    observer.on_hidden = [&](int layer, const float* hidden, int rows) {
+      if (layer < 0) result.assign(hidden, hidden + std::size_t(rows) * d);
+    };
+    last_logits(*model, ids, &observer);
+    return result;
+  };
+  // <s> The cat </s> against <s> The <pad> cat </s> (padding_idx 1).
+  const std::vector<float> plain = embeddings({0, 468, 3801, 2});
+  const std::vector<float> padded = embeddings({0, 468, 1, 3801, 2});
+  for (int row : {0, 1}) {
+    EXPECT_EQ(std::vector(plain.begin() + row * d, plain.begin() + (row + 1) * d),
+              std::vector(padded.begin() + row * d, padded.begin() + (row + 1) * d));
+  }
+  for (int row : {2, 3}) {  // cat, </s>: one row later in the padded input, same positions
+    EXPECT_EQ(std::vector(plain.begin() + row * d, plain.begin() + (row + 1) * d),
+              std::vector(padded.begin() + (row + 1) * d, padded.begin() + (row + 2) * d));
+  }
+  // The padding itself reads row padding_idx wherever it stands.
+  const std::vector<float> pad_first = embeddings({1});
+  const std::vector<float> pad_counted = embeddings({0, 1});
+  EXPECT_EQ(std::vector(pad_first.begin(), pad_first.begin() + d),
+            std::vector(pad_counted.begin() + d, pad_counted.begin() + 2 * d));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, EncoderGolden, encoder_family_models(), model_test_name);
+
+}  // namespace
+}  // namespace attn::test
