@@ -111,9 +111,14 @@ GenerateOptions with_generation_config(const GenerateCommand& command,
   return options;
 }
 
-// "learned", "rotary (32 of 64 dims per head, theta 10000, linear x2)", "alibi".
+// "learned", "learned (from row 2)", "rotary (32 dims per head, theta 10000, linear x2)",
+// "alibi".
 std::string describe_positions(const PositionScheme& positions) {
-  if (positions.learned_table) return "learned";
+  if (positions.learned_table) {
+    return positions.table_offset == 0
+               ? "learned"
+               : "learned (from row " + std::to_string(positions.table_offset) + ")";
+  }
   if (!positions.alibi_slopes.empty()) return "alibi";
   if (!positions.rotary) return "none";
   const RotaryEmbedding& rotary = *positions.rotary;
@@ -268,6 +273,7 @@ int run_info(const CommonOptions& common, bool json) {
       {"tensor_dtypes", dtypes},
       {"output_head", model->transformer->has_head()},
   };
+  if (spec.embedding_dim > 0) out["embedding_dim"] = spec.embedding_dim;
   if (spec.causal) out["generation_defaults"] = generation_defaults(model->generation);
   if (json) {
     write_stdout(json_text(out, 2) + "\n");
