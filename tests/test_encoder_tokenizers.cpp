@@ -258,6 +258,39 @@ TEST(EncoderTokenizerText, XlmRobertaIdsAreFairseqIds) {
   EXPECT_EQ(xlmr.decode(std::vector<int>{0, 3, 2}, true), "");
 }
 
+// ---- Decoding ---------------------------------------------------------------------------------
+
+TEST(EncoderTokenizerDecode, KeepsSpecialTokensAsEachClassWritesThem) {
+  ATTN_REQUIRE_SHARED();
+  // RobertaTokenizer: the tokens' bytes joined: "<s>" "If" "</s>" (the golden line 0 starts with
+  // "If", id 1536).
+  EXPECT_EQ(tokenizer_of(kRoberta).decode(std::vector<int>{0, 1536, 2}, false), "<s>If</s>");
+  // AlbertTokenizer.convert_tokens_to_string(["[CLS]", "▁if", "[SEP]"]): a space before each
+  // special token that does not follow one, SentencePiece's decoding of "▁if" ("if") between
+  // them, then str.strip(): "[CLS] if[SEP]".
+  EXPECT_EQ(tokenizer_of(kAlbert).decode(std::vector<int>{2, 77, 3}, false), "[CLS] if[SEP]");
+  // XLMRobertaTokenizer.convert_tokens_to_string(["<s>", "▁If", "</s>"]): joined, "▁" -> " ".
+  EXPECT_EQ(tokenizer_of(kXlmRoberta).decode(std::vector<int>{0, 212, 2}, false), "<s> If</s>");
+}
+
+// What generation would print, token by token, equals decoding the whole sequence: the
+// SentencePiece encoders strip their decoded text, so what a token adds depends on what follows.
+TEST(EncoderTokenizerDecode, StreamsWhatDecodeGives) {
+  ATTN_REQUIRE_SHARED();
+  for (const char* model : {kAlbert, kXlmRoberta}) {
+    const Tokenizer& tokenizer = tokenizer_of(model);
+    for (const json& golden : read_jsonl(golden_dir(model) / "tokens.jsonl")) {
+      const std::vector<int> ids = golden["ids"];
+      std::string streamed;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        streamed += tokenizer.decode_continuation(std::span(ids).first(i), ids[i]);
+      }
+      EXPECT_EQ(streamed, tokenizer.decode(ids, true))
+          << model << ": " << json_quoted(golden["text"]);
+    }
+  }
+}
+
 // ---- Refused files ----------------------------------------------------------------------------
 
 // A scratch copy of a test model's tokenizer files, with `edit` applied to one of its JSON files.
@@ -328,6 +361,32 @@ TEST(EncoderTokenizerFiles, MaskTokenMissingFromTheVocabulary) {
               (albert.path() / "special_tokens_map.json").string() +
                   ": mask_token '[MASK2]' is not in the vocabulary" + suffix);
   }
+}
+
+TEST(EncoderTokenizerFiles, RobertaWithoutTokenizerConfigIsToldByConfigJson) {
+  ATTN_REQUIRE_SHARED();
+  // As roberta-base ships: vocab.json, merges.txt and config.json (model_type "roberta"); the
+  // special tokens are then RobertaTokenizer's defaults, <mask> with lstrip.
+  TempDir folder;
+  for (const char* file : {"vocab.json", "merges.txt", "config.json"}) {
+    fs::copy_file(model_dir(kRoberta) / file, folder.path() / file);
+  }
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(folder.path());
+  for (const json& golden : read_jsonl(golden_dir(kRoberta) / "fill_mask.jsonl")) {
+    EXPECT_EQ(tokenizer->encode(golden["text"].get<std::string>()).ids,
+              golden["input_ids"].get<std::vector<int>>());
+  }
+  EXPECT_EQ(tokenizer->mask_id(), 50261);
+}
+
+TEST(EncoderTokenizerFiles, SentencePieceOptionsAreRefused) {
+  ATTN_REQUIRE_SHARED();
+  EditedFolder albert(kAlbert, "tokenizer_config.json", [](json& config) {
+    config["sp_model_kwargs"] = {{"enable_sampling", true}};
+  });
+  EXPECT_EQ(error_message([&] { load_tokenizer(albert.path()); }),
+            (albert.path() / "tokenizer_config.json").string() +
+                ": sp_model_kwargs {\"enable_sampling\":true} is not supported");
 }
 
 TEST(EncoderTokenizerFiles, SpieceModelOfAnotherClassIsRefused) {

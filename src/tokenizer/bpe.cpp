@@ -637,40 +637,41 @@ void find_byte_token_ids(BpeModel& model, const VocabIndex& vocab, const std::st
 struct BpeFlavour {
   std::string class_name;
   NamedTokenDefaults named_defaults;
-  // RoBERTa's template: <s> A </s>, pairs <s> A </s></s> B </s>, all type 0. GPT-2 adds nothing
-  // (and attn refuses pairs, which GPT-2 models were not trained on).
-  bool wraps_sequences = false;
+  // None: GPT-2 adds no special tokens (and attn refuses pairs, which GPT-2 models were not
+  // trained on).
+  std::optional<NamedSequenceTemplate> sequence_template;
   // RoBERTa's decode() is transformers' (invalid UTF-8 replaced by U+FFFD,
   // clean_up_tokenization_spaces as the config says, default true). GPT-2's gives the raw bytes,
   // never cleaned up, which is what generation streams.
   bool decodes_to_text = false;
 };
 
-AddedToken special_token(std::string content, bool lstrip = false) {
-  return {std::move(content), -1, true, lstrip, false};
-}
-
 BpeFlavour bpe_flavour(const fs::path& model_dir) {
   if (declared_tokenizer_class(model_dir) == "RobertaTokenizer") {
-    return {"RobertaTokenizer",
-            {{NamedToken::kBos, special_token("<s>")},
-             {NamedToken::kEos, special_token("</s>")},
-             {NamedToken::kSep, special_token("</s>")},
-             {NamedToken::kCls, special_token("<s>")},
-             {NamedToken::kUnk, special_token("<unk>")},
-             {NamedToken::kPad, special_token("<pad>")},
-             // "Mask token behave like a normal word, i.e. include the space before it".
-             {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}},
-            true,
-            true};
+    return {
+        .class_name = "RobertaTokenizer",
+        .named_defaults = {{NamedToken::kBos, special_token("<s>")},
+                           {NamedToken::kEos, special_token("</s>")},
+                           {NamedToken::kSep, special_token("</s>")},
+                           {NamedToken::kCls, special_token("<s>")},
+                           {NamedToken::kUnk, special_token("<unk>")},
+                           {NamedToken::kPad, special_token("<pad>")},
+                           // The mask token takes the space before it, as a word would.
+                           {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}},
+        // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
+        // create_token_type_ids_from_sequences: all 0.
+        .sequence_template =
+            NamedSequenceTemplate{
+                {NamedToken::kCls}, {NamedToken::kSep}, {NamedToken::kSep}, {NamedToken::kSep}, 0},
+        .decodes_to_text = true};
   }
   const std::string end_of_text = "<|endoftext|>";
-  return {"GPT2Tokenizer",
-          {{NamedToken::kBos, special_token(end_of_text)},
-           {NamedToken::kEos, special_token(end_of_text)},
-           {NamedToken::kUnk, special_token(end_of_text)}},
-          false,
-          false};
+  return {.class_name = "GPT2Tokenizer",
+          .named_defaults = {{NamedToken::kBos, special_token(end_of_text)},
+                             {NamedToken::kEos, special_token(end_of_text)},
+                             {NamedToken::kUnk, special_token(end_of_text)}},
+          .sequence_template = std::nullopt,
+          .decodes_to_text = false};
 }
 
 // How a BpeTokenizer wraps and decodes, from its class and tokenizer_config.json.
@@ -919,12 +920,8 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
 
   BpeSettings settings;
   settings.add_prefix_space = config_flag(config, "add_prefix_space", false, config_path.string());
-  if (flavour.wraps_sequences) {
-    // RobertaTokenizer.build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
-    // create_token_type_ids_from_sequences: all 0.
-    const int cls = special_tokens.required_id(NamedToken::kCls);
-    const int sep = special_tokens.required_id(NamedToken::kSep);
-    settings.sequence_template = SequenceTemplate{{cls}, {sep}, {sep}, {sep}, 0};
+  if (flavour.sequence_template) {
+    settings.sequence_template = special_tokens.resolve(*flavour.sequence_template);
   }
   settings.decodes_to_text = flavour.decodes_to_text;
   settings.clean_up_tokenization_spaces =

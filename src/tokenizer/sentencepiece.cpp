@@ -91,10 +91,6 @@ struct SentencePieceSettings {
   bool clean_up_tokenization_spaces = false;
 };
 
-AddedToken special_token(std::string content, bool lstrip = false) {
-  return {std::move(content), -1, true, lstrip, false};
-}
-
 SentencePieceSettings llama_settings(const json& config, const std::string& file) {
   SentencePieceSettings settings;
   settings.class_name = "LlamaTokenizer";
@@ -185,18 +181,19 @@ constexpr SentencePieceFile kSentencePieceFiles[] = {
     {"spiece.model", "AlbertTokenizer", albert_settings, false},
     {"sentencepiece.bpe.model", "XLMRobertaTokenizer", xlm_roberta_settings, false}};
 
+// The first of kSentencePieceFiles the folder has, or null.
+const SentencePieceFile* find_sentencepiece_file(const fs::path& model_dir) {
+  for (const SentencePieceFile& file : kSentencePieceFiles) {
+    if (entry_exists(model_dir / file.name)) return &file;
+  }
+  return nullptr;
+}
+
 // ---- AlbertTokenizer's text preparation -------------------------------------------------------
 
 std::u32string to_u32(std::string_view text) {
   const std::vector<char32_t> code_points = decode_utf8(text, "text");
   return std::u32string(code_points.begin(), code_points.end());
-}
-
-std::string to_utf8(std::u32string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char32_t c : text) append_utf8(out, c);
-  return out;
 }
 
 // Python's str.replace().
@@ -236,7 +233,7 @@ std::string albert_preprocess(std::string_view text, const AlbertTokenize& alber
     std::erase_if(prepared, [](char32_t c) { return combining_class(c) != 0; });
   }
   if (albert.do_lower_case) prepared = python_lower(prepared);
-  return to_utf8(prepared);
+  return encode_utf8(prepared);
 }
 
 // ---- The tokenizer ------------------------------------------------------------------------------
@@ -747,7 +744,7 @@ std::string SentencePieceTokenizer::tokens_to_string(const std::vector<std::stri
   }
   if (!settings_.strip_text) return text;
   const std::vector<char32_t> characters = decode_utf8(text, "decoded text");
-  return to_utf8(python_strip(std::u32string_view(characters.data(), characters.size())));
+  return encode_utf8(python_strip(std::u32string_view(characters.data(), characters.size())));
 }
 
 // PreTrainedTokenizer._decode: tokens of non-special added tokens are written as they are, the
@@ -832,20 +829,13 @@ std::string SentencePieceTokenizer::decode_difference(std::span<const int> previ
 }  // namespace
 
 std::optional<fs::path> sentencepiece_model_file(const fs::path& model_dir) {
-  for (const SentencePieceFile& file : kSentencePieceFiles) {
-    if (entry_exists(model_dir / file.name)) return model_dir / file.name;
-  }
-  return std::nullopt;
+  const SentencePieceFile* file = find_sentencepiece_file(model_dir);
+  if (file == nullptr) return std::nullopt;
+  return model_dir / file->name;
 }
 
 std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_dir) {
-  const SentencePieceFile* file = nullptr;
-  for (const SentencePieceFile& candidate : kSentencePieceFiles) {
-    if (entry_exists(model_dir / candidate.name)) {
-      file = &candidate;
-      break;
-    }
-  }
+  const SentencePieceFile* file = find_sentencepiece_file(model_dir);
   if (file == nullptr) {
     throw Error(model_dir.string() +
                 ": no SentencePiece model (looked for tokenizer.model, spiece.model and "
@@ -868,6 +858,12 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_di
   if (entry_exists(config_path)) {
     config = read_json_file(config_path, kMaxConfigBytes);
     if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
+  }
+  // Options for the library (sampling, say) would make the encoding differ from attn's.
+  if (config.contains("sp_model_kwargs") && !config["sp_model_kwargs"].is_null() &&
+      config["sp_model_kwargs"] != json::object()) {
+    throw Error(config_path.string() + ": sp_model_kwargs " +
+                brief_json(config["sp_model_kwargs"]) + " is not supported");
   }
   SentencePieceSettings settings = file->settings(config, config_path.string());
   if (!settings.legacy) model.without_dummy_prefix = read_model_without_dummy_prefix(model_path);

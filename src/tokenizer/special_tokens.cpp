@@ -81,12 +81,8 @@ std::string_view strip_python_space(std::string_view text, bool strip_end) {
   return text.substr(begin);
 }
 
-}  // namespace
-
-const char* named_token_key(NamedToken token) {
-  return kNamedTokenKeys[static_cast<std::size_t>(token)];
-}
-
+// tokenizer_config.json's added_tokens_decoder: {"50261": {"content": "<mask>", "lstrip": true,
+// "special": true, ...}, ...}; empty when the config has none.
 std::vector<AddedToken> read_added_tokens_decoder(const json& config, const std::string& file) {
   std::vector<AddedToken> tokens;
   if (!config.contains("added_tokens_decoder")) return tokens;
@@ -112,6 +108,12 @@ std::vector<AddedToken> read_added_tokens_decoder(const json& config, const std:
     tokens.push_back(std::move(added));
   }
   return tokens;
+}
+
+}  // namespace
+
+AddedToken special_token(std::string content, bool lstrip) {
+  return {std::move(content), -1, true, lstrip, false};
 }
 
 SpecialTokenConfig read_special_token_config(const fs::path& model_dir,
@@ -176,7 +178,8 @@ SpecialTokens::SpecialTokens(const SpecialTokenConfig& config, const VocabularyL
                     "' is not in the vocabulary";
     }
   }
-  if (config.named[index(NamedToken::kMask)] && !ids_[index(NamedToken::kMask)]) {
+  const std::optional<AddedToken>& mask = config.named[index(NamedToken::kMask)];
+  if (mask && !mask->content.empty() && !ids_[index(NamedToken::kMask)]) {
     throw Error(missing_[index(NamedToken::kMask)] +
                 " (transformers would add it as a new token, for which the model has no "
                 "embedding)");

@@ -37,17 +37,12 @@ struct AddedToken {
 // make a table sized by them huge; the real bound is the size of the vocabulary.
 constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
 
-// tokenizer_config.json's added_tokens_decoder: {"50261": {"content": "<mask>", "lstrip": true,
-// "special": true, ...}, ...}; empty when the config has none. Errors name `file`.
-std::vector<AddedToken> read_added_tokens_decoder(const nlohmann::json& config,
-                                                  const std::string& file);
-
 // The special-token attributes of transformers' tokenizers that attn reads.
 enum class NamedToken { kBos, kEos, kUnk, kSep, kPad, kCls, kMask };
 constexpr std::size_t kNamedTokenCount = 7;
 
-// "bos_token", "eos_token", ... as the files spell them.
-const char* named_token_key(NamedToken token);
+// A named token as a class's constructor makes it from a string: special, lstrip as given.
+AddedToken special_token(std::string content, bool lstrip = false);
 
 // A tokenizer class's named tokens as its constructor sets them (text and flags; absent: none),
 // e.g. RobertaTokenizer's mask_token "<mask>" with lstrip.

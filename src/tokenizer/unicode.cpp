@@ -40,7 +40,7 @@ void append_utf8(std::string& out, char32_t code_point) {
   out.append(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(length));
 }
 
-std::string encode_utf8(const std::vector<char32_t>& code_points) {
+std::string encode_utf8(std::u32string_view code_points) {
   std::string out;
   out.reserve(code_points.size());
   for (char32_t code_point : code_points) append_utf8(out, code_point);

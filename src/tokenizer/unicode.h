@@ -17,7 +17,7 @@ std::size_t utf8_length(char32_t code_point);
 // Appends the UTF-8 encoding of one code point.
 void append_utf8(std::string& out, char32_t code_point);
 
-std::string encode_utf8(const std::vector<char32_t>& code_points);
+std::string encode_utf8(std::u32string_view code_points);
 
 // Whether `text` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view text);

@@ -80,13 +80,6 @@ bool is_ascii(std::u32string_view text) {
   return std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 0x80; });
 }
 
-std::string to_utf8(std::u32string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char32_t c : text) append_utf8(out, c);
-  return out;
-}
-
 // BasicTokenizer._run_strip_accents: NFD, then drop nonspacing marks (Mn).
 std::u32string strip_accents(std::u32string_view word) {
   std::u32string decomposed = normalize(word, NormalForm::kNfd);
@@ -97,10 +90,7 @@ std::u32string strip_accents(std::u32string_view word) {
 // Python's str.strip().
 std::string strip_python_whitespace(std::string_view text) {
   const std::vector<char32_t> code_points = decode_utf8(text, "decoded text");
-  auto first = std::find_if_not(code_points.begin(), code_points.end(), is_python_space);
-  auto last = std::find_if_not(code_points.rbegin(), code_points.rend(), is_python_space);
-  if (first == code_points.end()) return "";
-  return encode_utf8(std::vector<char32_t>(first, last.base()));
+  return encode_utf8(python_strip(std::u32string_view(code_points.data(), code_points.size())));
 }
 
 // Python's str.replace(): every non-overlapping occurrence, left to right.
@@ -657,7 +647,7 @@ void WordPieceTokenizer::append_word(std::u32string_view word, std::vector<int>&
     const bool in_never_split =
         std::find(never_split_.begin(), never_split_.end(), word) != never_split_.end();
     if (in_never_split) {
-      ids.push_back(find_token_id(to_utf8(word)).value_or(unk_id_));
+      ids.push_back(find_token_id(encode_utf8(word)).value_or(unk_id_));
     } else {
       append_word_pieces(word, ids);
     }
