@@ -62,17 +62,21 @@ TEST_F(BadInputTest, MissingGpt2TokenizerFiles) {
   for (const char* file : {"vocab.json", "merges.txt", "tokenizer.json"}) {
     std::filesystem::remove(model / file);
   }
-  expect_clean_failure(info(model), kBadInput,
-                       {model.string() + ": no tokenizer files",
-                        "tokenizer.model, vocab.json + merges.txt, vocab.txt and tokenizer.json"});
+  expect_clean_failure(
+      info(model), kBadInput,
+      {model.string() + ": no tokenizer files",
+       "tokenizer.model, spiece.model, sentencepiece.bpe.model, vocab.json + merges.txt, "
+       "vocab.txt and tokenizer.json"});
 }
 
 TEST_F(BadInputTest, MissingBertVocabulary) {
   const auto model = copy_model("tiny-bert-brown");
   for (const char* file : {"vocab.txt", "tokenizer.json"}) std::filesystem::remove(model / file);
-  expect_clean_failure(info(model), kBadInput,
-                       {model.string() + ": no tokenizer files",
-                        "tokenizer.model, vocab.json + merges.txt, vocab.txt and tokenizer.json"});
+  expect_clean_failure(
+      info(model), kBadInput,
+      {model.string() + ": no tokenizer files",
+       "tokenizer.model, spiece.model, sentencepiece.bpe.model, vocab.json + merges.txt, "
+       "vocab.txt and tokenizer.json"});
 }
 
 // ---- config.json ----

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -21,6 +20,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/io/json_util.h"
+#include "src/tokenizer/special_tokens.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -28,13 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// GPT2Tokenizer's default for bos_token, eos_token and unk_token.
-constexpr std::string_view kEndOfText = "<|endoftext|>";
-
-// Added token ids past this are refused as soon as they are read, so that they fit an int;
-// the real bound (check_added_token_ids) is known once the vocabulary is read.
-constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
 
 // The word cache is cleared when it grows past this, so that long-running use on varied text
 // cannot grow memory without bound.
@@ -197,19 +190,11 @@ std::uint64_t pair_key(int left_id, int right_id) {
          static_cast<std::uint32_t>(right_id);
 }
 
-struct AddedToken {
-  std::string content;
-  int id;
-  bool special;
-};
-
 // Everything a BpeTokenizer is built from, read and validated by the loader.
 struct BpeModel {
-  std::vector<std::string> tokens;  // by id; empty for ids the files leave unused
+  std::vector<std::string> tokens;  // by id, added tokens' text included; empty for unused ids
   std::unordered_map<std::uint64_t, Merge> merges;
-  std::vector<AddedToken> added_tokens;
   std::array<int, 256> byte_token_ids{};
-  std::optional<int> eos_id;
 };
 
 // A vocabulary entry as the file gives it, before its id is checked against the size of the
@@ -258,8 +243,9 @@ void fill_vocabulary(BpeModel& model, std::vector<VocabEntry>&& entries, std::si
 }
 
 // Added tokens take ids below the same limit as the vocabulary (see fill_vocabulary).
-void check_added_token_ids(const BpeModel& model, std::size_t id_limit, const std::string& file) {
-  for (const AddedToken& token : model.added_tokens) {
+void check_added_token_ids(const std::vector<AddedToken>& added_tokens, std::size_t id_limit,
+                           const std::string& file) {
+  for (const AddedToken& token : added_tokens) {
     if (static_cast<std::size_t>(token.id) >= id_limit) {
       throw Error(file + ": added token '" + brief_text(token.content) + "' has id " +
                   std::to_string(token.id) + ", out of range for a vocabulary of " +
@@ -357,11 +343,10 @@ class BpeJsonReader final : public json::json_sax_t {
   // model.merges and added_tokens.
   enum class Layout { kVocabJson, kTokenizerJson };
 
-  BpeJsonReader(Layout layout, std::string file, BpeModel& model)
-      : layout_(layout), file_(std::move(file)), model_(model) {}
+  BpeJsonReader(Layout layout, std::string file) : layout_(layout), file_(std::move(file)) {}
 
   // Reads the file's text: the vocabulary is left in take_vocab_entries(), the merges in
-  // take_merge_rules(), the added tokens go into the model.
+  // take_merge_rules(), the added tokens in take_added_tokens().
   void read(std::string_view text) {
     check_json_depth(text, file_);
     json::sax_parse(text, this);
@@ -377,6 +362,7 @@ class BpeJsonReader final : public json::json_sax_t {
 
   std::vector<VocabEntry> take_vocab_entries() { return std::move(vocab_entries_); }
   std::vector<MergeRule> take_merge_rules() { return std::move(merge_rules_); }
+  std::vector<AddedToken> take_added_tokens() { return std::move(added_tokens_); }
 
   bool null() override { return other_value("null"); }
   bool number_float(number_float_t, const string_t&) override {
@@ -390,8 +376,10 @@ class BpeJsonReader final : public json::json_sax_t {
   }
 
   bool boolean(bool value) override {
-    if (role() == Role::kAddedToken && current_key() == "special") {
-      pending_added_.special = value;
+    if (role() == Role::kAddedToken) {
+      if (current_key() == "special") pending_added_.special = value;
+      if (current_key() == "lstrip") pending_added_.lstrip = value;
+      if (current_key() == "rstrip") pending_added_.rstrip = value;
       return true;
     }
     // SentencePiece models converted to tokenizer.json (Llama 2, Mistral) are BPE over "▁"
@@ -447,9 +435,9 @@ class BpeJsonReader final : public json::json_sax_t {
       if (!pending_added_.content || !pending_added_.id) {
         throw Error(where + ": expected an object with an integer \"id\" and a string \"content\"");
       }
-      model_.added_tokens.push_back({*pending_added_.content,
-                                     checked_token_id(*pending_added_.id, where),
-                                     pending_added_.special});
+      added_tokens_.push_back({*pending_added_.content, checked_token_id(*pending_added_.id, where),
+                               pending_added_.special, pending_added_.lstrip,
+                               pending_added_.rstrip});
     }
     frames_.pop_back();
     return true;
@@ -494,6 +482,8 @@ class BpeJsonReader final : public json::json_sax_t {
     std::optional<std::string> content;
     std::optional<std::int64_t> id;
     bool special = false;
+    bool lstrip = false;
+    bool rstrip = false;
   };
 
   Role role() const { return frames_.empty() ? Role::kIgnored : frames_.back().role; }
@@ -570,33 +560,34 @@ class BpeJsonReader final : public json::json_sax_t {
 
   Layout layout_;
   std::string file_;
-  BpeModel& model_;
   std::vector<Frame> frames_;
   bool saw_vocab_ = false;
   bool saw_merges_ = false;
   std::vector<VocabEntry> vocab_entries_;
   std::vector<MergeRule> merge_rules_;
+  std::vector<AddedToken> added_tokens_;
   std::vector<std::string> pair_pieces_;
   PendingAddedToken pending_added_;
   int added_token_count_ = 0;
 };
 
-std::vector<VocabEntry> read_vocab_json(BpeModel& model, const fs::path& path) {
-  BpeJsonReader reader(BpeJsonReader::Layout::kVocabJson, path.string(), model);
+std::vector<VocabEntry> read_vocab_json(const fs::path& path) {
+  BpeJsonReader reader(BpeJsonReader::Layout::kVocabJson, path.string());
   reader.read(read_model_file(path, kMaxTokenizerBytes));
   return reader.take_vocab_entries();
 }
 
 // Reads tokenizer.json's vocabulary and merges, which are resolved once the folder's added
-// tokens are known; its added tokens go into `model`.
+// tokens are known, and its added tokens.
 struct TokenizerJson {
   std::vector<VocabEntry> vocab;
   std::vector<MergeRule> merges;
+  std::vector<AddedToken> added_tokens;
 };
-TokenizerJson read_tokenizer_json(BpeModel& model, const fs::path& path) {
-  BpeJsonReader reader(BpeJsonReader::Layout::kTokenizerJson, path.string(), model);
+TokenizerJson read_tokenizer_json(const fs::path& path) {
+  BpeJsonReader reader(BpeJsonReader::Layout::kTokenizerJson, path.string());
   reader.read(read_model_file(path, kMaxTokenizerBytes));
-  return {reader.take_vocab_entries(), reader.take_merge_rules()};
+  return {reader.take_vocab_entries(), reader.take_merge_rules(), reader.take_added_tokens()};
 }
 
 void read_merges_txt(BpeModel& model, const VocabIndex& vocab, const fs::path& path) {
@@ -626,79 +617,6 @@ void read_merges_txt(BpeModel& model, const VocabIndex& vocab, const fs::path& p
   });
 }
 
-// tokenizer_config.json's added_tokens_decoder: {"50256": {"content": ..., "special": ...}}.
-void read_added_tokens_decoder(BpeModel& model, const json& config, const std::string& file) {
-  if (!config.contains("added_tokens_decoder")) return;
-  const json& decoder = config["added_tokens_decoder"];
-  if (!decoder.is_object()) throw Error(file + ": added_tokens_decoder is not an object");
-  for (const auto& [id_text, token] : decoder.items()) {
-    const std::string where = file + ": added_tokens_decoder[\"" + brief_text(id_text) + "\"]";
-    if (!token.is_object() || !token.contains("content") || !token["content"].is_string()) {
-      throw Error(where + ": expected an object with a string \"content\"");
-    }
-    std::int64_t id = -1;
-    const auto [end, status] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (status != std::errc() || end != id_text.data() + id_text.size()) {
-      throw Error(where + ": the key is not a token id");
-    }
-    const bool special =
-        token.contains("special") && token["special"].is_boolean() && token["special"].get<bool>();
-    model.added_tokens.push_back(
-        {token["content"].get<std::string>(), checked_token_id(id, where), special});
-  }
-}
-
-std::optional<int> find_token_id(const BpeModel& model, const VocabIndex& vocab,
-                                 const std::string& content) {
-  for (const AddedToken& token : model.added_tokens) {
-    if (token.content == content) return token.id;
-  }
-  return vocab.find(content);
-}
-
-// The bos/eos/unk/pad tokens are special (split out of the text, skippable when decoding) like
-// the slow tokenizer's special tokens map; GPT2Tokenizer defaults the first three to
-// <|endoftext|>. Named tokens missing from the vocabulary are ignored.
-void add_named_special_tokens(BpeModel& model, const VocabIndex& vocab, const json& config,
-                              const std::string& file) {
-  for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
-    std::optional<std::string> content;
-    if (config.contains(key)) {
-      content = named_token_content(config[key], file + ": " + key);
-    } else if (std::string_view(key) != "pad_token") {
-      content = std::string(kEndOfText);
-    }
-    if (!content) continue;
-    const std::optional<int> id = find_token_id(model, vocab, *content);
-    if (!id) continue;
-    if (std::string_view(key) == "eos_token") model.eos_id = id;
-    model.added_tokens.push_back({*content, *id, true});
-  }
-}
-
-// Gives every added token its id in the id table (added content wins, as in convert_ids_to_tokens)
-// and drops duplicates, keeping a token special when any source says so. The ids are in range
-// (check_added_token_ids, or found in the vocabulary).
-void merge_added_tokens(BpeModel& model, const std::string& file) {
-  std::vector<AddedToken> unique;
-  // Content (viewing model.added_tokens, which outlives the loop) -> index into `unique`.
-  std::unordered_map<std::string_view, std::size_t> index_of_content;
-  for (const AddedToken& token : model.added_tokens) {
-    if (token.content.empty()) throw Error(file + ": an added token is empty");
-    const auto [seen, is_new] = index_of_content.try_emplace(token.content, unique.size());
-    if (is_new) {
-      unique.push_back(token);
-    } else {
-      unique[seen->second].special = unique[seen->second].special || token.special;
-    }
-    if (static_cast<std::size_t>(token.id) >= model.tokens.size()) {
-      model.tokens.resize(token.id + 1);
-    }
-    model.tokens[token.id] = token.content;
-  }
-  model.added_tokens = std::move(unique);
-}
-
 void find_byte_token_ids(BpeModel& model, const VocabIndex& vocab, const std::string& file) {
   for (int byte = 0; byte < 256; ++byte) {
     std::string symbol;
@@ -712,73 +630,98 @@ void find_byte_token_ids(BpeModel& model, const VocabIndex& vocab, const std::st
   }
 }
 
+// ---- Tokenizer classes --------------------------------------------------------------------------
+
+// What differs between the transformers classes that run GPT-2's byte-level BPE, chosen by the
+// files (declared_tokenizer_class): GPT2Tokenizer, the default, and RobertaTokenizer.
+struct BpeFlavour {
+  std::string class_name;
+  NamedTokenDefaults named_defaults;
+  // None: GPT-2 adds no special tokens (and attn refuses pairs, which GPT-2 models were not
+  // trained on).
+  std::optional<NamedSequenceTemplate> sequence_template;
+  // RoBERTa's decode() is transformers' (invalid UTF-8 replaced by U+FFFD,
+  // clean_up_tokenization_spaces as the config says, default true). GPT-2's gives the raw bytes,
+  // never cleaned up, which is what generation streams.
+  bool decodes_to_text = false;
+};
+
+BpeFlavour bpe_flavour(const fs::path& model_dir) {
+  if (declared_tokenizer_class(model_dir) == "RobertaTokenizer") {
+    return {
+        .class_name = "RobertaTokenizer",
+        .named_defaults = {{NamedToken::kBos, special_token("<s>")},
+                           {NamedToken::kEos, special_token("</s>")},
+                           {NamedToken::kSep, special_token("</s>")},
+                           {NamedToken::kCls, special_token("<s>")},
+                           {NamedToken::kUnk, special_token("<unk>")},
+                           {NamedToken::kPad, special_token("<pad>")},
+                           // The mask token takes the space before it, as a word would.
+                           {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}},
+        // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
+        // create_token_type_ids_from_sequences: all 0.
+        .sequence_template =
+            NamedSequenceTemplate{
+                {NamedToken::kCls}, {NamedToken::kSep}, {NamedToken::kSep}, {NamedToken::kSep}, 0},
+        .decodes_to_text = true};
+  }
+  const std::string end_of_text = "<|endoftext|>";
+  return {.class_name = "GPT2Tokenizer",
+          .named_defaults = {{NamedToken::kBos, special_token(end_of_text)},
+                             {NamedToken::kEos, special_token(end_of_text)},
+                             {NamedToken::kUnk, special_token(end_of_text)}},
+          .sequence_template = std::nullopt,
+          .decodes_to_text = false};
+}
+
+// How a BpeTokenizer wraps and decodes, from its class and tokenizer_config.json.
+struct BpeSettings {
+  // prepare_for_tokenization: a space before text that does not start with one.
+  bool add_prefix_space = false;
+  std::optional<SequenceTemplate> sequence_template;  // none: no special tokens, no pairs
+  bool decodes_to_text = false;
+  bool clean_up_tokenization_spaces = false;
+};
+
 // ---- Tokenizer ----------------------------------------------------------------------------------
 
 class BpeTokenizer final : public Tokenizer {
  public:
-  explicit BpeTokenizer(BpeModel model) : model_(std::move(model)) {
+  BpeTokenizer(BpeModel model, SpecialTokens special_tokens, BpeSettings settings)
+      : model_(std::move(model)),
+        special_tokens_(std::move(special_tokens)),
+        settings_(std::move(settings)) {
     token_bytes_.reserve(model_.tokens.size());
     for (const std::string& token : model_.tokens) token_bytes_.push_back(token_to_bytes(token));
-    special_.assign(model_.tokens.size(), false);
-    for (const AddedToken& token : model_.added_tokens) {
-      special_[token.id] = token.special;
-      const std::vector<char32_t> code_points = decode_utf8(token.content, "added token");
-      split_tokens_.push_back({std::u32string(code_points.begin(), code_points.end()), token.id});
-    }
-    // Longest first, so that of two added tokens found at the same place the longer wins.
-    std::stable_sort(split_tokens_.begin(), split_tokens_.end(),
-                     [](const SplitToken& a, const SplitToken& b) {
-                       return a.code_points.size() > b.code_points.size();
-                     });
   }
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
-    if (pair) throw Error("GPT-2 tokenizer: sentence pairs are not supported");
-    const std::vector<char32_t> code_points = decode_utf8(text, "text");
-    const std::u32string_view all(code_points.data(), code_points.size());
-    Encoding encoding;
-
-    // Like the slow tokenizer, cut the added tokens out first and tokenize the pieces between
-    // them on their own: take the earliest occurrence of any added token, the longest on ties.
-    std::vector<std::size_t> next_match(split_tokens_.size());
-    for (std::size_t i = 0; i < split_tokens_.size(); ++i) {
-      next_match[i] = all.find(split_tokens_[i].code_points);
+    if (pair && !settings_.sequence_template) {
+      throw Error("GPT-2 tokenizer: sentence pairs are not supported");
     }
-    std::size_t position = 0;
-    while (true) {
-      std::size_t match_begin = std::u32string_view::npos;
-      const SplitToken* match = nullptr;
-      for (std::size_t i = 0; i < split_tokens_.size(); ++i) {
-        if (next_match[i] < position) {
-          next_match[i] = all.find(split_tokens_[i].code_points, position);
-        }
-        if (next_match[i] < match_begin) {
-          match_begin = next_match[i];
-          match = &split_tokens_[i];
-        }
-      }
-      encode_ordinary_text(all.substr(position, match_begin - position), encoding.ids);
-      if (!match) break;
-      encoding.ids.push_back(match->id);
-      position = match_begin + match->code_points.size();
-    }
-    encoding.type_ids.assign(encoding.ids.size(), 0);
-    return encoding;
+    const std::vector<int> first = tokenize(text, "text");
+    if (!settings_.sequence_template) return {first, std::vector<int>(first.size(), 0)};
+    if (!pair) return settings_.sequence_template->apply(first, std::nullopt);
+    const std::vector<int> second = tokenize(*pair, "pair");
+    return settings_.sequence_template->apply(first, second);
   }
 
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override {
-    std::string text;
+    std::string bytes;
     for (int id : ids) {
       check_id(id);
-      if (skip_special_tokens && special_[id]) continue;
-      text += token_bytes_[id];
+      if (skip_special_tokens && is_special(id)) continue;
+      bytes += token_bytes_[id];
     }
-    return text;
+    if (!settings_.decodes_to_text) return bytes;
+    std::string text = replace_invalid_utf8(bytes);
+    return settings_.clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
   }
 
   // Byte-level BPE decodes each token to its own bytes, whatever came before.
   std::string decode_continuation(std::span<const int>, int id) const override {
-    return decode(std::span(&id, 1), true);
+    check_id(id);
+    return is_special(id) ? "" : token_bytes_[id];
   }
 
   std::string token_string(int id) const override {
@@ -787,16 +730,33 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   int vocab_size() const override { return static_cast<int>(model_.tokens.size()); }
-  std::optional<int> eos_id() const override { return model_.eos_id; }
-  std::optional<int> mask_id() const override { return std::nullopt; }
-
-  bool is_special(int id) const override { return id >= 0 && id < vocab_size() && special_[id]; }
+  std::optional<int> eos_id() const override { return special_tokens_.id(NamedToken::kEos); }
+  std::optional<int> mask_id() const override { return special_tokens_.id(NamedToken::kMask); }
+  bool is_special(int id) const override { return special_tokens_.is_special(id); }
 
  private:
-  struct SplitToken {
-    std::u32string code_points;
-    int id;
-  };
+  // PreTrainedTokenizer.tokenize + convert_tokens_to_ids, without the special tokens of the
+  // template: the prefix space, the added tokens cut out, and every piece between them
+  // pre-tokenized and BPE-merged on its own.
+  std::vector<int> tokenize(std::string_view text, std::string_view what) const {
+    const std::vector<char32_t> characters = decode_utf8(text, what);  // refuses bad UTF-8
+    std::string prepared;
+    if (settings_.add_prefix_space && !characters.empty() && !is_python_space(characters[0])) {
+      prepared = " ";
+    }
+    prepared += text;
+    std::vector<int> ids;
+    for (const TextSegment& segment :
+         split_added_tokens(prepared, special_tokens_.split_tokens())) {
+      if (segment.token) {
+        ids.push_back(segment.token->id);
+      } else {
+        const std::vector<char32_t> code_points = decode_utf8(segment.text, what);
+        encode_ordinary_text(std::u32string_view(code_points.data(), code_points.size()), ids);
+      }
+    }
+    return ids;
+  }
 
   void check_id(int id) const {
     if (id < 0 || id >= vocab_size()) {
@@ -883,9 +843,9 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   BpeModel model_;
+  SpecialTokens special_tokens_;
+  BpeSettings settings_;
   std::vector<std::string> token_bytes_;  // by id: the raw bytes decode() emits
-  std::vector<bool> special_;             // by id
-  std::vector<SplitToken> split_tokens_;  // added tokens, longest first
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<std::string, std::vector<int>> cache_;  // word bytes -> ids
 };
@@ -910,6 +870,10 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
     if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
   }
 
+  const BpeFlavour flavour = bpe_flavour(model_dir);
+  SpecialTokenConfig special_config =
+      read_special_token_config(model_dir, config, flavour.named_defaults, flavour.class_name);
+
   BpeModel model;
   std::string vocab_file;
   std::string added_tokens_file;
@@ -917,24 +881,24 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
   std::vector<MergeRule> tokenizer_json_merges;
   if (has_vocab_and_merges) {
     vocab_file = vocab_path.string();
-    vocab_entries = read_vocab_json(model, vocab_path);
+    vocab_entries = read_vocab_json(vocab_path);
     added_tokens_file = config_path.string();
-    read_added_tokens_decoder(model, config, added_tokens_file);
   } else if (entry_exists(tokenizer_json_path)) {
     vocab_file = tokenizer_json_path.string();
-    TokenizerJson tokenizer_json = read_tokenizer_json(model, tokenizer_json_path);
+    TokenizerJson tokenizer_json = read_tokenizer_json(tokenizer_json_path);
     vocab_entries = std::move(tokenizer_json.vocab);
     tokenizer_json_merges = std::move(tokenizer_json.merges);
+    special_config.added_tokens = std::move(tokenizer_json.added_tokens);
     added_tokens_file = vocab_file;
   } else {
     throw Error(model_dir.string() +
                 ": no GPT-2 tokenizer files (need vocab.json + merges.txt, or tokenizer.json)");
   }
-  const std::size_t id_limit = vocab_entries.size() + model.added_tokens.size();
+  const std::size_t id_limit = vocab_entries.size() + special_config.added_tokens.size();
   fill_vocabulary(model, std::move(vocab_entries), id_limit, vocab_file);
-  check_added_token_ids(model, id_limit, added_tokens_file);
+  check_added_token_ids(special_config.added_tokens, id_limit, added_tokens_file);
 
-  // Valid only until merge_added_tokens() below rewrites entries of model.tokens.
+  // Valid only until the added tokens' text is written into model.tokens below.
   const VocabIndex vocab(model.tokens, vocab_file);
   if (has_vocab_and_merges) {
     read_merges_txt(model, vocab, merges_path);
@@ -944,10 +908,27 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
     });
   }
   find_byte_token_ids(model, vocab, vocab_file);
+  SpecialTokens special_tokens(special_config,
+                               [&](const std::string& text) { return vocab.find(text); });
 
-  add_named_special_tokens(model, vocab, config, config_path.string());
-  merge_added_tokens(model, vocab_file);
-  return std::make_unique<BpeTokenizer>(std::move(model));
+  // convert_ids_to_tokens shows an added token's text, even where the vocabulary has another.
+  for (const AddedToken& token : special_tokens.split_tokens()) {
+    const auto id = static_cast<std::size_t>(token.id);
+    if (id >= model.tokens.size()) model.tokens.resize(id + 1);
+    model.tokens[id] = token.content;
+  }
+
+  BpeSettings settings;
+  settings.add_prefix_space = config_flag(config, "add_prefix_space", false, config_path.string());
+  if (flavour.sequence_template) {
+    settings.sequence_template = special_tokens.resolve(*flavour.sequence_template);
+  }
+  settings.decodes_to_text = flavour.decodes_to_text;
+  settings.clean_up_tokenization_spaces =
+      flavour.decodes_to_text &&
+      config_flag(config, "clean_up_tokenization_spaces", true, config_path.string());
+  return std::make_unique<BpeTokenizer>(std::move(model), std::move(special_tokens),
+                                        std::move(settings));
 }
 
 }  // namespace attn

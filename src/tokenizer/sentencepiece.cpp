@@ -1,8 +1,5 @@
 #include "src/tokenizer/sentencepiece.h"
 
-#include <sentencepiece_processor.h>
-#include <utf8proc.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -18,6 +15,8 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/io/json_util.h"
+#include "src/tokenizer/sentencepiece_model.h"
+#include "src/tokenizer/special_tokens.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -30,275 +29,211 @@ using nlohmann::json;
 constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
 // What SentencePiece decodes an invalid byte of byte-fallback pieces to: U+FFFD.
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
-// TrainerSpec.unk_surface's default: " ⁇ ".
-constexpr std::string_view kDefaultUnknownSurface = " \xE2\x81\x87 ";
 
-// A second normalizer_spec (ModelProto field 3) holding only add_dummy_prefix (field 3) =
-// false. Appended to a serialized model, protobuf merges it into the first one: this is how
-// LlamaTokenizer(legacy=False) turns the dummy prefix off.
-constexpr char kNoDummyPrefixBytes[] = {'\x1a', '\x02', '\x18', '\x00'};
+// ---- The tokenizer classes --------------------------------------------------------------------
 
-// ---- Settings of tokenizer.model that the library does not expose ---------------------------
-
-// The parts of the serialized ModelProto that decoding depends on (the installed headers
-// declare ModelProto but do not define it). Defaults are those of sentencepiece_model.proto.
-struct ModelFileSettings {
-  bool has_trainer_spec = false;
-  bool has_normalizer_spec = false;
-  bool has_denormalizer_spec = false;
-  bool add_dummy_prefix = true;
-  bool remove_extra_whitespaces = true;
-  bool treat_whitespace_as_suffix = false;
-  std::string unknown_surface{kDefaultUnknownSurface};
+// How a class's convert_tokens_to_string turns tokens back into text.
+enum class TokensToString {
+  // LlamaTokenizer, AlbertTokenizer: SentencePiece decodes the runs of pieces between special
+  // tokens; the special tokens are written as they are, spaced by the rules below.
+  kDecodePieces,
+  // XLMRobertaTokenizer: "".join(tokens), every "▁" a space.
+  kJoinPieces,
 };
 
-struct ProtoField {
-  std::uint64_t number = 0;
-  std::uint64_t value = 0;  // wire type 0 (varint)
-  std::string_view bytes;   // wire type 2 (length-delimited)
+// When convert_tokens_to_string writes a space before a special token that does not follow
+// another special token.
+enum class SpaceBeforeSpecial { kNever, kUnlessFirst, kAlways };
+
+// How token ids relate to the model's pieces.
+enum class IdLayout {
+  kPieces,  // token id = piece id
+  // XLM-R's fairseq ids: <s> 0, <pad> 1, </s> 2, <unk> 3, piece i (from 3 on) i + 1, and <mask>
+  // after the last piece (the model's own <unk> <s> </s>, pieces 0-2, are not used).
+  kFairseq,
 };
 
-// Walks the fields of one protobuf message (wire format). The library has already parsed the
-// file, so a malformed field means the two disagree: reported as a broken file all the same.
-class ProtoFields {
- public:
-  ProtoFields(std::string_view data, const std::string& file) : data_(data), file_(file) {}
-
-  // Reads the next field into `field`; false at the end of the message.
-  bool next(ProtoField& field) {
-    if (data_.empty()) return false;
-    const std::uint64_t key = varint();
-    field = ProtoField{key >> 3, 0, {}};
-    switch (key & 7) {
-      case 0:
-        field.value = varint();
-        return true;
-      case 1:
-        skip(8);
-        return true;
-      case 2: {
-        const std::uint64_t length = varint();
-        if (length > data_.size()) malformed();
-        field.bytes = data_.substr(0, length);
-        data_.remove_prefix(length);
-        return true;
-      }
-      case 5:
-        skip(4);
-        return true;
-      default:
-        malformed();
-    }
-  }
-
- private:
-  std::uint64_t varint() {
-    std::uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (data_.empty()) malformed();
-      const auto byte = static_cast<unsigned char>(data_.front());
-      data_.remove_prefix(1);
-      value |= std::uint64_t{byte & 0x7Fu} << shift;
-      if (byte < 0x80) return value;
-    }
-    malformed();
-  }
-
-  void skip(std::size_t bytes) {
-    if (bytes > data_.size()) malformed();
-    data_.remove_prefix(bytes);
-  }
-
-  [[noreturn]] void malformed() const {
-    throw Error(file_ + ": not a SentencePiece model (malformed protocol buffer)");
-  }
-
-  std::string_view data_;
-  const std::string& file_;
+// AlbertTokenizer._tokenize: preprocess_text(text) with these settings, then the model, then
+// pieces that end in a digit and "," re-split ("▁9," -> "▁9" ","; as BERT's tokenization does).
+struct AlbertTokenize {
+  bool remove_space = true;   // " ".join(text.strip().split())
+  bool keep_accents = false;  // false: NFKD, then combining marks dropped
+  bool do_lower_case = true;
 };
 
-// ModelProto: 2 trainer_spec, 3 normalizer_spec, 5 denormalizer_spec. TrainerSpec: 24
-// treat_whitespace_as_suffix, 44 unk_surface. NormalizerSpec: 3 add_dummy_prefix, 4
-// remove_extra_whitespaces. A message given twice is merged, a scalar given twice keeps the last.
-ModelFileSettings read_model_file_settings(std::string_view serialized, const std::string& file) {
-  ModelFileSettings settings;
-  ProtoFields model(serialized, file);
-  for (ProtoField field; model.next(field);) {
-    if (field.number == 2) {
-      settings.has_trainer_spec = true;
-      ProtoFields trainer(field.bytes, file);
-      for (ProtoField inner; trainer.next(inner);) {
-        if (inner.number == 24) settings.treat_whitespace_as_suffix = inner.value != 0;
-        if (inner.number == 44) settings.unknown_surface = std::string(inner.bytes);
-      }
-    } else if (field.number == 3) {
-      settings.has_normalizer_spec = true;
-      ProtoFields normalizer(field.bytes, file);
-      for (ProtoField inner; normalizer.next(inner);) {
-        if (inner.number == 3) settings.add_dummy_prefix = inner.value != 0;
-        if (inner.number == 4) settings.remove_extra_whitespaces = inner.value != 0;
-      }
-    } else if (field.number == 5) {
-      settings.has_denormalizer_spec = true;
-    }
-  }
-  return settings;
-}
+// Everything that differs between the transformers classes that run a SentencePiece model
+// (LlamaTokenizer, AlbertTokenizer, XLMRobertaTokenizer): their constructor's defaults and the
+// settings of the folder's tokenizer_config.json.
+struct SentencePieceSettings {
+  std::string class_name;
+  NamedTokenDefaults named_defaults;
+  NamedSequenceTemplate sequence_template;
+  IdLayout id_layout = IdLayout::kPieces;
 
-std::unique_ptr<sentencepiece::SentencePieceProcessor> load_processor(std::string_view serialized,
-                                                                      const std::string& file) {
-  auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  sentencepiece::util::Status status;
-  try {
-    status = processor->LoadFromSerializedProto(serialized);
-  } catch (const std::exception& error) {
-    // Most problems come back as a status, but the trie builder inside the library throws (a
-    // piece starting with a NUL byte is an empty key to it).
-    throw Error(file + ": not a SentencePiece model (libsentencepiece: " +
-                brief_text(error.what(), 200) + ")");
-  }
-  if (!status.ok()) {
-    // The library reports a protobuf that does not parse by the failed check's source line.
-    const std::string message = status.message();
-    const std::string reason = message.find("ParseFromArray") != std::string::npos
-                                   ? "the file is not a valid protocol buffer"
-                                   : "libsentencepiece: " + brief_text(message, 200);
-    throw Error(file + ": not a SentencePiece model (" + reason + ")");
-  }
-  return processor;
-}
-
-// ---- Settings from tokenizer_config.json and special_tokens_map.json --------------------------
-
-struct AddedToken {
-  std::string content;
-  int id = 0;
-  bool special = false;
-  bool lstrip = false;  // eats the whitespace before it in the text
-  bool rstrip = false;  // eats the whitespace after it
-};
-
-// LlamaTokenizer's constructor defaults, overridden by the folder's files.
-struct LlamaSettings {
-  bool add_bos_token = true;
-  bool add_eos_token = false;
+  // Encoding.
+  // LlamaTokenizer's legacy (the others are legacy): false encodes text without the model's
+  // dummy prefix, after the unk token's text (see encode_pieces), and adds the prefix space
+  // itself once (add_prefix_space).
   bool legacy = true;
   bool add_prefix_space = true;
+  // do_lower_case: PreTrainedTokenizer.tokenize lowers the text outside the added tokens first.
+  bool lowercase_text = false;
+  std::optional<AlbertTokenize> albert_tokenize;
+
+  // Decoding (convert_tokens_to_string, then _decode).
+  TokensToString tokens_to_string = TokensToString::kDecodePieces;
+  bool drop_first_prefix_space = false;  // the first token's "▁" goes (Llama's add_prefix_space)
+  SpaceBeforeSpecial space_before_special = SpaceBeforeSpecial::kNever;
+  // A space between a leading special token and a first piece without "▁" (Llama).
+  bool space_after_leading_special = false;
+  bool strip_text = false;  // str.strip() of the result (ALBERT, XLM-R)
   bool spaces_between_special_tokens = false;
   bool clean_up_tokenization_spaces = false;
-  // bos_token, eos_token, unk_token, pad_token; nullopt for none.
-  std::optional<std::string> bos_token = "<s>";
-  std::optional<std::string> eos_token = "</s>";
-  std::optional<std::string> unk_token = "<unk>";
-  std::optional<std::string> pad_token;
-  std::vector<std::string> additional_special_tokens;
-  std::vector<AddedToken> added_tokens;  // added_tokens_decoder
 };
 
-bool optional_bool(const json& config, const char* key, bool fallback, const std::string& file) {
-  if (!config.contains(key) || config[key].is_null()) return fallback;
-  if (!config[key].is_boolean()) throw Error(file + ": '" + key + "' must be true or false");
-  return config[key].get<bool>();
-}
-
-// bos/eos/unk/pad and additional_special_tokens, as both files spell them.
-void read_named_tokens(const json& config, LlamaSettings& settings, const std::string& file) {
-  const std::pair<const char*, std::optional<std::string>*> named[] = {
-      {"bos_token", &settings.bos_token},
-      {"eos_token", &settings.eos_token},
-      {"unk_token", &settings.unk_token},
-      {"pad_token", &settings.pad_token}};
-  for (const auto& [key, content] : named) {
-    if (config.contains(key)) *content = named_token_content(config[key], file + ": " + key);
-  }
-  if (config.contains("additional_special_tokens")) {
-    const json& tokens = config["additional_special_tokens"];
-    if (!tokens.is_array()) throw Error(file + ": 'additional_special_tokens' must be a list");
-    settings.additional_special_tokens.clear();
-    for (const json& token : tokens) {
-      std::optional<std::string> content =
-          named_token_content(token, file + ": additional_special_tokens");
-      if (content) settings.additional_special_tokens.push_back(std::move(*content));
-    }
-  }
-}
-
-bool token_flag(const json& token, const char* key, const std::string& where) {
-  if (!token.contains(key)) return false;
-  if (!token[key].is_boolean()) throw Error(where + ": '" + key + "' must be true or false");
-  return token[key].get<bool>();
-}
-
-// added_tokens_decoder: {"32000": {"content": ..., "special": ..., "lstrip": ..., ...}}.
-void read_added_tokens_decoder(const json& config, LlamaSettings& settings,
-                               const std::string& file) {
-  if (!config.contains("added_tokens_decoder")) return;
-  const json& decoder = config["added_tokens_decoder"];
-  if (!decoder.is_object()) throw Error(file + ": added_tokens_decoder is not an object");
-  for (const auto& [id_text, token] : decoder.items()) {
-    const std::string where = file + ": added_tokens_decoder[\"" + brief_text(id_text) + "\"]";
-    if (!token.is_object() || !token.contains("content") || !token["content"].is_string()) {
-      throw Error(where + ": expected an object with a string \"content\"");
-    }
-    int id = -1;
-    const auto [end, status] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (status != std::errc() || end != id_text.data() + id_text.size() || id < 0) {
-      throw Error(where + ": the key is not a token id");
-    }
-    AddedToken added{token["content"].get<std::string>(), id, token_flag(token, "special", where),
-                     token_flag(token, "lstrip", where), token_flag(token, "rstrip", where)};
-    if (added.content.empty()) throw Error(where + ": the token is empty");
-    settings.added_tokens.push_back(std::move(added));
-  }
-}
-
-LlamaSettings read_llama_settings(const fs::path& model_dir) {
-  LlamaSettings settings;
-  const fs::path config_path = model_dir / "tokenizer_config.json";
-  if (entry_exists(config_path)) {
-    const std::string file = config_path.string();
-    const json config = read_json_file(config_path, kMaxConfigBytes);
-    if (!config.is_object()) throw Error(file + ": expected a JSON object");
-    if (config.contains("tokenizer_class")) {
-      const json& name = config["tokenizer_class"];
-      if (!name.is_string() || (name != "LlamaTokenizer" && name != "LlamaTokenizerFast")) {
-        throw Error(file + ": tokenizer_class is " + brief_json(name) +
-                    "; attn reads tokenizer.model as LlamaTokenizer only");
-      }
-    }
-    settings.add_bos_token = optional_bool(config, "add_bos_token", true, file);
-    settings.add_eos_token = optional_bool(config, "add_eos_token", false, file);
-    settings.legacy = optional_bool(config, "legacy", true, file);
-    settings.add_prefix_space = optional_bool(config, "add_prefix_space", true, file);
-    settings.spaces_between_special_tokens =
-        optional_bool(config, "spaces_between_special_tokens", false, file);
-    settings.clean_up_tokenization_spaces =
-        optional_bool(config, "clean_up_tokenization_spaces", false, file);
-    read_named_tokens(config, settings, file);
-    read_added_tokens_decoder(config, settings, file);
-  }
-  // Hugging Face applies special_tokens_map.json over tokenizer_config.json.
-  const fs::path map_path = model_dir / "special_tokens_map.json";
-  if (entry_exists(map_path)) {
-    const json map = read_json_file(map_path, kMaxConfigBytes);
-    if (!map.is_object()) throw Error(map_path.string() + ": expected a JSON object");
-    read_named_tokens(map, settings, map_path.string());
-  }
+SentencePieceSettings llama_settings(const json& config, const std::string& file) {
+  SentencePieceSettings settings;
+  settings.class_name = "LlamaTokenizer";
+  settings.named_defaults = {{NamedToken::kBos, special_token("<s>")},
+                             {NamedToken::kEos, special_token("</s>")},
+                             {NamedToken::kUnk, special_token("<unk>")}};
+  // build_inputs_with_special_tokens: bos A eos (bos B eos), each when enabled;
+  // create_token_type_ids_from_sequences: 0 for the first part, 1 for the second.
+  std::vector<NamedToken> prefix;
+  std::vector<NamedToken> suffix;
+  if (config_flag(config, "add_bos_token", true, file)) prefix.push_back(NamedToken::kBos);
+  if (config_flag(config, "add_eos_token", false, file)) suffix.push_back(NamedToken::kEos);
+  settings.sequence_template = {prefix, suffix, prefix, suffix, 1};
+  settings.legacy = config_flag(config, "legacy", true, file);
+  settings.add_prefix_space = config_flag(config, "add_prefix_space", true, file);
+  settings.drop_first_prefix_space = settings.add_prefix_space;
+  settings.space_before_special =
+      settings.legacy ? SpaceBeforeSpecial::kUnlessFirst : SpaceBeforeSpecial::kNever;
+  settings.space_after_leading_special = settings.add_prefix_space;
+  settings.spaces_between_special_tokens =
+      config_flag(config, "spaces_between_special_tokens", false, file);
+  settings.clean_up_tokenization_spaces =
+      config_flag(config, "clean_up_tokenization_spaces", false, file);
   return settings;
 }
 
-// Python's str.isspace(), which str.strip() uses: the Unicode White_Space characters and the
-// separators U+001C..U+001F.
-bool is_python_space(char32_t c) {
-  if (c >= 0x1C && c <= 0x1F) return true;
-  switch (utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->bidi_class) {
-    case UTF8PROC_BIDI_CLASS_WS:
-    case UTF8PROC_BIDI_CLASS_B:
-    case UTF8PROC_BIDI_CLASS_S:
-      return true;
-    default:
-      return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_ZS;
+SentencePieceSettings albert_settings(const json& config, const std::string& file) {
+  SentencePieceSettings settings;
+  settings.class_name = "AlbertTokenizer";
+  settings.named_defaults = {{NamedToken::kBos, special_token("[CLS]")},
+                             {NamedToken::kEos, special_token("[SEP]")},
+                             {NamedToken::kUnk, special_token("<unk>")},
+                             {NamedToken::kSep, special_token("[SEP]")},
+                             {NamedToken::kPad, special_token("<pad>")},
+                             {NamedToken::kCls, special_token("[CLS]")},
+                             {NamedToken::kMask, special_token("[MASK]", /*lstrip=*/true)}};
+  // build_inputs_with_special_tokens: cls A sep (B sep); create_token_type_ids_from_sequences:
+  // 0 for cls A sep, 1 for B sep.
+  settings.sequence_template = {{NamedToken::kCls}, {NamedToken::kSep}, {}, {NamedToken::kSep}, 1};
+  AlbertTokenize albert;
+  albert.remove_space = config_flag(config, "remove_space", true, file);
+  albert.keep_accents = config_flag(config, "keep_accents", false, file);
+  albert.do_lower_case = config_flag(config, "do_lower_case", true, file);
+  settings.lowercase_text = albert.do_lower_case;
+  settings.albert_tokenize = albert;
+  settings.space_before_special = SpaceBeforeSpecial::kAlways;
+  settings.strip_text = true;
+  settings.spaces_between_special_tokens =
+      config_flag(config, "spaces_between_special_tokens", true, file);
+  settings.clean_up_tokenization_spaces =
+      config_flag(config, "clean_up_tokenization_spaces", true, file);
+  return settings;
+}
+
+SentencePieceSettings xlm_roberta_settings(const json& config, const std::string& file) {
+  SentencePieceSettings settings;
+  settings.class_name = "XLMRobertaTokenizer";
+  settings.named_defaults = {{NamedToken::kBos, special_token("<s>")},
+                             {NamedToken::kEos, special_token("</s>")},
+                             {NamedToken::kSep, special_token("</s>")},
+                             {NamedToken::kCls, special_token("<s>")},
+                             {NamedToken::kUnk, special_token("<unk>")},
+                             {NamedToken::kPad, special_token("<pad>")},
+                             {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}};
+  // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
+  // create_token_type_ids_from_sequences: all 0.
+  settings.sequence_template = {
+      {NamedToken::kCls}, {NamedToken::kSep}, {NamedToken::kSep}, {NamedToken::kSep}, 0};
+  settings.id_layout = IdLayout::kFairseq;
+  settings.tokens_to_string = TokensToString::kJoinPieces;
+  settings.strip_text = true;
+  settings.spaces_between_special_tokens =
+      config_flag(config, "spaces_between_special_tokens", true, file);
+  settings.clean_up_tokenization_spaces =
+      config_flag(config, "clean_up_tokenization_spaces", true, file);
+  return settings;
+}
+
+// The SentencePiece files attn reads, each with the one class that reads it.
+struct SentencePieceFile {
+  const char* name;
+  const char* class_name;
+  SentencePieceSettings (*settings)(const json& config, const std::string& file);
+  bool is_default;  // the class when the folder does not declare one
+};
+constexpr SentencePieceFile kSentencePieceFiles[] = {
+    {"tokenizer.model", "LlamaTokenizer", llama_settings, true},
+    {"spiece.model", "AlbertTokenizer", albert_settings, false},
+    {"sentencepiece.bpe.model", "XLMRobertaTokenizer", xlm_roberta_settings, false}};
+
+// The first of kSentencePieceFiles the folder has, or null.
+const SentencePieceFile* find_sentencepiece_file(const fs::path& model_dir) {
+  for (const SentencePieceFile& file : kSentencePieceFiles) {
+    if (entry_exists(model_dir / file.name)) return &file;
   }
+  return nullptr;
+}
+
+// ---- AlbertTokenizer's text preparation -------------------------------------------------------
+
+std::u32string to_u32(std::string_view text) {
+  const std::vector<char32_t> code_points = decode_utf8(text, "text");
+  return std::u32string(code_points.begin(), code_points.end());
+}
+
+// Python's str.replace().
+std::u32string replace_all(std::u32string_view text, std::u32string_view from,
+                           std::u32string_view to) {
+  std::u32string out;
+  std::size_t position = 0;
+  for (std::size_t hit; (hit = text.find(from, position)) != std::u32string_view::npos;) {
+    out.append(text.substr(position, hit - position)).append(to);
+    position = hit + from.size();
+  }
+  out.append(text.substr(position));
+  return out;
+}
+
+// AlbertTokenizer.preprocess_text.
+std::string albert_preprocess(std::string_view text, const AlbertTokenize& albert) {
+  std::u32string prepared;
+  if (albert.remove_space) {
+    // " ".join(text.strip().split())
+    const std::u32string characters = to_u32(text);
+    const std::u32string_view rest = python_strip(characters);
+    for (std::size_t i = 0; i < rest.size();) {
+      if (is_python_space(rest[i])) {
+        prepared.push_back(U' ');
+        while (i < rest.size() && is_python_space(rest[i])) ++i;
+      } else {
+        prepared.push_back(rest[i++]);
+      }
+    }
+  } else {
+    prepared = to_u32(text);
+  }
+  prepared = replace_all(replace_all(prepared, U"``", U"\""), U"''", U"\"");
+  if (!albert.keep_accents) {
+    prepared = normalize(prepared, NormalForm::kNfkd);
+    std::erase_if(prepared, [](char32_t c) { return combining_class(c) != 0; });
+  }
+  if (albert.do_lower_case) prepared = python_lower(prepared);
+  return encode_utf8(prepared);
 }
 
 // ---- The tokenizer ------------------------------------------------------------------------------
@@ -307,19 +242,18 @@ enum class PieceKind : std::uint8_t { kNormal, kControl, kUnknown, kByte };
 
 class SentencePieceTokenizer final : public Tokenizer {
  public:
-  SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
-                         std::unique_ptr<sentencepiece::SentencePieceProcessor> no_prefix,
-                         const ModelFileSettings& file_settings, LlamaSettings settings,
-                         const std::string& model_file, const std::string& config_file);
+  SentencePieceTokenizer(SentencePieceModel model, SentencePieceSettings settings,
+                         const SpecialTokenConfig& special_config, const std::string& model_file,
+                         const std::string& config_file);
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
   std::string token_string(int id) const override { return token_text(id); }
   int vocab_size() const override { return vocab_size_; }
-  std::optional<int> eos_id() const override { return eos_id_; }
-  std::optional<int> mask_id() const override { return std::nullopt; }
-  bool is_special(int id) const override { return special_ids_.contains(id); }
+  std::optional<int> eos_id() const override { return special_tokens_.id(NamedToken::kEos); }
+  std::optional<int> mask_id() const override { return special_tokens_.id(NamedToken::kMask); }
+  bool is_special(int id) const override { return special_tokens_.is_special(id); }
 
  private:
   // SentencePiece's Decode() of a run of pieces, fed one piece at a time (see
@@ -348,7 +282,7 @@ class SentencePieceTokenizer final : public Tokenizer {
     std::string pending_bytes_;
   };
 
-  // LlamaTokenizer.convert_tokens_to_string over the tokens between two non-special added
+  // convert_tokens_to_string of kDecodePieces over the tokens between two non-special added
   // tokens, fed one token at a time.
   class TokenRun {
    public:
@@ -373,57 +307,81 @@ class SentencePieceTokenizer final : public Tokenizer {
 
   const std::string& token_text(int id) const;
   void check_id(int id) const;
+  std::vector<int> sequence_ids(std::string_view sequence, std::string_view what) const;
   std::vector<int> tokenize(std::string_view text) const;
+  std::string lowercase_outside_added_tokens(std::string_view text) const;
   void encode_text(std::string_view text, std::vector<int>& ids) const;
+  std::vector<std::string> encode_pieces(std::string_view text) const;
+  std::vector<std::string> split_digit_comma_pieces(std::vector<std::string> pieces) const;
+  int piece_token_id(const std::string& piece) const;
+  std::string tokens_to_string(const std::vector<std::string>& tokens) const;
+  std::string decode_difference(std::span<const int> previous_ids, int id) const;
   const sentencepiece::SentencePieceProcessor& encoder() const {
-    return settings_.legacy ? *processor_ : *no_prefix_;
+    return settings_.legacy ? *model_.processor : *model_.without_dummy_prefix;
   }
 
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
-  // The model with its dummy prefix turned off, for legacy: false (null otherwise).
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> no_prefix_;
-  LlamaSettings settings_;
+  SentencePieceModel model_;
+  SentencePieceSettings settings_;
   int piece_count_ = 0;
+  int piece_id_offset_ = 0;  // token id of piece i: i + piece_id_offset_ (IdLayout)
+  std::unordered_map<std::string, int> fixed_ids_;  // tokens the IdLayout gives ids of their own
+  SpecialTokens special_tokens_;
+  SequenceTemplate sequence_template_;
   int vocab_size_ = 0;
+  int unk_id_ = 0;                         // what a piece the model does not know becomes
   std::vector<PieceKind> kinds_;           // by piece id
   std::vector<std::int16_t> byte_values_;  // by piece id; -1 unless a byte piece
   bool consume_bos_space_ = true;          // the model's add_dummy_prefix, effectively
-  bool remove_extra_whitespaces_ = true;
-  std::string unknown_surface_;
-  std::unordered_map<int, std::string> added_text_;    // id -> content (convert_ids_to_tokens)
-  std::vector<AddedToken> split_tokens_;               // cut out of the text first, longest first
-  std::unordered_set<int> special_ids_;                // all_special_ids
-  std::unordered_set<std::string> special_texts_;      // all_special_tokens
+  // convert_ids_to_tokens of the ids that are not simply a piece: added and fixed tokens.
+  std::unordered_map<int, std::string> own_text_;
   std::unordered_set<std::string> plain_added_texts_;  // added tokens decoded on their own
   std::unordered_set<int> plain_added_ids_;            // their ids
-  std::optional<int> bos_id_;
-  std::optional<int> eos_id_;
+  std::string unk_token_;                              // the unk token's text (legacy: false)
   int unk_token_length_ = 0;  // pieces of the unk token's text (legacy: false)
 };
 
-SentencePieceTokenizer::SentencePieceTokenizer(
-    std::unique_ptr<sentencepiece::SentencePieceProcessor> processor,
-    std::unique_ptr<sentencepiece::SentencePieceProcessor> no_prefix,
-    const ModelFileSettings& file_settings, LlamaSettings settings, const std::string& model_file,
-    const std::string& config_file)
-    : processor_(std::move(processor)),
-      no_prefix_(std::move(no_prefix)),
+// The tokens with ids of their own in an IdLayout (XLMRobertaTokenizer.fairseq_tokens_to_ids).
+std::unordered_map<std::string, int> fixed_token_ids(IdLayout layout, int piece_count) {
+  if (layout == IdLayout::kPieces) return {};
+  return {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}, {"<mask>", piece_count + 1}};
+}
+
+int piece_id_offset(IdLayout layout) { return layout == IdLayout::kFairseq ? 1 : 0; }
+
+SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceModel model,
+                                               SentencePieceSettings settings,
+                                               const SpecialTokenConfig& special_config,
+                                               const std::string& model_file,
+                                               const std::string& config_file)
+    : model_(std::move(model)),
       settings_(std::move(settings)),
-      piece_count_(processor_->GetPieceSize()),
+      piece_count_(model_.processor->GetPieceSize()),
+      piece_id_offset_(piece_id_offset(settings_.id_layout)),
+      fixed_ids_(fixed_token_ids(settings_.id_layout, piece_count_)),
+      // The vocabulary (get_vocab) a named token is looked up in: the fixed tokens, then the
+      // pieces.
+      special_tokens_(special_config,
+                      [this](const std::string& text) -> std::optional<int> {
+                        if (auto fixed = fixed_ids_.find(text); fixed != fixed_ids_.end()) {
+                          return fixed->second;
+                        }
+                        const int piece = model_.processor->PieceToId(text);
+                        if (model_.processor->IdToPiece(piece) != text) return std::nullopt;
+                        return piece + piece_id_offset_;
+                      }),
+      sequence_template_(special_tokens_.resolve(settings_.sequence_template)),
       // legacy: false decodes with the processor whose dummy prefix is off.
-      consume_bos_space_(settings_.legacy && file_settings.add_dummy_prefix),
-      remove_extra_whitespaces_(file_settings.remove_extra_whitespaces),
-      unknown_surface_(file_settings.unknown_surface) {
+      consume_bos_space_(settings_.legacy && model_.add_dummy_prefix) {
   kinds_.resize(piece_count_);
   byte_values_.assign(piece_count_, -1);
   for (int id = 0; id < piece_count_; ++id) {
-    if (processor_->IsControl(id)) {
+    if (model_.processor->IsControl(id)) {
       kinds_[id] = PieceKind::kControl;
-    } else if (processor_->IsUnknown(id)) {
+    } else if (model_.processor->IsUnknown(id)) {
       kinds_[id] = PieceKind::kUnknown;
-    } else if (processor_->IsByte(id)) {
+    } else if (model_.processor->IsByte(id)) {
       // The library accepts only byte pieces spelled <0xNN>.
-      const std::string& piece = processor_->IdToPiece(id);
+      const std::string& piece = model_.processor->IdToPiece(id);
       unsigned value = 0;
       const auto [end, status] =
           std::from_chars(piece.data() + std::min<std::size_t>(3, piece.size()),
@@ -438,79 +396,55 @@ SentencePieceTokenizer::SentencePieceTokenizer(
     }
   }
 
-  vocab_size_ = piece_count_;
-  for (const AddedToken& token : settings_.added_tokens) {
-    if (token.id >= piece_count_ + static_cast<int>(settings_.added_tokens.size())) {
+  vocab_size_ = piece_count_ + piece_id_offset_;
+  for (const auto& [text, id] : fixed_ids_) {
+    own_text_[id] = text;
+    vocab_size_ = std::max(vocab_size_, id + 1);
+  }
+  const int id_limit = vocab_size_ + static_cast<int>(special_config.added_tokens.size());
+  for (const AddedToken& token : special_config.added_tokens) {
+    if (token.id >= id_limit) {
       throw Error(config_file + ": added token '" + brief_text(token.content) + "' has id " +
                   std::to_string(token.id) + ", past the " + std::to_string(piece_count_) +
                   " pieces of the model and the added tokens");
     }
+  }
+  for (const AddedToken& token : special_tokens_.split_tokens()) {
+    own_text_[token.id] = token.content;
     vocab_size_ = std::max(vocab_size_, token.id + 1);
-    added_text_[token.id] = token.content;
-    split_tokens_.push_back(token);
   }
-  // convert_tokens_to_ids: added tokens first, then the model's pieces; a name found in
-  // neither is not a token of this tokenizer.
-  auto find_id = [&](const std::string& text) -> std::optional<int> {
-    for (const AddedToken& token : settings_.added_tokens) {
-      if (token.content == text) return token.id;
-    }
-    const int id = processor_->PieceToId(text);
-    if (processor_->IdToPiece(id) == text) return id;
-    return std::nullopt;
-  };
-  std::vector<std::string> special_texts = settings_.additional_special_tokens;
-  for (const auto* named :
-       {&settings_.bos_token, &settings_.eos_token, &settings_.unk_token, &settings_.pad_token}) {
-    if (*named) special_texts.push_back(**named);
-  }
-  for (const AddedToken& token : settings_.added_tokens) {
-    if (token.special) special_texts.push_back(token.content);
-  }
-  for (const std::string& text : special_texts) {
-    const std::optional<int> id = find_id(text);
-    if (!id) continue;
-    special_ids_.insert(*id);
-    special_texts_.insert(text);
-    if (!added_text_.contains(*id)) split_tokens_.push_back({text, *id, true, false, false});
-  }
-  for (const AddedToken& token : settings_.added_tokens) {
-    if (special_texts_.contains(token.content)) continue;
+  const auto fixed_unk = fixed_ids_.find("<unk>");
+  unk_id_ = fixed_unk != fixed_ids_.end() ? fixed_unk->second
+                                          : model_.processor->unk_id() + piece_id_offset_;
+  for (const AddedToken& token : special_config.added_tokens) {
+    if (special_tokens_.is_special_text(token.content)) continue;
     plain_added_texts_.insert(token.content);
     plain_added_ids_.insert(token.id);
     // decode() goes by the token's text, which a piece of the model may share.
-    const int piece = processor_->PieceToId(token.content);
-    if (processor_->IdToPiece(piece) == token.content) plain_added_ids_.insert(piece);
+    const int piece = model_.processor->PieceToId(token.content);
+    if (model_.processor->IdToPiece(piece) == token.content) {
+      plain_added_ids_.insert(piece + piece_id_offset_);
+    }
   }
-  if (settings_.bos_token) bos_id_ = find_id(*settings_.bos_token);
-  if (settings_.eos_token) eos_id_ = find_id(*settings_.eos_token);
-  if (settings_.add_bos_token && !bos_id_) {
-    throw Error(config_file +
-                ": add_bos_token is true but there is no bos_token in the vocabulary");
-  }
-  if (settings_.add_eos_token && !eos_id_) {
-    throw Error(config_file +
-                ": add_eos_token is true but there is no eos_token in the vocabulary");
-  }
-  // Longest first, so that of two added tokens found at the same place the longer wins.
-  std::stable_sort(
-      split_tokens_.begin(), split_tokens_.end(),
-      [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
   if (!settings_.legacy) {
+    const std::optional<AddedToken>& unk =
+        special_config.named[static_cast<std::size_t>(NamedToken::kUnk)];
+    unk_token_ = unk ? unk->content : "";
     std::vector<int> unk_ids;
-    no_prefix_->Encode(settings_.unk_token.value_or(""), &unk_ids).IgnoreError();
+    model_.without_dummy_prefix->Encode(unk_token_, &unk_ids).IgnoreError();
     unk_token_length_ = static_cast<int>(unk_ids.size());
   }
 }
 
 const std::string& SentencePieceTokenizer::token_text(int id) const {
   check_id(id);
-  if (auto added = added_text_.find(id); added != added_text_.end()) return added->second;
-  if (id >= piece_count_) {
+  if (auto own = own_text_.find(id); own != own_text_.end()) return own->second;
+  const int piece = id - piece_id_offset_;
+  if (piece < 0 || piece >= piece_count_) {
     throw Error("SentencePiece tokenizer: token id " + std::to_string(id) +
                 " is neither a piece of the model nor an added token");
   }
-  return processor_->IdToPiece(id);
+  return model_.processor->IdToPiece(piece);
 }
 
 void SentencePieceTokenizer::check_id(int id) const {
@@ -520,58 +454,49 @@ void SentencePieceTokenizer::check_id(int id) const {
   }
 }
 
-// PreTrainedTokenizer.tokenize + convert_tokens_to_ids: cut the added tokens out of the text (the
-// earliest occurrence of any, the longest on ties), let them eat the whitespace beside them
-// when they are lstrip / rstrip, and encode each non-empty piece of text between them.
-std::vector<int> SentencePieceTokenizer::tokenize(std::string_view text) const {
-  struct Segment {
-    std::string_view text;
-    const AddedToken* token;  // null for text
-  };
-  std::vector<Segment> segments;
-  std::size_t position = 0;
-  while (position <= text.size()) {
-    std::size_t match_begin = std::string_view::npos;
-    const AddedToken* match = nullptr;
-    for (const AddedToken& token : split_tokens_) {
-      const std::size_t found = text.find(token.content, position);
-      if (found < match_begin) {
-        match_begin = found;
-        match = &token;
-      }
+Encoding SentencePieceTokenizer::encode(std::string_view text,
+                                        std::optional<std::string_view> pair) const {
+  const std::vector<int> first = sequence_ids(text, "text");
+  if (!pair) return sequence_template_.apply(first, std::nullopt);
+  const std::vector<int> second = sequence_ids(*pair, "pair");
+  return sequence_template_.apply(first, second);
+}
+
+// The ids of one sequence, without the template's special tokens. LlamaTokenizer.tokenize with
+// legacy: false writes "▁" in the text as a space and adds the prefix space itself, once, then
+// drops it again before a special token; the others are PreTrainedTokenizer.tokenize.
+std::vector<int> SentencePieceTokenizer::sequence_ids(std::string_view sequence,
+                                                      std::string_view what) const {
+  decode_utf8(sequence, what);  // refuses text that is not UTF-8
+  if (settings_.legacy || sequence.empty()) return tokenize(sequence);
+  std::string prepared = settings_.add_prefix_space ? std::string(kSpaceSymbol) : "";
+  for (std::size_t i = 0; i < sequence.size();) {
+    if (sequence.substr(i).starts_with(kSpaceSymbol)) {
+      prepared += ' ';
+      i += kSpaceSymbol.size();
+    } else {
+      prepared += sequence[i++];
     }
-    segments.push_back({text.substr(position, match_begin - position), nullptr});
-    if (!match) break;
-    segments.push_back({text.substr(match_begin, match->content.size()), match});
-    position = match_begin + match->content.size();
   }
-  // Python's str.lstrip() / rstrip() on UTF-8 (the text is valid UTF-8).
-  auto strip = [](std::string_view segment, bool left) {
-    const std::vector<char32_t> chars = decode_utf8(segment, "text");
-    auto utf8_size = [](char32_t c) { return c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4; };
-    if (left) {
-      std::size_t begin = 0;
-      for (std::size_t i = 0; i < chars.size() && is_python_space(chars[i]); ++i) {
-        begin += utf8_size(chars[i]);
-      }
-      return segment.substr(begin);
-    }
-    std::size_t end = segment.size();
-    for (std::size_t i = chars.size(); i > 0 && is_python_space(chars[i - 1]); --i) {
-      end -= utf8_size(chars[i - 1]);
-    }
-    return segment.substr(0, end);
-  };
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    const AddedToken* token = segments[i].token;
-    if (!token) continue;
-    if (token->rstrip && i + 1 < segments.size()) {
-      segments[i + 1].text = strip(segments[i + 1].text, true);
-    }
-    if (token->lstrip && i > 0) segments[i - 1].text = strip(segments[i - 1].text, false);
+  std::vector<int> ids = tokenize(prepared);
+  if (ids.size() > 1 && token_text(ids[0]) == kSpaceSymbol &&
+      special_tokens_.is_special_text(token_text(ids[1]))) {
+    ids.erase(ids.begin());
+  }
+  return ids;
+}
+
+// PreTrainedTokenizer.tokenize + convert_tokens_to_ids: the text lowered (do_lower_case), the
+// added tokens cut out (eating the whitespace beside them when lstrip / rstrip), and every
+// non-empty piece of text between them encoded on its own.
+std::vector<int> SentencePieceTokenizer::tokenize(std::string_view text) const {
+  std::string lowered;
+  if (settings_.lowercase_text) {
+    lowered = lowercase_outside_added_tokens(text);
+    text = lowered;
   }
   std::vector<int> ids;
-  for (const Segment& segment : segments) {
+  for (const TextSegment& segment : split_added_tokens(text, special_tokens_.split_tokens())) {
     if (segment.token) {
       ids.push_back(segment.token->id);
     } else if (!segment.text.empty()) {
@@ -581,66 +506,124 @@ std::vector<int> SentencePieceTokenizer::tokenize(std::string_view text) const {
   return ids;
 }
 
-// LlamaTokenizer._tokenize. legacy: the model as it is, dummy prefix and all. Otherwise the model
-// without its dummy prefix, and text that starts with a space is encoded after the unk token's
-// text, whose pieces are then dropped, so that the space is not taken for a dummy prefix.
+// do_lower_case in PreTrainedTokenizer.tokenize: str.lower() of one character at a time, except
+// where an added or special token starts, so that "[MASK]" is still found ("[Mask]" becomes
+// text). (transformers keeps only the special tokens and the non-special added tokens marked
+// normalized; for the others, lowering would hide them from the split that follows.)
+std::string SentencePieceTokenizer::lowercase_outside_added_tokens(std::string_view text) const {
+  const std::vector<char32_t> characters = decode_utf8(text, "text");
+  std::string lowered;
+  std::u32string lower;
+  std::size_t position = 0;  // byte offset of characters[i]
+  for (std::size_t i = 0; i < characters.size();) {
+    const std::string_view rest = text.substr(position);
+    const auto& tokens = special_tokens_.split_tokens();
+    const auto token = std::find_if(tokens.begin(), tokens.end(), [&](const AddedToken& added) {
+      return rest.starts_with(added.content);
+    });
+    if (token != tokens.end()) {
+      lowered += token->content;
+      for (const std::size_t end = position + token->content.size(); position < end; ++i) {
+        position += utf8_length(characters[i]);
+      }
+      continue;
+    }
+    lower.clear();
+    append_python_lower(lower, characters[i]);
+    for (char32_t c : lower) append_utf8(lowered, c);
+    position += utf8_length(characters[i]);
+    ++i;
+  }
+  return lowered;
+}
+
+// _tokenize + convert_tokens_to_ids of a piece of text between added tokens.
 void SentencePieceTokenizer::encode_text(std::string_view text, std::vector<int>& ids) const {
-  std::vector<int> piece_ids;
+  std::string preprocessed;
+  if (settings_.albert_tokenize) {
+    preprocessed = albert_preprocess(text, *settings_.albert_tokenize);
+    text = preprocessed;
+  }
+  std::vector<std::string> pieces = encode_pieces(text);
+  if (settings_.albert_tokenize) pieces = split_digit_comma_pieces(std::move(pieces));
+  for (const std::string& piece : pieces) ids.push_back(piece_token_id(piece));
+}
+
+// sp_model.encode(text, out_type=str). LlamaTokenizer with legacy: false encodes with the model
+// without its dummy prefix, and text that starts with a space after the unk token's text, whose
+// pieces are then dropped, so that the space is not taken for a dummy prefix.
+std::vector<std::string> SentencePieceTokenizer::encode_pieces(std::string_view text) const {
+  std::vector<std::string> pieces;
   sentencepiece::util::Status status;
   std::size_t dropped = 0;
   if (settings_.legacy || !(text.starts_with(kSpaceSymbol) || text.starts_with(' '))) {
-    status = encoder().Encode(text, &piece_ids);
+    status = encoder().Encode(text, &pieces);
   } else {
-    status = encoder().Encode(settings_.unk_token.value_or("") + std::string(text), &piece_ids);
-    if (piece_ids.size() >= static_cast<std::size_t>(unk_token_length_))
-      dropped = unk_token_length_;
+    status = encoder().Encode(unk_token_ + std::string(text), &pieces);
+    if (pieces.size() >= static_cast<std::size_t>(unk_token_length_)) dropped = unk_token_length_;
   }
   if (!status.ok()) {
     throw Error(std::string("SentencePiece tokenizer: cannot encode the text (") +
                 brief_text(status.message(), 200) + ")");
   }
-  ids.insert(ids.end(), piece_ids.begin() + static_cast<std::ptrdiff_t>(dropped), piece_ids.end());
+  pieces.erase(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(dropped));
+  return pieces;
 }
 
-Encoding SentencePieceTokenizer::encode(std::string_view text,
-                                        std::optional<std::string_view> pair) const {
-  // LlamaTokenizer.tokenize: legacy: false writes "▁" in the text as a space and adds the prefix
-  // space itself, once, then drops it again before a special token.
-  auto sequence_ids = [&](std::string_view sequence) {
-    decode_utf8(sequence, "text");  // refuses text that is not UTF-8
-    if (settings_.legacy || sequence.empty()) return tokenize(sequence);
-    std::string prepared = settings_.add_prefix_space ? std::string(kSpaceSymbol) : "";
-    for (std::size_t i = 0; i < sequence.size();) {
-      if (sequence.substr(i).starts_with(kSpaceSymbol)) {
-        prepared += ' ';
+// The rest of AlbertTokenizer._tokenize: a piece that ends in a digit and "," is encoded again
+// without the comma and its "▁", and the comma follows on its own ("▁9," -> "▁9" ","); the
+// first piece loses its "▁" again when the original had none.
+std::vector<std::string> SentencePieceTokenizer::split_digit_comma_pieces(
+    std::vector<std::string> pieces) const {
+  std::vector<std::string> split;
+  for (std::string& piece : pieces) {
+    const std::vector<char32_t> characters = decode_utf8(piece, "piece");
+    const std::size_t count = characters.size();
+    if (count < 2 || characters[count - 1] != U',' || !is_python_digit(characters[count - 2])) {
+      split.push_back(std::move(piece));
+      continue;
+    }
+    std::string digits;
+    const std::string_view number = std::string_view(piece).substr(0, piece.size() - 1);
+    for (std::size_t i = 0; i < number.size();) {
+      if (number.substr(i).starts_with(kSpaceSymbol)) {
         i += kSpaceSymbol.size();
       } else {
-        prepared += sequence[i++];
+        digits += number[i++];
       }
     }
-    std::vector<int> ids = tokenize(prepared);
-    if (ids.size() > 1 && token_text(ids[0]) == kSpaceSymbol &&
-        special_texts_.contains(token_text(ids[1]))) {
-      ids.erase(ids.begin());
+    std::vector<std::string> again;
+    const sentencepiece::util::Status status = model_.processor->Encode(digits, &again);
+    if (!status.ok()) {
+      throw Error(std::string("SentencePiece tokenizer: cannot encode the text (") +
+                  brief_text(status.message(), 200) + ")");
     }
-    return ids;
-  };
-  // build_inputs_with_special_tokens: [BOS] a [EOS] ([BOS] b [EOS]), each when enabled.
-  Encoding encoding;
-  auto append = [&](std::string_view sequence, int type_id) {
-    if (settings_.add_bos_token) encoding.ids.push_back(*bos_id_);
-    const std::vector<int> ids = sequence_ids(sequence);
-    encoding.ids.insert(encoding.ids.end(), ids.begin(), ids.end());
-    if (settings_.add_eos_token) encoding.ids.push_back(*eos_id_);
-    encoding.type_ids.resize(encoding.ids.size(), type_id);
-  };
-  append(text, 0);
-  if (pair) append(*pair, 1);
-  return encoding;
+    if (!piece.starts_with(kSpaceSymbol) && !again.empty() &&
+        again.front().starts_with(kSpaceSymbol)) {
+      if (again.front() == kSpaceSymbol) {
+        again.erase(again.begin());
+      } else {
+        again.front().erase(0, kSpaceSymbol.size());
+      }
+    }
+    again.emplace_back(",");
+    for (std::string& part : again) split.push_back(std::move(part));
+  }
+  return split;
+}
+
+// convert_tokens_to_ids of a piece: the added or fixed token with its text, else the model's
+// piece; a piece the model does not know (an unknown character's text) is the unk token.
+int SentencePieceTokenizer::piece_token_id(const std::string& piece) const {
+  if (const std::optional<int> added = special_tokens_.added_token_id(piece)) return *added;
+  if (auto fixed = fixed_ids_.find(piece); fixed != fixed_ids_.end()) return fixed->second;
+  const int id = model_.processor->PieceToId(piece);
+  if (model_.processor->IsUnknown(id)) return unk_id_;
+  return id + piece_id_offset_;
 }
 
 void SentencePieceTokenizer::PieceRun::add(std::string_view piece, std::string& out) {
-  const int id = tokenizer_->processor_->PieceToId(piece);
+  const int id = tokenizer_->model_.processor->PieceToId(piece);
   const PieceKind kind = tokenizer_->kinds_[id];
   if (kind == PieceKind::kByte) {
     const char byte = static_cast<char>(tokenizer_->byte_values_[id]);
@@ -659,12 +642,14 @@ void SentencePieceTokenizer::PieceRun::add(std::string_view piece, std::string& 
   if (kind == PieceKind::kControl) {
     surface = {};
   } else if (kind == PieceKind::kUnknown) {
-    if (tokenizer_->processor_->IdToPiece(id) == piece) surface = tokenizer_->unknown_surface_;
+    if (tokenizer_->model_.processor->IdToPiece(id) == piece) {
+      surface = tokenizer_->model_.unknown_surface;
+    }
   } else if (expect_bos_space_ && tokenizer_->consume_bos_space_) {
     consumed = surface.starts_with(kSpaceSymbol);
     if (consumed) surface.remove_prefix(kSpaceSymbol.size());
     // A model that removes extra whitespace drops every leading space.
-    if (tokenizer_->remove_extra_whitespaces_) consumed = false;
+    if (tokenizer_->model_.remove_extra_whitespaces) consumed = false;
   }
   bos_space_seen_ = consumed;
   const std::size_t before = out.size();
@@ -705,13 +690,17 @@ void SentencePieceTokenizer::PieceRun::flush(std::string& out) {
 }
 
 void SentencePieceTokenizer::TokenRun::add(std::string token) {
+  const SentencePieceSettings& settings = tokenizer_.settings_;
   // The dummy prefix added when encoding is taken off again.
-  if (count_ == 0 && tokenizer_.settings_.add_prefix_space && token.starts_with(kSpaceSymbol)) {
+  if (count_ == 0 && settings.drop_first_prefix_space && token.starts_with(kSpaceSymbol)) {
     token.erase(0, kSpaceSymbol.size());
   }
-  if (tokenizer_.special_texts_.contains(token)) {
-    // Special tokens are not decoded by SentencePiece; legacy puts a space before them.
-    if (!previous_is_special_ && count_ != 0 && tokenizer_.settings_.legacy) text_ += ' ';
+  if (tokenizer_.special_tokens_.is_special_text(token)) {
+    // Special tokens are not decoded by SentencePiece; the class's rule may put a space before.
+    const bool space_before =
+        settings.space_before_special == SpaceBeforeSpecial::kAlways ||
+        (settings.space_before_special == SpaceBeforeSpecial::kUnlessFirst && count_ != 0);
+    if (!previous_is_special_ && space_before) text_ += ' ';
     pieces_.flush(pieces_text_);
     text_ += pieces_text_;
     text_ += token;
@@ -719,7 +708,7 @@ void SentencePieceTokenizer::TokenRun::add(std::string token) {
     pieces_ = PieceRun(tokenizer_, raw_bytes_);
     previous_is_special_ = true;
   } else {
-    if (previous_is_special_ && count_ == 1 && tokenizer_.settings_.add_prefix_space &&
+    if (previous_is_special_ && count_ == 1 && settings.space_after_leading_special &&
         !token.starts_with(kSpaceSymbol)) {
       text_ += ' ';
     }
@@ -734,29 +723,52 @@ std::string SentencePieceTokenizer::TokenRun::finish() {
   return text_ + pieces_text_;
 }
 
+// convert_tokens_to_string of a run of tokens between non-special added tokens.
+std::string SentencePieceTokenizer::tokens_to_string(const std::vector<std::string>& tokens) const {
+  std::string text;
+  if (settings_.tokens_to_string == TokensToString::kJoinPieces) {
+    for (const std::string& token : tokens) {
+      for (std::size_t i = 0; i < token.size();) {
+        if (std::string_view(token).substr(i).starts_with(kSpaceSymbol)) {
+          text += ' ';
+          i += kSpaceSymbol.size();
+        } else {
+          text += token[i++];
+        }
+      }
+    }
+  } else {
+    TokenRun run(*this, false);
+    for (const std::string& token : tokens) run.add(token);
+    text = run.finish();
+  }
+  if (!settings_.strip_text) return text;
+  const std::vector<char32_t> characters = decode_utf8(text, "decoded text");
+  return encode_utf8(python_strip(std::u32string_view(characters.data(), characters.size())));
+}
+
 // PreTrainedTokenizer._decode: tokens of non-special added tokens are written as they are, the
 // runs of other tokens between them through convert_tokens_to_string.
 std::string SentencePieceTokenizer::decode(std::span<const int> ids,
                                            bool skip_special_tokens) const {
   std::vector<std::string> sub_texts;
-  std::optional<TokenRun> run;
+  std::vector<std::string> run;
   for (int id : ids) {
     check_id(id);
     if (skip_special_tokens && is_special(id)) continue;
     const std::string& token = token_text(id);
     if (plain_added_texts_.contains(token)) {
-      if (run) {
-        std::string text = run->finish();
+      if (!run.empty()) {
+        std::string text = tokens_to_string(run);
         if (!text.empty()) sub_texts.push_back(std::move(text));
-        run.reset();
+        run.clear();
       }
       sub_texts.push_back(token);
     } else {
-      if (!run) run.emplace(*this, false);
-      run->add(token);
+      run.push_back(token);
     }
   }
-  if (run) sub_texts.push_back(run->finish());
+  if (!run.empty()) sub_texts.push_back(tokens_to_string(run));
   std::string text;
   for (std::size_t i = 0; i < sub_texts.size(); ++i) {
     if (i > 0 && settings_.spaces_between_special_tokens) text += ' ';
@@ -768,11 +780,13 @@ std::string SentencePieceTokenizer::decode(std::span<const int> ids,
 // What `id` adds to decode(previous_ids + id, true) after decode(previous_ids, true), with byte
 // pieces as raw bytes. Only the tokens since the last non-special added token matter, and of
 // those only the first few: once a run has produced text, a token's text no longer depends on
-// what came before it.
+// what came before it. That does not hold for a class whose decoding strips its text (ALBERT,
+// XLM-R: a space at the end comes and goes with what follows), which decodes twice instead.
 std::string SentencePieceTokenizer::decode_continuation(std::span<const int> previous_ids,
                                                         int id) const {
   check_id(id);
   if (is_special(id)) return "";
+  if (settings_.strip_text) return decode_difference(previous_ids, id);
   std::size_t run_begin = plain_added_ids_.empty() ? 0 : previous_ids.size();
   while (run_begin > 0) {
     const int previous = previous_ids[run_begin - 1];
@@ -801,37 +815,63 @@ std::string SentencePieceTokenizer::decode_continuation(std::span<const int> pre
   return added;
 }
 
+// decode(previous_ids + id, true) after what it shares with decode(previous_ids, true).
+std::string SentencePieceTokenizer::decode_difference(std::span<const int> previous_ids,
+                                                      int id) const {
+  std::vector<int> ids(previous_ids.begin(), previous_ids.end());
+  const std::string before = decode(ids, true);
+  ids.push_back(id);
+  const std::string after = decode(ids, true);
+  const auto common = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
+  return after.substr(static_cast<std::size_t>(common.second - after.begin()));
+}
+
 }  // namespace
 
+std::optional<fs::path> sentencepiece_model_file(const fs::path& model_dir) {
+  const SentencePieceFile* file = find_sentencepiece_file(model_dir);
+  if (file == nullptr) return std::nullopt;
+  return model_dir / file->name;
+}
+
 std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_dir) {
-  const fs::path model_path = model_dir / "tokenizer.model";
-  const std::string model_file = model_path.string();
-  const std::string serialized = read_model_file(model_path, kMaxTokenizerBytes);
-  if (serialized.empty()) throw Error(model_file + ": not a SentencePiece model (empty file)");
-  auto processor = load_processor(serialized, model_file);
-  const ModelFileSettings file_settings = read_model_file_settings(serialized, model_file);
-  // Real models always carry both; a file cut short after its pieces parses without them and
-  // would silently run with default settings.
-  if (!file_settings.has_trainer_spec || !file_settings.has_normalizer_spec) {
-    throw Error(model_file + ": not a SentencePiece model (no " +
-                (file_settings.has_trainer_spec ? "normalizer" : "trainer") +
-                " settings: is the file cut short?)");
+  const SentencePieceFile* file = find_sentencepiece_file(model_dir);
+  if (file == nullptr) {
+    throw Error(model_dir.string() +
+                ": no SentencePiece model (looked for tokenizer.model, spiece.model and "
+                "sentencepiece.bpe.model)");
   }
-  if (file_settings.treat_whitespace_as_suffix) {
-    throw Error(model_file + ": treat_whitespace_as_suffix models are not supported");
+  const fs::path model_path = model_dir / file->name;
+  SentencePieceModel model = read_sentencepiece_model(model_path);
+
+  // The file's name tells the class, as long as the folder does not declare another.
+  const std::optional<std::string> declared = declared_tokenizer_class(model_dir);
+  if (declared ? *declared != file->class_name : !file->is_default) {
+    throw Error(model_path.string() + ": " +
+                (declared ? "the folder's tokenizer class is " + brief_text(*declared)
+                          : std::string("neither tokenizer_config.json (tokenizer_class) nor "
+                                        "config.json (model_type) names the tokenizer class")) +
+                "; attn reads " + file->name + " with " + file->class_name + " only");
   }
-  if (file_settings.has_denormalizer_spec) {
-    throw Error(model_file + ": models with a denormalizer are not supported");
+  const fs::path config_path = model_dir / "tokenizer_config.json";
+  json config = json::object();
+  if (entry_exists(config_path)) {
+    config = read_json_file(config_path, kMaxConfigBytes);
+    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
   }
-  LlamaSettings settings = read_llama_settings(model_dir);
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> no_prefix;
-  if (!settings.legacy) {
-    no_prefix = load_processor(
-        serialized + std::string(kNoDummyPrefixBytes, sizeof kNoDummyPrefixBytes), model_file);
+  // Options for the library (sampling, say) would make the encoding differ from attn's.
+  if (config.contains("sp_model_kwargs") && !config["sp_model_kwargs"].is_null() &&
+      config["sp_model_kwargs"] != json::object()) {
+    throw Error(config_path.string() + ": sp_model_kwargs " +
+                brief_json(config["sp_model_kwargs"]) + " is not supported");
   }
-  return std::make_unique<SentencePieceTokenizer>(std::move(processor), std::move(no_prefix),
-                                                  file_settings, std::move(settings), model_file,
-                                                  (model_dir / "tokenizer_config.json").string());
+  SentencePieceSettings settings = file->settings(config, config_path.string());
+  if (!settings.legacy) model.without_dummy_prefix = read_model_without_dummy_prefix(model_path);
+  const SpecialTokenConfig special_config =
+      read_special_token_config(model_dir, config, settings.named_defaults, settings.class_name);
+  return std::make_unique<SentencePieceTokenizer>(std::move(model), std::move(settings),
+                                                  special_config, model_path.string(),
+                                                  config_path.string());
 }
 
 }  // namespace attn

@@ -103,7 +103,7 @@ std::string tokenizer_json_model_type(const fs::path& path) {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_files(const fs::path& model_dir) {
-  if (entry_exists(model_dir / "tokenizer.model")) return load_sentencepiece_tokenizer(model_dir);
+  if (sentencepiece_model_file(model_dir)) return load_sentencepiece_tokenizer(model_dir);
   if (entry_exists(model_dir / "vocab.json") && entry_exists(model_dir / "merges.txt")) {
     return load_bpe_tokenizer(model_dir);
   }
@@ -117,9 +117,24 @@ std::unique_ptr<Tokenizer> load_tokenizer_files(const fs::path& model_dir) {
                 "\"; attn reads \"BPE\" and \"WordPiece\" tokenizers from tokenizer.json");
   }
   throw Error(model_dir.string() +
-              ": no tokenizer files (looked for tokenizer.model, vocab.json + merges.txt, "
-              "vocab.txt and tokenizer.json)");
+              ": no tokenizer files (looked for tokenizer.model, spiece.model, "
+              "sentencepiece.bpe.model, vocab.json + merges.txt, vocab.txt and tokenizer.json)");
 }
+
+// AutoTokenizer's slow class for the model types attn knows (TOKENIZER_MAPPING_NAMES), including
+// some whose tokenizer files attn must refuse rather than misread.
+constexpr std::pair<std::string_view, std::string_view> kClassOfModelType[] = {
+    {"albert", "AlbertTokenizer"},
+    {"bert", "BertTokenizer"},
+    {"camembert", "CamembertTokenizer"},
+    {"distilbert", "DistilBertTokenizer"},
+    {"gpt2", "GPT2Tokenizer"},
+    {"llama", "LlamaTokenizer"},
+    {"marian", "MarianTokenizer"},
+    {"mistral", "LlamaTokenizer"},
+    {"roberta", "RobertaTokenizer"},
+    {"t5", "T5Tokenizer"},
+    {"xlm-roberta", "XLMRobertaTokenizer"}};
 
 }  // namespace
 
@@ -132,6 +147,43 @@ std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& model_dir) {
     throw Error(model_dir.string() + ": tokenizer files: unexpected JSON value (" +
                 brief_text(error.what(), 200) + ")");
   }
+}
+
+std::optional<std::string> declared_tokenizer_class(const fs::path& model_dir) {
+  const fs::path config_path = model_dir / "tokenizer_config.json";
+  if (entry_exists(config_path)) {
+    const json config = read_json_file(config_path, kMaxConfigBytes);
+    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
+    if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null()) {
+      const json& name = config["tokenizer_class"];
+      if (!name.is_string()) {
+        throw Error(config_path.string() + ": tokenizer_class is " + brief_json(name) +
+                    ", not a class name");
+      }
+      std::string class_name = name.get<std::string>();
+      if (class_name.ends_with("Fast")) class_name.resize(class_name.size() - 4);
+      return class_name;
+    }
+  }
+  // config.json itself is checked by the model loader; here it only may tell the family.
+  const fs::path model_config_path = model_dir / "config.json";
+  if (!entry_exists(model_config_path)) return std::nullopt;
+  const json model_config = read_json_file(model_config_path, kMaxConfigBytes);
+  if (!model_config.is_object() || !model_config.contains("model_type") ||
+      !model_config["model_type"].is_string()) {
+    return std::nullopt;
+  }
+  const std::string model_type = model_config["model_type"].get<std::string>();
+  for (const auto& [type, class_name] : kClassOfModelType) {
+    if (type == model_type) return std::string(class_name);
+  }
+  return std::nullopt;
+}
+
+bool config_flag(const json& config, const char* key, bool fallback, const std::string& file) {
+  if (!config.contains(key) || config[key].is_null()) return fallback;
+  if (!config[key].is_boolean()) throw Error(file + ": '" + key + "' must be true or false");
+  return config[key].get<bool>();
 }
 
 std::optional<std::string> named_token_content(const json& value, const std::string& where) {

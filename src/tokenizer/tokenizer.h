@@ -18,22 +18,25 @@ struct Encoding {
   std::vector<int> type_ids;
 };
 
-// One interface for every tokenizer family (GPT-2 byte-level BPE, BERT WordPiece, Llama
-// SentencePiece). Implementations must be token-for-token identical to Hugging Face's.
+// One interface for every tokenizer family (byte-level BPE: GPT-2, RoBERTa; WordPiece: BERT,
+// DistilBERT; SentencePiece: Llama, ALBERT, XLM-RoBERTa). Implementations must be
+// token-for-token identical to Hugging Face's slow tokenizers.
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
 
   // Text -> ids with the model's default special tokens, as Hugging Face's tokenizer.encode():
-  // GPT-2 adds nothing, BERT adds [CLS] ... [SEP] (and [SEP] after the pair when given).
+  // GPT-2 adds nothing, BERT and ALBERT add [CLS] A [SEP] (B [SEP]), RoBERTa and XLM-R
+  // <s> A </s> (</s> B </s>), Llama BOS A (BOS B).
   // Special tokens written literally in the text (e.g. "<|endoftext|>", "[MASK]") are single
   // tokens. Throws Error when a pair is given to a tokenizer that has no notion of pairs.
   virtual Encoding encode(std::string_view text,
                           std::optional<std::string_view> pair = std::nullopt) const = 0;
 
   // Ids -> text, as Hugging Face's tokenizer.decode(ids, skip_special_tokens) with the
-  // tokenizer's own clean_up_tokenization_spaces setting. For GPT-2 the result is raw bytes
-  // (one token may end in the middle of a UTF-8 character).
+  // tokenizer's own clean_up_tokenization_spaces setting, e.g. decode([id]) is fill-mask's
+  // token_str (" ads" for RoBERTa's "Ġads", "rusk" for ALBERT's "▁rusk"). For GPT-2 the result
+  // is raw bytes (one token may end in the middle of a UTF-8 character) and never cleaned up.
   virtual std::string decode(std::span<const int> ids, bool skip_special_tokens) const = 0;
 
   // What `id` adds to the text when it follows previous_ids: decode(previous_ids + id, true)
@@ -56,10 +59,22 @@ class Tokenizer {
 };
 
 // Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:
-// tokenizer.model (SentencePiece), vocab.json + merges.txt (byte-level BPE), vocab.txt
-// (WordPiece), tokenizer.json (byte-level BPE or WordPiece, as its model.type says). Errors name
-// the file and what is wrong, or the files looked for when there is none.
+// tokenizer.model (Llama), spiece.model (ALBERT) or sentencepiece.bpe.model (XLM-RoBERTa), all
+// SentencePiece; vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder
+// says so); vocab.txt (WordPiece: BERT, DistilBERT); tokenizer.json (byte-level BPE or WordPiece,
+// as its model.type says). Errors name the file and what is wrong, or the files looked for when
+// there is none.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
+
+// The slow tokenizer class a model folder asks for, as transformers' AutoTokenizer finds it:
+// tokenizer_config.json's tokenizer_class (without a "Fast" suffix), else the class of
+// config.json's model_type for the families attn knows ("roberta" -> "RobertaTokenizer");
+// nullopt when neither tells.
+std::optional<std::string> declared_tokenizer_class(const std::filesystem::path& model_dir);
+
+// A true/false setting of tokenizer_config.json (`file`): `fallback` when absent or null.
+bool config_flag(const nlohmann::json& config, const char* key, bool fallback,
+                 const std::string& file);
 
 // The content of a bos/eos/unk/pad entry of tokenizer_config.json or special_tokens_map.json:
 // a string, an AddedToken object ({"content": ...}), or null for none. `where` names the file

@@ -3,6 +3,10 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <iterator>
+#include <memory>
+#include <utility>
 
 #include "src/base/error.h"
 
@@ -26,13 +30,17 @@ std::vector<char32_t> decode_utf8(std::string_view text, std::string_view what) 
   return code_points;
 }
 
+std::size_t utf8_length(char32_t code_point) {
+  return code_point < 0x80 ? 1 : code_point < 0x800 ? 2 : code_point < 0x10000 ? 3 : 4;
+}
+
 void append_utf8(std::string& out, char32_t code_point) {
   utf8proc_uint8_t buffer[4];
   utf8proc_ssize_t length = utf8proc_encode_char(static_cast<utf8proc_int32_t>(code_point), buffer);
   out.append(reinterpret_cast<const char*>(buffer), static_cast<std::size_t>(length));
 }
 
-std::string encode_utf8(const std::vector<char32_t>& code_points) {
+std::string encode_utf8(std::u32string_view code_points) {
   std::string out;
   out.reserve(code_points.size());
   for (char32_t code_point : code_points) append_utf8(out, code_point);
@@ -62,6 +70,146 @@ std::size_t complete_utf8_prefix(std::string_view bytes) {
     return needed > back ? end - back : end;
   }
   return end;
+}
+
+// ---- Python's str methods ---------------------------------------------------------------------
+
+namespace {
+
+utf8proc_category_t category(char32_t c) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
+}
+
+// The characters with Numeric_Type=Digit (Python 3.11, Unicode 14): str.isdigit() is true for
+// them and for the decimal digits (Nd).
+constexpr std::pair<char32_t, char32_t> kOtherDigits[] = {
+    {0xB2, 0xB3},       {0xB9, 0xB9},       {0x1369, 0x1371},   {0x19DA, 0x19DA},
+    {0x2070, 0x2070},   {0x2074, 0x2079},   {0x2080, 0x2089},   {0x2460, 0x2468},
+    {0x2474, 0x247C},   {0x2488, 0x2490},   {0x24EA, 0x24EA},   {0x24F5, 0x24FD},
+    {0x24FF, 0x24FF},   {0x2776, 0x277E},   {0x2780, 0x2788},   {0x278A, 0x2792},
+    {0x10A40, 0x10A43}, {0x10E60, 0x10E68}, {0x11052, 0x1105A}, {0x1F100, 0x1F10A}};
+
+// Unicode's Cased property, as far as the categories tell it (the Other_Lowercase /
+// Other_Uppercase letters outside them are modifier letters, which count as case-ignorable
+// first, or compatibility characters).
+bool is_cased(char32_t c) {
+  const utf8proc_category_t cat = category(c);
+  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT;
+}
+
+// Unicode's Case_Ignorable property: marks, format characters, modifier letters and symbols, and
+// the apostrophes, periods and colons that may sit inside a word (Word_Break MidLetter,
+// MidNumLet, Single_Quote).
+bool is_case_ignorable(char32_t c) {
+  static constexpr char32_t kInsideWord[] = {0x27,   0x2E,   0x3A,   0xB7,   0x387,  0x55F,
+                                             0x5F4,  0x2018, 0x2019, 0x2024, 0x2027, 0xFE13,
+                                             0xFE52, 0xFE55, 0xFF07, 0xFF0E, 0xFF1A};
+  switch (category(c)) {
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_SK:
+      return true;
+    default:
+      return std::find(std::begin(kInsideWord), std::end(kInsideWord), c) != std::end(kInsideWord);
+  }
+}
+
+// Python's Final_Sigma context for the capital sigma at text[i]: a cased letter before it and
+// none after it, skipping case-ignorable characters on both sides.
+bool ends_a_word(std::u32string_view text, std::size_t i) {
+  std::size_t before = i;
+  while (before > 0 && is_case_ignorable(text[before - 1])) --before;
+  if (before == 0 || !is_cased(text[before - 1])) return false;
+  std::size_t after = i + 1;
+  while (after < text.size() && is_case_ignorable(text[after])) ++after;
+  return after == text.size() || !is_cased(text[after]);
+}
+
+}  // namespace
+
+bool is_python_space(char32_t c) {
+  if (c >= 0x1C && c <= 0x1F) return true;
+  switch (utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->bidi_class) {
+    case UTF8PROC_BIDI_CLASS_WS:
+    case UTF8PROC_BIDI_CLASS_B:
+    case UTF8PROC_BIDI_CLASS_S:
+      return true;
+    default:
+      return category(c) == UTF8PROC_CATEGORY_ZS;
+  }
+}
+
+bool is_python_digit(char32_t c) {
+  if (category(c) == UTF8PROC_CATEGORY_ND) return true;
+  return std::any_of(std::begin(kOtherDigits), std::end(kOtherDigits),
+                     [c](const auto& range) { return c >= range.first && c <= range.second; });
+}
+
+void append_python_lower(std::u32string& out, char32_t c) {
+  if (c == 0x130) {
+    out += U"i\u0307";
+    return;
+  }
+  out.push_back(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+}
+
+std::u32string python_lower(std::u32string_view text) {
+  constexpr char32_t kCapitalSigma = 0x3A3;
+  constexpr char32_t kFinalSigma = 0x3C2;
+  std::u32string lowered;
+  lowered.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == kCapitalSigma && ends_a_word(text, i)) {
+      lowered.push_back(kFinalSigma);
+    } else {
+      append_python_lower(lowered, text[i]);
+    }
+  }
+  return lowered;
+}
+
+std::u32string_view python_strip(std::u32string_view text) {
+  while (!text.empty() && is_python_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_python_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+// ---- unicodedata --------------------------------------------------------------------------------
+
+std::u32string normalize(std::u32string_view text, NormalForm form) {
+  std::string utf8;
+  utf8.reserve(text.size());
+  for (char32_t c : text) append_utf8(utf8, c);
+  int options = UTF8PROC_STABLE;
+  switch (form) {
+    case NormalForm::kNfc:
+      options |= UTF8PROC_COMPOSE;
+      break;
+    case NormalForm::kNfd:
+      options |= UTF8PROC_DECOMPOSE;
+      break;
+    case NormalForm::kNfkd:
+      options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+      break;
+  }
+  utf8proc_uint8_t* mapped = nullptr;
+  const utf8proc_ssize_t length = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
+      static_cast<utf8proc_ssize_t>(utf8.size()), &mapped, static_cast<utf8proc_option_t>(options));
+  if (length < 0) {
+    throw Error(std::string("text: Unicode normalization failed: ") + utf8proc_errmsg(length));
+  }
+  const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owner(mapped, &std::free);
+  const std::vector<char32_t> code_points = decode_utf8(
+      std::string_view(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length)),
+      "normalized text");
+  return std::u32string(code_points.begin(), code_points.end());
+}
+
+int combining_class(char32_t c) {
+  return utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class;
 }
 
 }  // namespace attn

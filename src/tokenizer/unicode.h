@@ -11,10 +11,13 @@ namespace attn {
 // invalid byte sequence.
 std::vector<char32_t> decode_utf8(std::string_view text, std::string_view what);
 
+// The number of bytes of a code point's UTF-8 encoding.
+std::size_t utf8_length(char32_t code_point);
+
 // Appends the UTF-8 encoding of one code point.
 void append_utf8(std::string& out, char32_t code_point);
 
-std::string encode_utf8(const std::vector<char32_t>& code_points);
+std::string encode_utf8(std::u32string_view code_points);
 
 // Whether `text` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view text);
@@ -22,6 +25,37 @@ bool is_valid_utf8(std::string_view text);
 // Length of the longest prefix of `bytes` that does not end inside a UTF-8 character, so that a
 // stream of token bytes can be printed without ever printing half a character.
 std::size_t complete_utf8_prefix(std::string_view bytes);
+
+// ---- Python's str methods, which transformers' slow tokenizers call --------------------------
+
+// str.isspace(): bidirectional class WS, B or S, or category Zs (so U+001C..U+001F, U+0085,
+// U+2028 count, unlike the \s of the regex module).
+bool is_python_space(char32_t c);
+
+// str.isdigit(): the decimal digits (Nd) and the other digits (superscripts, circled digits, ...).
+bool is_python_digit(char32_t c);
+
+// Appends c.lower() of one character: its full lowercase mapping, which for U+0130 (capital I
+// with dot above) is two characters.
+void append_python_lower(std::u32string& out, char32_t c);
+
+// text.lower() of a whole text: append_python_lower of every character, except that a capital
+// sigma at the end of a word becomes the final sigma U+03C2.
+std::u32string python_lower(std::u32string_view text);
+
+// Python's str.strip().
+std::u32string_view python_strip(std::u32string_view text);
+
+// ---- unicodedata
+// ----------------------------------------------------------------------------------
+
+enum class NormalForm { kNfc, kNfd, kNfkd };
+
+// unicodedata.normalize().
+std::u32string normalize(std::u32string_view text, NormalForm form);
+
+// unicodedata.combining(): the canonical combining class, 0 for a character that does not combine.
+int combining_class(char32_t c);
 
 }  // namespace attn
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -57,15 +56,6 @@ bool is_bert_whitespace(char32_t c) {
   return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || category(c) == UTF8PROC_CATEGORY_ZS;
 }
 
-// Python's str.isspace(), which str.split() and str.strip() use: category Zs/Zl/Zp or bidi class
-// WS/B/S. BERT splits words with str.split() after cleaning, so U+2028/U+2029 (Zl/Zp, untouched
-// by _clean_text) separate words too.
-bool is_python_whitespace(char32_t c) {
-  if ((c >= U'\t' && c <= U'\r') || (c >= 0x1C && c <= 0x1F) || c == U' ' || c == 0x85) return true;
-  const utf8proc_category_t cat = category(c);
-  return cat == UTF8PROC_CATEGORY_ZS || cat == UTF8PROC_CATEGORY_ZL || cat == UTF8PROC_CATEGORY_ZP;
-}
-
 // BERT's _is_punctuation: all non-alphanumeric printable ASCII (so "$", "^", "`" count even though
 // Unicode files them as symbols) plus every P* category.
 bool is_punctuation(char32_t c) {
@@ -90,46 +80,9 @@ bool is_ascii(std::u32string_view text) {
   return std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 0x80; });
 }
 
-// Python's str.lower() of a single character (transformers lowercases the input one character at
-// a time, see lowercase_outside_split_tokens). That is the simple lowercase mapping for every
-// character but U+0130 (capital I with dot above), whose full mapping in SpecialCasing.txt is two
-// characters.
-void append_lowercase(std::u32string& out, char32_t c) {
-  if (c == 0x130) {
-    out += U"i\u0307";
-    return;
-  }
-  out.push_back(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
-}
-
-std::string to_utf8(std::u32string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char32_t c : text) append_utf8(out, c);
-  return out;
-}
-
-// Unicode normalization (NFC or NFD) of code points, through utf8proc's UTF-8 interface.
-std::u32string normalize(std::u32string_view text, utf8proc_option_t form) {
-  const std::string utf8 = to_utf8(text);
-  utf8proc_uint8_t* mapped = nullptr;
-  const utf8proc_ssize_t length =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
-                   static_cast<utf8proc_ssize_t>(utf8.size()), &mapped,
-                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | form));
-  if (length < 0) {
-    throw Error(std::string("text: Unicode normalization failed: ") + utf8proc_errmsg(length));
-  }
-  std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> owner(mapped, &std::free);
-  const std::vector<char32_t> code_points = decode_utf8(
-      std::string_view(reinterpret_cast<const char*>(mapped), static_cast<std::size_t>(length)),
-      "normalized text");
-  return std::u32string(code_points.begin(), code_points.end());
-}
-
 // BasicTokenizer._run_strip_accents: NFD, then drop nonspacing marks (Mn).
 std::u32string strip_accents(std::u32string_view word) {
-  std::u32string decomposed = normalize(word, UTF8PROC_DECOMPOSE);
+  std::u32string decomposed = normalize(word, NormalForm::kNfd);
   std::erase_if(decomposed, [](char32_t c) { return category(c) == UTF8PROC_CATEGORY_MN; });
   return decomposed;
 }
@@ -137,10 +90,7 @@ std::u32string strip_accents(std::u32string_view word) {
 // Python's str.strip().
 std::string strip_python_whitespace(std::string_view text) {
   const std::vector<char32_t> code_points = decode_utf8(text, "decoded text");
-  auto first = std::find_if_not(code_points.begin(), code_points.end(), is_python_whitespace);
-  auto last = std::find_if_not(code_points.rbegin(), code_points.rend(), is_python_whitespace);
-  if (first == code_points.end()) return "";
-  return encode_utf8(std::vector<char32_t>(first, last.base()));
+  return encode_utf8(python_strip(std::u32string_view(code_points.data(), code_points.size())));
 }
 
 // Python's str.replace(): every non-overlapping occurrence, left to right.
@@ -627,7 +577,7 @@ std::u32string WordPieceTokenizer::lowercase_outside_split_tokens(std::u32string
       lowered += token->text;
       pos += token->text.size();
     } else {
-      append_lowercase(lowered, text[pos++]);
+      append_python_lower(lowered, text[pos++]);
     }
   }
   return lowered;
@@ -674,14 +624,15 @@ void WordPieceTokenizer::append_basic_tokens(std::u32string_view chunk,
       cleaned.push_back(c);
     }
   }
-  if (!is_ascii(cleaned)) cleaned = normalize(cleaned, UTF8PROC_COMPOSE);
+  if (!is_ascii(cleaned)) cleaned = normalize(cleaned, NormalForm::kNfc);
 
+  // str.split(): U+2028/U+2029, which _clean_text leaves alone, separate words too.
   const std::u32string_view text = cleaned;
   std::size_t pos = 0;
   while (pos < text.size()) {
-    while (pos < text.size() && is_python_whitespace(text[pos])) ++pos;
+    while (pos < text.size() && is_python_space(text[pos])) ++pos;
     std::size_t end = pos;
-    while (end < text.size() && !is_python_whitespace(text[end])) ++end;
+    while (end < text.size() && !is_python_space(text[end])) ++end;
     if (end > pos) append_word(text.substr(pos, end - pos), ids);
     pos = end;
   }
@@ -696,7 +647,7 @@ void WordPieceTokenizer::append_word(std::u32string_view word, std::vector<int>&
     const bool in_never_split =
         std::find(never_split_.begin(), never_split_.end(), word) != never_split_.end();
     if (in_never_split) {
-      ids.push_back(find_token_id(to_utf8(word)).value_or(unk_id_));
+      ids.push_back(find_token_id(encode_utf8(word)).value_or(unk_id_));
     } else {
       append_word_pieces(word, ids);
     }

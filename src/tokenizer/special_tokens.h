@@ -1,0 +1,154 @@
+#pragma once
+
+// Added and special tokens as transformers' slow tokenizers (4.40) handle them, shared by the
+// byte-level BPE and SentencePiece tokenizers: what a model folder's files say about them, how
+// they are cut out of the text, and the special tokens a tokenizer class wraps its sequences in.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "src/tokenizer/tokenizer.h"
+
+namespace attn {
+
+// A token cut out of the text before the model sees it (an added token or a special token), with
+// the flags of transformers' AddedToken that attn honours.
+struct AddedToken {
+  std::string content;
+  int id = -1;           // -1 until the vocabulary is known (a named token's id is looked up)
+  bool special = false;  // in all_special_ids: dropped by decode(skip_special_tokens=True)
+  bool lstrip = false;   // eats the whitespace before it: "the <mask>" -> "the", "<mask>"
+  bool rstrip = false;   // eats the whitespace after it
+};
+
+// Token ids past this are refused as soon as they are read, so that they fit an int and cannot
+// make a table sized by them huge; the real bound is the size of the vocabulary.
+constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
+
+// The special-token attributes of transformers' tokenizers that attn reads.
+enum class NamedToken { kBos, kEos, kUnk, kSep, kPad, kCls, kMask };
+constexpr std::size_t kNamedTokenCount = 7;
+
+// A named token as a class's constructor makes it from a string: special, lstrip as given.
+AddedToken special_token(std::string content, bool lstrip = false);
+
+// A tokenizer class's named tokens as its constructor sets them (text and flags; absent: none),
+// e.g. RobertaTokenizer's mask_token "<mask>" with lstrip.
+using NamedTokenDefaults = std::map<NamedToken, AddedToken>;
+
+// What a model folder says about its added and special tokens, read as transformers 4.40's
+// from_pretrained reads it: the added tokens of tokenizer_config.json (added_tokens_decoder) and
+// its named tokens, each a string (which keeps the class default's flags), an AddedToken object
+// (with its own flags) or null (none); special_tokens_map.json overrides the named tokens only
+// when tokenizer_config.json has no added_tokens_decoder (the older format).
+struct SpecialTokenConfig {
+  std::vector<AddedToken> added_tokens;  // ids known
+  std::array<std::optional<AddedToken>, kNamedTokenCount> named;
+  // Where each named token comes from, for errors: "<file>" or "<dir> (RobertaTokenizer's
+  // default)".
+  std::array<std::string, kNamedTokenCount> named_where;
+  std::vector<std::string> additional_special_tokens;
+};
+
+// `tokenizer_config` is the folder's tokenizer_config.json (an empty object when it has none);
+// `class_name` names the class whose defaults apply, in errors.
+SpecialTokenConfig read_special_token_config(const std::filesystem::path& model_dir,
+                                             const nlohmann::json& tokenizer_config,
+                                             const NamedTokenDefaults& defaults,
+                                             std::string_view class_name);
+
+// The special tokens a tokenizer class puts around its sequences (its
+// build_inputs_with_special_tokens) and their token types (create_token_type_ids_from_sequences):
+//   one sequence:  first_prefix A first_suffix
+//   a pair:        first_prefix A first_suffix second_prefix B second_suffix
+// where everything up to first_suffix has type 0 and the rest second_type_id. For example
+// BERT/ALBERT: [CLS] A [SEP] B [SEP] with types 0 and 1; RoBERTa/XLM-R: <s> A </s></s> B </s>,
+// all type 0.
+struct SequenceTemplate {
+  std::vector<int> first_prefix;
+  std::vector<int> first_suffix;
+  std::vector<int> second_prefix;
+  std::vector<int> second_suffix;
+  int second_type_id = 0;
+
+  Encoding apply(std::span<const int> first, std::optional<std::span<const int>> second) const;
+};
+
+// A SequenceTemplate spelled with named tokens, as a tokenizer class defines it.
+struct NamedSequenceTemplate {
+  std::vector<NamedToken> first_prefix;
+  std::vector<NamedToken> first_suffix;
+  std::vector<NamedToken> second_prefix;
+  std::vector<NamedToken> second_suffix;
+  int second_type_id = 0;
+};
+
+// The model's own id of a token text, without the added tokens (nullopt: not in the vocabulary).
+using VocabularyLookup = std::function<std::optional<int>(const std::string&)>;
+
+// The added and special tokens of a tokenizer, with their ids: what transformers' tokenizer
+// holds after its __init__ has added the special tokens to its added tokens.
+class SpecialTokens {
+ public:
+  // Named and additional special tokens are the added token with the same text (flags and all),
+  // else get the id vocabulary(text). One found in neither is dropped (transformers would append it
+  // to the vocabulary, where the model has no embedding for it), except the mask token, which is
+  // refused with an Error naming the file and the token.
+  SpecialTokens(const SpecialTokenConfig& config, const VocabularyLookup& vocabulary);
+
+  std::optional<int> id(NamedToken token) const { return ids_[index(token)]; }
+  // The id of a named token the tokenizer cannot do without (e.g. the [CLS] of its template);
+  // an Error naming where the token was named when it is not in the vocabulary.
+  int required_id(NamedToken token) const;
+
+  // The template with the named tokens' ids (required_id: an Error for one that is missing).
+  SequenceTemplate resolve(const NamedSequenceTemplate& named) const;
+
+  // Every added and special token, longest first: what split_added_tokens cuts out of the text.
+  const std::vector<AddedToken>& split_tokens() const { return split_tokens_; }
+  // The added token with this text, if any (convert_tokens_to_ids looks there first).
+  std::optional<int> added_token_id(const std::string& content) const;
+  // all_special_ids / all_special_tokens: named, additional and added tokens marked special.
+  bool is_special(int id) const { return special_ids_.contains(id); }
+  bool is_special_text(const std::string& content) const {
+    return special_texts_.contains(content);
+  }
+
+ private:
+  static std::size_t index(NamedToken token) { return static_cast<std::size_t>(token); }
+
+  std::array<std::optional<int>, kNamedTokenCount> ids_;
+  std::array<std::string, kNamedTokenCount> missing_;  // the errors of required_id
+  std::vector<AddedToken> split_tokens_;
+  std::unordered_map<std::string, int> added_ids_;
+  std::unordered_set<int> special_ids_;
+  std::unordered_set<std::string> special_texts_;
+};
+
+// A piece of the text between added tokens, or an added token.
+struct TextSegment {
+  std::string_view text;
+  const AddedToken* token = nullptr;  // null for text
+};
+
+// PreTrainedTokenizer.tokenize's first step: cuts the added tokens out of `text` (the earliest
+// occurrence of any; of those starting there, the longest, as `tokens` are longest first), then
+// lets each eat the whitespace beside it when it is lstrip / rstrip (Python's str.rstrip() of the
+// text before it, str.lstrip() of the text after it). Text segments may be empty. `text` must be
+// valid UTF-8.
+std::vector<TextSegment> split_added_tokens(std::string_view text,
+                                            std::span<const AddedToken> tokens);
+
+}  // namespace attn
