@@ -447,6 +447,17 @@ TEST_F(EmbedCliTest, UnknownModuleType) {
   expect_clean_failure(run({"info", "-m", model}), kBadInput, {"modules.json", "Dense"});
 }
 
+TEST_F(EmbedCliTest, ModulesFileIsNotJson) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_sbert();
+  write_file(model / "modules.json", "[{\"idx\": 0,");
+  expect_clean_failure(run({"embed", "-m", model, "a text"}), kBadInput,
+                       {"modules.json", "not valid JSON"});
+  write_file(model / "modules.json", "{\"type\": \"sentence_transformers.models.Pooling\"}");
+  expect_clean_failure(run({"embed", "-m", model, "a text"}), kBadInput,
+                       {"modules.json", "expected a non-empty JSON array of modules"});
+}
+
 TEST_F(EmbedCliTest, ModulesInAnotherOrder) {
   ATTN_REQUIRE_SHARED();
   const auto model = copy_sbert();

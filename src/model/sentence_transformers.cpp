@@ -2,6 +2,7 @@
 
 #include <array>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -159,8 +160,13 @@ std::optional<Pooling> parse_pooling(std::string_view name) {
 
 std::optional<SentenceTransformersConfig> read_sentence_transformers_config(
     const std::filesystem::path& dir) {
+  // Anything named modules.json makes this a sentence-transformers folder, for read_json_file
+  // to refuse if it is not a readable file. When the folder itself cannot be searched (or is no
+  // folder, or its path is too long), load_model reports that, naming the folder.
   const std::filesystem::path modules_file = dir / "modules.json";
-  if (!entry_exists(modules_file)) return std::nullopt;
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::symlink_status(modules_file, error);
+  if (error || !std::filesystem::exists(status)) return std::nullopt;
   const std::vector<Module> modules = read_modules(dir, modules_file);
 
   SentenceTransformersConfig config;
