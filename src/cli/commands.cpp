@@ -11,6 +11,8 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/io/output_file.h"
+#include "src/model/sentence_transformers.h"
+#include "src/tasks/embed.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -251,7 +253,11 @@ int run_tokenize(const TokenizeCommand& command) {
 }
 
 int run_info(const CommonOptions& common, bool json) {
-  auto model = load_model(common.model_dir);
+  // A sentence-transformers folder may keep the Hugging Face model in a module folder.
+  const std::optional<SentenceTransformersConfig> sentence_transformers =
+      read_sentence_transformers_config(common.model_dir);
+  auto model =
+      load_model(sentence_transformers ? sentence_transformers->transformer_dir : common.model_dir);
   const ArchSpec& spec = model->spec();
   std::map<std::string, int> dtypes;
   for (const auto& [name, tensor] : model->weights_file->tensors()) ++dtypes[tensor.dtype];
@@ -275,6 +281,13 @@ int run_info(const CommonOptions& common, bool json) {
   };
   if (spec.embedding_dim > 0) out["embedding_dim"] = spec.embedding_dim;
   if (spec.causal) out["generation_defaults"] = generation_defaults(model->generation);
+  if (sentence_transformers) {
+    const EmbeddingOptions embedding = embedding_options(*model, sentence_transformers);
+    out["pooling"] = pooling_name(embedding.pooling);
+    out["normalize"] = embedding.normalize;
+    out["max_seq_length"] = embedding.max_seq_length;
+    out["embedding_dimension"] = spec.d_model;
+  }
   if (json) {
     write_stdout(json_text(out, 2) + "\n");
     return 0;

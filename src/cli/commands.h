@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/tasks/attention_capture.h"
+#include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
 
 // The subcommands of the attn command line. main.cpp parses the options into these structs and
@@ -80,6 +81,19 @@ struct FillMaskCommand {
   bool json = false;
 };
 
+// attn embed, and attn similarity (similarity = true).
+struct EmbedCommand {
+  CommonOptions common;
+  std::vector<std::string> texts;
+  std::optional<std::filesystem::path> file;    // one text per line; "-" = standard input
+  std::optional<std::filesystem::path> output;  // -o: a float32 .npy matrix, one row per text
+  std::optional<Pooling> pooling;               // --pooling: over the folder's 1_Pooling
+  std::optional<bool> normalize;                // --normalize / --no-normalize: over its Normalize
+  int batch_tokens = 1024;                      // tokens per packed batch
+  bool json = false;
+  bool similarity = false;  // print the cosine similarity matrix instead of the vectors
+};
+
 struct AttentionCommand {
   CommonOptions common;
   std::string text;
@@ -95,6 +109,7 @@ int run_info(const CommonOptions& common, bool json);
 int run_bench(const BenchCommand& command);
 int run_fill_mask(const FillMaskCommand& command);
 int run_attention(const AttentionCommand& command);
+int run_embed(const EmbedCommand& command);
 
 // Throws Error "<what>: invalid UTF-8 at byte N" for text that is not UTF-8.
 void require_utf8(std::string_view text, const std::string& what);

@@ -136,6 +136,23 @@ std::vector<CLI::Option*> add_attention_options(CLI::App& command, AttentionOpti
           ->capture_default_str()};
 }
 
+// --pooling, --batch-tokens: how attn embed and attn similarity run the texts.
+void add_embedding_options(CLI::App& command, EmbedCommand& embed) {
+  command
+      .add_option_function<std::string>(
+          "--pooling", [&embed](const std::string& name) { embed.pooling = parse_pooling(name); },
+          "how the token states become one vector: mean, cls, max or mean_sqrt_len (default: "
+          "the folder's 1_Pooling/config.json; needed for a folder without modules.json)")
+      ->check(CLI::IsMember({"mean", "cls", "max", "mean_sqrt_len"}));
+  command
+      .add_option("--batch-tokens", embed.batch_tokens,
+                  "tokens per packed batch (memory grows with it)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxBatchTokens))
+      ->capture_default_str();
+}
+
 void configure(const CommonOptions& common) {
   auto logger = spdlog::stderr_color_mt("attn");
   logger->set_pattern("%^%v%$");
@@ -235,6 +252,40 @@ int run_command_line(int argc, char** argv) {
                           "of a longer input instead of failing");
   fill_mask_app->add_flag("--json", fill_mask.json, "print JSON");
 
+  EmbedCommand embed;
+  CLI::App* embed_app = app.add_subcommand(
+      "embed", "sentence embeddings with an encoder, as sentence-transformers computes them");
+  add_common_options(*embed_app, embed.common, "tiny-bert-brown");
+  embed_app->add_option("text", embed.texts,
+                        "texts to embed (none: --file, or standard input one text per line)");
+  embed_app->add_option("--file", embed.file,
+                        "one text per line ('-': stdin); prints one JSON line per line");
+  embed_app->add_option("-o,--output", embed.output,
+                        "write the vectors as a float32 .npy matrix (texts x dimensions), one row "
+                        "per text in order; an empty line has no row");
+  add_embedding_options(*embed_app, embed);
+  CLI::Option* normalize = embed_app->add_flag_callback(
+      "--normalize", [&embed] { embed.normalize = true; },
+      "L2-normalize the vectors (default: whether the folder has a Normalize module)");
+  embed_app
+      ->add_flag_callback(
+          "--no-normalize", [&embed] { embed.normalize = false; }, "do not L2-normalize")
+      ->excludes(normalize);
+  embed_app->add_flag("--json", embed.json,
+                      "print JSON: [{\"text\", \"embedding\"}], or the --similarity matrix");
+  embed_app->add_flag("--similarity", embed.similarity,
+                      "print the cosine similarity of every pair of texts (as attn similarity)");
+
+  EmbedCommand similarity;
+  similarity.similarity = true;
+  CLI::App* similarity_app = app.add_subcommand(
+      "similarity", "cosine similarity of every pair of texts' sentence embeddings");
+  add_common_options(*similarity_app, similarity.common, "tiny-bert-brown");
+  similarity_app->add_option("text", similarity.texts, "two or more texts")->required();
+  add_embedding_options(*similarity_app, similarity);
+  similarity_app->add_flag("--json", similarity.json,
+                           "print {\"texts\": [...], \"similarity\": [[...]]}");
+
   AttentionCommand attention;
   CLI::App* attention_app =
       app.add_subcommand("attention", "write the attention weights of every layer and head");
@@ -322,6 +373,8 @@ int run_command_line(int argc, char** argv) {
       {info_app, info, [&] { return run_info(info, info_json); }},
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
       {attention_app, attention.common, [&] { return run_attention(attention); }},
+      {embed_app, embed.common, [&] { return run_embed(embed); }},
+      {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
       {bench_app, bench.common, [&] { return run_bench(bench); }},
   };
   for (const auto& subcommand : subcommands) {

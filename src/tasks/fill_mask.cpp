@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "src/base/error.h"
+#include "src/tasks/encoder_batches.h"
 
 namespace attn {
 
@@ -78,8 +79,8 @@ MaskedInput encode_masked_input(const Model& model, std::string_view text,
     // Keep the first (max - 1) tokens and the closing token ([SEP], </s>), so the model still
     // sees a well-formed input.
     input.dropped_tokens = int(input.ids.size() - max_length);
-    input.ids.erase(input.ids.begin() + long(max_length) - 1, input.ids.end() - 1);
-    input.type_ids.erase(input.type_ids.begin() + long(max_length) - 1, input.type_ids.end() - 1);
+    truncate_keeping_last(input.ids, max_length);
+    truncate_keeping_last(input.type_ids, max_length);
   }
   for (std::size_t i = 0; i < input.ids.size(); ++i) {
     if (input.ids[i] == mask_id) input.mask_positions.push_back(int(i));
@@ -124,26 +125,6 @@ std::vector<FillMaskCandidate> top_candidates(const Tokenizer& tokenizer,
   return candidates;
 }
 
-// Consecutive inputs [begin, end) that run as one packed batch.
-struct BatchPlan {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  int rows = 0;
-};
-
-std::vector<BatchPlan> plan_batches(std::span<const MaskedInput> inputs, int max_batch_tokens) {
-  std::vector<BatchPlan> plans;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const int length = int(inputs[i].ids.size());
-    if (plans.empty() || plans.back().rows + length > max_batch_tokens) {
-      plans.push_back({.begin = i, .end = i, .rows = 0});
-    }
-    plans.back().end = i + 1;
-    plans.back().rows += length;
-  }
-  return plans;
-}
-
 void check_input(const Model& model, const MaskedInput& input, std::size_t index) {
   const auto fail = [&](const std::string& problem) {
     throw Error("fill-mask input " + std::to_string(index) + ": " + problem);
@@ -169,7 +150,9 @@ void fill_mask(const Model& model, std::span<const MaskedInput> inputs,
   check_fill_mask_model(model);
   check_top_k(model, options.top_k);
   for (std::size_t i = 0; i < inputs.size(); ++i) check_input(model, inputs[i], i);
-  const std::vector<BatchPlan> plans = plan_batches(inputs, options.max_batch_tokens);
+  std::vector<int> lengths;
+  for (const MaskedInput& input : inputs) lengths.push_back(int(input.ids.size()));
+  const std::vector<BatchPlan> plans = plan_batches(lengths, options.max_batch_tokens);
   if (plans.empty()) return;
 
   const ArchSpec& spec = model.spec();
