@@ -12,7 +12,7 @@
 #include "src/io/npy.h"
 #include "src/model/sentence_transformers.h"
 #include "src/tasks/embed.h"
-#include "src/tasks/python_text.h"
+#include "src/tokenizer/unicode.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"

@@ -12,7 +12,7 @@
 #include "src/io/npy.h"
 #include "src/io/output_file.h"
 #include "src/tasks/embed.h"
-#include "src/tasks/python_text.h"
+#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "src/base/error.h"
 #include "src/tasks/encoder_batches.h"
-#include "src/tasks/python_text.h"
+#include "src/tokenizer/unicode.h"
 
 namespace attn {
 

@@ -89,12 +89,19 @@ constexpr std::pair<char32_t, char32_t> kOtherDigits[] = {
     {0x24FF, 0x24FF},   {0x2776, 0x277E},   {0x2780, 0x2788},   {0x278A, 0x2792},
     {0x10A40, 0x10A43}, {0x10E60, 0x10E68}, {0x11052, 0x1105A}, {0x1F100, 0x1F10A}};
 
-// Unicode's Cased property, as far as the categories tell it (the Other_Lowercase /
-// Other_Uppercase letters outside them are modifier letters, which count as case-ignorable
-// first, or compatibility characters).
+// Unicode's Cased: upper-, lower- and titlecase letters, and the other characters that have a
+// case: those with a case mapping (Roman numerals, circled letters), and those without one, ª,
+// º and the squared and negative circled or squared capitals U+1F130..U+1F189. (Modifier letters
+// without a mapping are Cased too, but also Case_Ignorable, so ends_a_word never asks.)
 bool is_cased(char32_t c) {
   const utf8proc_category_t cat = category(c);
-  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT;
+  if (cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT) {
+    return true;
+  }
+  const auto code = static_cast<utf8proc_int32_t>(c);
+  return utf8proc_tolower(code) != code || utf8proc_toupper(code) != code || c == 0xAA ||
+         c == 0xBA || (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
+         (c >= 0x1F170 && c <= 0x1F189);
 }
 
 // Unicode's Case_Ignorable property: marks, format characters, modifier letters and symbols, and
@@ -174,6 +181,16 @@ std::u32string_view python_strip(std::u32string_view text) {
   while (!text.empty() && is_python_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_python_space(text.back())) text.remove_suffix(1);
   return text;
+}
+
+std::string python_strip(std::string_view text, std::string_view what) {
+  const std::vector<char32_t> code_points = decode_utf8(text, what);
+  return encode_utf8(python_strip(std::u32string_view(code_points.data(), code_points.size())));
+}
+
+std::string python_lower(std::string_view text, std::string_view what) {
+  const std::vector<char32_t> code_points = decode_utf8(text, what);
+  return encode_utf8(python_lower(std::u32string_view(code_points.data(), code_points.size())));
 }
 
 // ---- unicodedata --------------------------------------------------------------------------------
