@@ -11,7 +11,9 @@ namespace attn {
 
 void check_embedding_model(const Model& model) {
   if (model.spec().causal) {
-    throw UsageError(model.dir.string() + ": sentence embeddings need an encoder (BERT); '" +
+    throw UsageError(model.dir.string() +
+                     ": sentence embeddings need an encoder (BERT, RoBERTa, "
+                     "DistilBERT, ALBERT, XLM-R); '" +
                      model.model_type + "' is a decoder");
   }
 }
