@@ -21,6 +21,19 @@ void require_utf8(std::string_view text, const std::string& what) {
   if (!is_valid_utf8(text)) decode_utf8(text, what);  // throws, naming the first invalid byte
 }
 
+std::vector<std::string> split_lines(std::string_view contents) {
+  std::vector<std::string> lines;
+  for (std::size_t begin = 0; begin < contents.size();) {
+    std::size_t end = contents.find('\n', begin);
+    if (end == std::string_view::npos) end = contents.size();
+    std::string_view line = contents.substr(begin, end - begin);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    lines.emplace_back(line);
+    begin = end + 1;
+  }
+  return lines;
+}
+
 void print_error(std::string_view message) {
   // Far above any real message; a line of megabytes would only bury the terminal.
   constexpr std::size_t kMaxLineBytes = 2000;

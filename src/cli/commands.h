@@ -120,6 +120,10 @@ std::string json_text(const Json& json, int indent = -1) {
   return json.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
+// The lines of an input file (--file), without their "\n" or "\r\n"; lines[i] is line i + 1. A
+// final "\n" does not start another line.
+std::vector<std::string> split_lines(std::string_view contents);
+
 // Prints "attn: error: <message>" on stderr as exactly one line: control characters (a newline
 // in a file name, an escape sequence) are shown as \xNN, and a very long message is cut short.
 void print_error(std::string_view message);

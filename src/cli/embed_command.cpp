@@ -209,13 +209,8 @@ int embed_lines(const EmbedCommand& command, const Embedder& embedder,
   std::vector<SkippedLine> skipped;
   int failed_lines = 0;
   int line_number = 0;
-  for (std::size_t begin = 0; begin < contents.size();) {
-    std::size_t end = contents.find('\n', begin);
-    if (end == std::string::npos) end = contents.size();
-    std::string line = contents.substr(begin, end - begin);
-    begin = end + 1;
+  for (std::string& line : split_lines(contents)) {
     ++line_number;
-    if (line.ends_with('\r')) line.pop_back();
     const std::string where = source + ": line " + std::to_string(line_number);
     try {
       require_utf8(line, where);  // the message names `where`

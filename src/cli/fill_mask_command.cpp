@@ -93,13 +93,8 @@ int fill_file(const FillMaskCommand& command, const Model& model, const FillMask
   std::vector<std::string> texts;
   int failed_lines = 0;
   int line_number = 0;
-  for (std::size_t begin = 0; begin < contents.size();) {
-    std::size_t end = contents.find('\n', begin);
-    if (end == std::string::npos) end = contents.size();
-    std::string line = contents.substr(begin, end - begin);
-    begin = end + 1;
+  for (std::string& line : split_lines(contents)) {
     ++line_number;
-    if (line.ends_with('\r')) line.pop_back();
     if (is_blank(line)) continue;
     const std::string where = file_name + ": line " + std::to_string(line_number) + ": ";
     try {

@@ -8,7 +8,6 @@
 // embeddings.
 #include <string>
 
-#include "src/base/error.h"
 #include "src/model/model.h"
 
 namespace attn {
@@ -31,12 +30,7 @@ ModelParts map_albert(const JsonFile& config, TensorSource& tensors) {
   spec.embedding_dim = config.optional_positive_int("embedding_size", kMaxModelWidth).value_or(128);
   spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
   spec.activation = read_activation(config, "hidden_act", "gelu_new");
-  const std::string position_type =
-      config.optional_string("position_embedding_type").value_or("absolute");
-  if (position_type != "absolute") {
-    config.fail("position_embedding_type",
-                "is '" + brief_text(position_type) + "'; only 'absolute' is supported");
-  }
+  require_absolute_positions(config);
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
   read_bert_embeddings(tensors, parts, eps);
 

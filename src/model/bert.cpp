@@ -2,7 +2,6 @@
 // token-type embeddings, LayerNorm after the embeddings, exact (erf) GELU, bidirectional
 // attention. nn.Linear weights are stored [out, in]. The masked-LM head is a dense layer, the
 // activation and a LayerNorm, then a decoder tied to the word embeddings with its own bias.
-#include "src/base/error.h"
 #include "src/model/model.h"
 
 namespace attn {
@@ -15,12 +14,7 @@ ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors) {
   read_common_sizes(config, spec, 0);
   spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
   spec.activation = read_activation(config, "hidden_act", "gelu");
-  const std::string position_type =
-      config.optional_string("position_embedding_type").value_or("absolute");
-  if (position_type != "absolute") {
-    config.fail("position_embedding_type",
-                "is '" + brief_text(position_type) + "'; only 'absolute' is supported");
-  }
+  require_absolute_positions(config);
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
   read_bert_embeddings(tensors, parts, eps);
 

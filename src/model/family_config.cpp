@@ -66,6 +66,14 @@ Activation read_activation(const JsonFile& config, const char* key, const char* 
                        "gelu_pytorch_tanh, gelu_fast, silu, swish, relu)");
 }
 
+void require_absolute_positions(const JsonFile& config) {
+  const std::string type = config.optional_string("position_embedding_type").value_or("absolute");
+  if (type != "absolute") {
+    config.fail("position_embedding_type",
+                "is '" + brief_text(type) + "'; only 'absolute' is supported");
+  }
+}
+
 float read_norm_eps(const JsonFile& config, const char* key, float default_value) {
   return config.optional_float_in_range(key, kMinNormEpsilon, kMaxNormEpsilon)
       .value_or(default_value);

@@ -54,6 +54,9 @@ void read_common_sizes(const JsonFile& config, ArchSpec& spec, int default_posit
 // gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, silu, swish, relu.
 Activation read_activation(const JsonFile& config, const char* key, const char* default_name);
 
+// The encoders' position_embedding_type: "absolute" (or absent) is the only one attn implements.
+void require_absolute_positions(const JsonFile& config);
+
 // A norm epsilon within [kMinNormEpsilon, kMaxNormEpsilon].
 float read_norm_eps(const JsonFile& config, const char* key, float default_value);
 

@@ -2,7 +2,6 @@
 // BERT's encoder under the prefix "roberta.", with positions counted from padding_idx + 1 (so
 // a table of max_position_embeddings rows holds that many minus padding_idx + 1 positions), and
 // the head "lm_head", whose activation is always the exact GELU.
-#include "src/base/error.h"
 #include "src/model/model.h"
 
 namespace attn {

@@ -8,6 +8,7 @@
 
 #include "src/base/error.h"
 #include "src/tasks/encoder_batches.h"
+#include "src/tokenizer/unicode.h"
 
 namespace attn {
 
@@ -33,33 +34,17 @@ void check_top_k(const Model& model, int top_k) {
   }
 }
 
-namespace {
-
-// The text with every literal "[MASK]" written as the model's own mask token (RoBERTa's
-// "<mask>"), so that one spelling works for every model.
-std::string with_mask_token(std::string_view text, const std::string& mask_token) {
-  constexpr std::string_view kPortableMask = "[MASK]";
-  std::string result;
-  std::size_t position = 0;
-  for (std::size_t hit; (hit = text.find(kPortableMask, position)) != std::string_view::npos;) {
-    result.append(text, position, hit - position).append(mask_token);
-    position = hit + kPortableMask.size();
-  }
-  result.append(text, position);
-  return result;
-}
-
-}  // namespace
-
 MaskedInput encode_masked_input(const Model& model, std::string_view text,
                                 std::optional<std::string_view> pair, bool truncate) {
   check_fill_mask_model(model);
   const Tokenizer& tokenizer = *model.tokenizer;
   const int mask_id = *tokenizer.mask_id();
   const std::string mask_token = tokenizer.token_string(mask_id);
-  const std::string first = with_mask_token(text, mask_token);
+  // Every literal "[MASK]" becomes the model's own mask token (RoBERTa's "<mask>"), so that one
+  // spelling works for every model.
+  const std::string first = python_replace(text, "[MASK]", mask_token);
   std::optional<std::string> second;
-  if (pair) second = with_mask_token(*pair, mask_token);
+  if (pair) second = python_replace(*pair, "[MASK]", mask_token);
   Encoding encoding =
       tokenizer.encode(first, second ? std::optional<std::string_view>(*second) : std::nullopt);
   MaskedInput input;

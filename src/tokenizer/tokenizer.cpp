@@ -11,6 +11,7 @@
 #include "src/io/json_util.h"
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/sentencepiece.h"
+#include "src/tokenizer/unicode.h"
 #include "src/tokenizer/wordpiece.h"
 
 namespace attn {
@@ -199,17 +200,7 @@ std::string clean_up_tokenization(std::string text) {
   static constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
       {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
       {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto& [from, to] : kReplacements) {
-    // Python's str.replace(): every non-overlapping occurrence, left to right.
-    std::string replaced;
-    std::size_t position = 0;
-    for (std::size_t hit; (hit = text.find(from, position)) != std::string::npos;) {
-      replaced.append(text, position, hit - position).append(to);
-      position = hit + from.size();
-    }
-    replaced.append(text, position);
-    text = std::move(replaced);
-  }
+  for (const auto& [from, to] : kReplacements) text = python_replace(text, from, to);
   return text;
 }
 

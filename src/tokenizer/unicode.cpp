@@ -183,6 +183,17 @@ std::u32string_view python_strip(std::u32string_view text) {
   return text;
 }
 
+std::string python_replace(std::string_view text, std::string_view from, std::string_view to) {
+  std::string replaced;
+  std::size_t position = 0;
+  for (std::size_t hit; (hit = text.find(from, position)) != std::string_view::npos;) {
+    replaced.append(text, position, hit - position).append(to);
+    position = hit + from.size();
+  }
+  replaced.append(text, position);
+  return replaced;
+}
+
 std::string python_strip(std::string_view text, std::string_view what) {
   const std::vector<char32_t> code_points = decode_utf8(text, what);
   return encode_utf8(python_strip(std::u32string_view(code_points.data(), code_points.size())));

@@ -46,6 +46,9 @@ std::u32string python_lower(std::u32string_view text);
 // Python's str.strip().
 std::u32string_view python_strip(std::u32string_view text);
 
+// Python's str.replace(): every non-overlapping occurrence of `from`, left to right.
+std::string python_replace(std::string_view text, std::string_view from, std::string_view to);
+
 // python_strip and python_lower of UTF-8 text (sentence-transformers applies both to a text
 // before its tokenizer sees it). Throw Error naming `what` at the first byte that is not UTF-8.
 std::string python_strip(std::string_view text, std::string_view what);
