@@ -34,29 +34,27 @@ ModelParts map_albert(const JsonFile& config, TensorSource& tensors) {
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
   read_bert_embeddings(tensors, parts, eps);
 
-  const int64_t d = spec.d_model, ff = spec.d_ff, e = spec.embedding_dim;
-  auto dense = [&](const std::string& name, int64_t in, int64_t out) {
-    return tensors.linear(name, in, out, true);
-  };
-  parts.weights.embedding_projection = dense("encoder.embedding_hidden_mapping_in", e, d);
+  const int64_t d = spec.d_model, e = spec.embedding_dim;
+  parts.weights.embedding_projection =
+      tensors.linear("encoder.embedding_hidden_mapping_in", e, d, true);
+  const EncoderLayerNames names = {.query = "attention.query",
+                                   .key = "attention.key",
+                                   .value = "attention.value",
+                                   .output = "attention.dense",
+                                   .attention_norm = "attention.LayerNorm",
+                                   .up = "ffn",
+                                   .down = "ffn_output",
+                                   .ffn_norm = "full_layer_layer_norm"};
   for (int step = 0; step < steps; ++step) {
     // In doubles, as Hugging Face computes it: int(i / (num_hidden_layers / num_hidden_groups))
     // can differ from the exact quotient (18 layers in 14 groups: step 9 uses group 6, not 7).
     const int group = int(double(step) / (double(steps) / groups));
     for (int inner = 0; inner < layers_per_group; ++inner) {
-      const std::string p = "encoder.albert_layer_groups." + std::to_string(group) +
-                            ".albert_layers." + std::to_string(inner) + ".";
-      parts.weights.layers.push_back(LayerWeights{
-          .attention_norm = tensors.layer_norm(p + "attention.LayerNorm", d, eps),
-          .attention = {.query = dense(p + "attention.query", d, d),
-                        .key = dense(p + "attention.key", d, d),
-                        .value = dense(p + "attention.value", d, d),
-                        .output = dense(p + "attention.dense", d, d)},
-          .ffn_norm = tensors.layer_norm(p + "full_layer_layer_norm", d, eps),
-          .ffn = {.gate = std::nullopt,
-                  .up = dense(p + "ffn", d, ff),
-                  .down = dense(p + "ffn_output", ff, d)},
-      });
+      parts.weights.layers.push_back(
+          read_encoder_layer(tensors, spec,
+                             "encoder.albert_layer_groups." + std::to_string(group) +
+                                 ".albert_layers." + std::to_string(inner) + ".",
+                             names, eps));
     }
   }
   read_masked_lm_head(tensors, parts,

@@ -18,23 +18,17 @@ ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors) {
   const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
   read_bert_embeddings(tensors, parts, eps);
 
-  const int64_t d = spec.d_model, ff = spec.d_ff;
-  auto dense = [&](const std::string& name, int64_t in, int64_t out) {
-    return tensors.linear(name, in, out, true);
-  };
+  const EncoderLayerNames names = {.query = "attention.self.query",
+                                   .key = "attention.self.key",
+                                   .value = "attention.self.value",
+                                   .output = "attention.output.dense",
+                                   .attention_norm = "attention.output.LayerNorm",
+                                   .up = "intermediate.dense",
+                                   .down = "output.dense",
+                                   .ffn_norm = "output.LayerNorm"};
   for (int i = 0; i < spec.n_layer; ++i) {
-    const std::string p = "encoder.layer." + std::to_string(i) + ".";
-    parts.weights.layers.push_back(LayerWeights{
-        .attention_norm = tensors.layer_norm(p + "attention.output.LayerNorm", d, eps),
-        .attention = {.query = dense(p + "attention.self.query", d, d),
-                      .key = dense(p + "attention.self.key", d, d),
-                      .value = dense(p + "attention.self.value", d, d),
-                      .output = dense(p + "attention.output.dense", d, d)},
-        .ffn_norm = tensors.layer_norm(p + "output.LayerNorm", d, eps),
-        .ffn = {.gate = std::nullopt,
-                .up = dense(p + "intermediate.dense", d, ff),
-                .down = dense(p + "output.dense", ff, d)},
-    });
+    parts.weights.layers.push_back(
+        read_encoder_layer(tensors, spec, "encoder.layer." + std::to_string(i) + ".", names, eps));
   }
   return parts;
 }

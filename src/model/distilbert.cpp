@@ -24,30 +24,24 @@ ModelParts map_distilbert(const JsonFile& config, TensorSource& tensors) {
   constexpr float eps = 1e-12f;  // DistilBERT's LayerNorms do not read the config
   read_bert_embeddings(tensors, parts, eps);
 
-  const int64_t d = spec.d_model, ff = spec.d_ff;
-  auto dense = [&](const std::string& name, int64_t in, int64_t out) {
-    return tensors.linear(name, in, out, true);
-  };
+  const EncoderLayerNames names = {.query = "attention.q_lin",
+                                   .key = "attention.k_lin",
+                                   .value = "attention.v_lin",
+                                   .output = "attention.out_lin",
+                                   .attention_norm = "sa_layer_norm",
+                                   .up = "ffn.lin1",
+                                   .down = "ffn.lin2",
+                                   .ffn_norm = "output_layer_norm"};
   for (int i = 0; i < spec.n_layer; ++i) {
-    const std::string p = "transformer.layer." + std::to_string(i) + ".";
-    parts.weights.layers.push_back(LayerWeights{
-        .attention_norm = tensors.layer_norm(p + "sa_layer_norm", d, eps),
-        .attention = {.query = dense(p + "attention.q_lin", d, d),
-                      .key = dense(p + "attention.k_lin", d, d),
-                      .value = dense(p + "attention.v_lin", d, d),
-                      .output = dense(p + "attention.out_lin", d, d)},
-        .ffn_norm = tensors.layer_norm(p + "output_layer_norm", d, eps),
-        .ffn = {.gate = std::nullopt,
-                .up = dense(p + "ffn.lin1", d, ff),
-                .down = dense(p + "ffn.lin2", ff, d)},
-    });
+    parts.weights.layers.push_back(read_encoder_layer(
+        tensors, spec, "transformer.layer." + std::to_string(i) + ".", names, eps));
   }
   read_masked_lm_head(tensors, parts,
                       {.dense = "vocab_transform",
                        .norm = "vocab_layer_norm",
                        .bias = "vocab_projector.bias",
                        .decoder = "vocab_projector"},
-                      d, spec.activation, eps);
+                      spec.d_model, spec.activation, eps);
   return parts;
 }
 

@@ -138,6 +138,24 @@ void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedL
                                    .row_stride = int(width)}};
 }
 
+LayerWeights read_encoder_layer(TensorSource& tensors, const ArchSpec& spec,
+                                const std::string& prefix, const EncoderLayerNames& names,
+                                float eps) {
+  const int64_t d = spec.d_model, ff = spec.d_ff;
+  auto dense = [&](const std::string& name, int64_t in, int64_t out) {
+    return tensors.linear(prefix + name, in, out, true);
+  };
+  return LayerWeights{
+      .attention_norm = tensors.layer_norm(prefix + names.attention_norm, d, eps),
+      .attention = {.query = dense(names.query, d, d),
+                    .key = dense(names.key, d, d),
+                    .value = dense(names.value, d, d),
+                    .output = dense(names.output, d, d)},
+      .ffn_norm = tensors.layer_norm(prefix + names.ffn_norm, d, eps),
+      .ffn = {.gate = std::nullopt, .up = dense(names.up, d, ff), .down = dense(names.down, ff, d)},
+  };
+}
+
 void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps) {
   const ArchSpec& spec = parts.spec;
   const int64_t e = spec.embedding_width();

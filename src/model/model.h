@@ -83,6 +83,20 @@ void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedL
 // rows), all spec.embedding_width() wide, and their LayerNorm. Shared by the encoder families.
 void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps);
 
+// Tensor names, after a layer's prefix, of a BERT-style post-norm layer: biased projections and
+// two LayerNorms.
+struct EncoderLayerNames {
+  std::string query, key, value, output;  // attention projections
+  std::string attention_norm;             // LayerNorm after the attention's residual add
+  std::string up, down;                   // feed-forward
+  std::string ffn_norm;                   // LayerNorm after the feed-forward's residual add
+};
+
+// One such layer, its tensors named prefix + each name, with spec's sizes.
+LayerWeights read_encoder_layer(TensorSource& tensors, const ArchSpec& spec,
+                                const std::string& prefix, const EncoderLayerNames& names,
+                                float eps);
+
 // The BERT encoder: config.json sizes, embeddings and post-norm layers under BERT's tensor names;
 // shared by BERT, RoBERTa and XLM-R, which add their heads and position rules.
 ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors);
