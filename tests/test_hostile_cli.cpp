@@ -169,6 +169,9 @@ INSTANTIATE_TEST_SUITE_P(
         OptionCase{"FillMaskHugeBatchTokens",
                    {"fill-mask", "--file", "-", "--batch-tokens", "1000000"},
                    "--batch-tokens: must be <= 16384, got 1000000"},
+        OptionCase{"EmbedZeroBatchTokens",
+                   {"embed", "--pooling", "mean", "--batch-tokens", "0", "a"},
+                   "--batch-tokens: must be > 0, got 0"},
         OptionCase{"BenchExponentPromptTokens",
                    {"bench", "-p", "1e3"},
                    "--prompt-tokens: must be a whole number, got 1e3"},
@@ -238,6 +241,18 @@ INSTANTIATE_TEST_SUITE_P(
                   {"fill-mask", "--file", "FILE"},
                   kBadUtf8 + "\n",
                   "line 1: text: invalid UTF-8 at byte 2"},
+        InputCase{"EmbedText",
+                  {"embed", "--pooling", "mean", kBadUtf8},
+                  "",
+                  "text: invalid UTF-8 at byte 2"},
+        InputCase{"EmbedFileLine",
+                  {"embed", "--pooling", "mean", "--file", "FILE"},
+                  kBadUtf8 + "\n",
+                  "line 1: invalid UTF-8 at byte 2"},
+        InputCase{"SimilarityText",
+                  {"similarity", "--pooling", "mean", "a", kBadUtf8},
+                  "",
+                  "text 2: invalid UTF-8 at byte 2"},
         InputCase{"AttentionText", {"attention", kBadUtf8}, "", "TEXT: invalid UTF-8 at byte 2"},
         InputCase{"AttentionPair",
                   {"attention", "-m", shipped_model("tiny-bert-brown"), "hi", "--pair", kBadUtf8},
@@ -341,6 +356,10 @@ INSTANTIATE_TEST_SUITE_P(
         CommandCase{"FillMaskText", {"fill-mask", "It was a [MASK] day."}},
         CommandCase{"FillMaskJson", {"fill-mask", "It was a [MASK] day.", "--json"}},
         CommandCase{"FillMaskFile", {"fill-mask", "--file", "FILE"}},
+        CommandCase{"Embed", {"embed", "--pooling", "mean", "It was a day."}},
+        CommandCase{"EmbedJson", {"embed", "--pooling", "mean", "It was a day.", "--json"}},
+        CommandCase{"EmbedFile", {"embed", "--pooling", "mean", "--file", "FILE"}},
+        CommandCase{"Similarity", {"similarity", "--pooling", "mean", "A day.", "A night."}},
         CommandCase{"Tokenize", {"tokenize", "Hello world"}},
         CommandCase{"TokenizeJson", {"tokenize", "Hello world", "--json"}},
         CommandCase{"Info", {"info"}}, CommandCase{"InfoJson", {"info", "--json"}},
@@ -373,6 +392,16 @@ TEST_F(HostileCliTest, FillMaskFileIntoAClosedPipeEndsQuietly) {
   const auto input = write_input("inputs.txt", lines);
   const CommandResult result =
       run_into_closed_pipe(outputs_ / "status", {"fill-mask", "--file", input.string()});
+  EXPECT_EQ(result.exit_status, kClosedPipeStatus) << describe(result);
+  EXPECT_EQ(result.err, "");
+}
+
+TEST_F(HostileCliTest, EmbedFileIntoAClosedPipeEndsQuietly) {
+  std::string lines;
+  for (int i = 0; i < 300; ++i) lines += "It was a fine day, said the man.\n";
+  const auto input = write_input("inputs.txt", lines);
+  const CommandResult result = run_into_closed_pipe(
+      outputs_ / "status", {"embed", "--pooling", "mean", "--file", input.string()});
   EXPECT_EQ(result.exit_status, kClosedPipeStatus) << describe(result);
   EXPECT_EQ(result.err, "");
 }
