@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "src/tasks/fill_mask.h"
+#include "tests/cli_util.h"
 #include "tests/encoder_checks.h"
 #include "tests/golden.h"
+#include "tests/hostile_util.h"
 #include "tests/model_util.h"
 #include "tests/test_paths.h"
 
@@ -121,6 +123,28 @@ TEST(RobertaPositions, PaddingTokenTakesTheFixedRowAndIsNotCounted) {
   const std::vector<float> pad_counted = embeddings({0, 1});
   EXPECT_EQ(std::vector(pad_first.begin(), pad_first.begin() + d),
             std::vector(pad_counted.begin() + d, pad_counted.begin() + 2 * d));
+}
+
+// [MASK] works for every model: on RoBERTa it is the model's own <mask>, space handling included.
+TEST(FillMaskPortableMask, RobertaTakesMaskAsItsOwnMaskToken) {
+  ATTN_REQUIRE_SHARED();
+  const std::string model = (shared_dir() / "models/tiny-roberta-random").string();
+  const CommandResult own =
+      run_attn({"fill-mask", "-m", model, "The <mask> sat on the mat.", "--json"});
+  const CommandResult portable =
+      run_attn({"fill-mask", "-m", model, "The [MASK] sat on the mat.", "--json"});
+  ASSERT_EQ(own.exit_status, 0) << describe(own);
+  EXPECT_EQ(portable.exit_status, 0) << describe(portable);
+  EXPECT_EQ(portable.out, own.out);
+  EXPECT_EQ(json::parse(own.out)[0]["position"], 2);  // <s> The <mask>: the space went with it
+}
+
+TEST(FillMaskPortableMask, TextWithoutAMaskNamesBothSpellings) {
+  ATTN_REQUIRE_SHARED();
+  expect_clean_failure(
+      run_attn({"fill-mask", "-m", (shared_dir() / "models/tiny-xlmr-random").string(),
+                "The cat sat on the mat."}),
+      kBadInput, {"text: no <mask> (or [MASK]) token in the input"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, EncoderGolden, encoder_family_models(), model_test_name);
