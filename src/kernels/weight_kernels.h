@@ -1,0 +1,50 @@
+#pragma once
+
+#include "src/kernels/weight_type.h"
+
+// One table of kernels per weight type (the shape of ggml's type_traits_cpu): code that
+// multiplies by a weight matrix asks weight_kernels(type) for the kernels of the matrix's type
+// and never looks at its elements itself. Each kernel reads the weights in their own type,
+// converts them in registers and accumulates in f32.
+//
+// Each instruction set has its own translation unit, compiled with its own flags:
+//   weight_kernels_scalar.cpp  no SIMD flags; the fallback, built everywhere
+//   weight_kernels_avx2.cpp    -mavx2 -mfma -mf16c (no AVX-512), built when the build machine
+//                              has AVX2, FMA and F16C (CMake defines ATTN_KERNELS_AVX2)
+//   weight_kernels_avx512.cpp  -march=native, built when it has AVX-512F (ATTN_KERNELS_AVX512)
+// so that an AVX-512 machine also builds, and the tests also run, the AVX2 kernels. The vector
+// kernels share their code (weight_kernels_simd.h) but not their instantiations; all three
+// share only weight_type.h's inline conversions, which compute the same in any of them.
+// A new weight type (q8) is a new WeightType and one more entry in each table.
+
+namespace attn {
+
+struct WeightKernels {
+  // y[j] = sum_i W[j, i] x[i] for j in [0, n_rows), i in [0, in): the rows of W start
+  // `row_stride` elements apart (nn.Linear's [out, in] layout; a one-row GEMV).
+  //   y (n_rows), weight (n_rows, row_stride) of the type, x (in)
+  void (*dot_rows)(float* y, const void* weight, long row_stride, const float* x, int in,
+                   int n_rows);
+  // y[j] += sum_i x[i] W[i, j] for i in [0, n_rows), j in [0, n): the rows of W start
+  // `row_stride` elements apart (GPT-2's Conv1D [in, out] layout; a share of a one-row GEMV).
+  //   y (n), weight (n_rows, row_stride) of the type, x (n_rows)
+  void (*accumulate_rows)(float* y, const void* weight, long row_stride, const float* x, int n_rows,
+                          int n);
+  // y[j] = W[j] for j in [0, n): one row's elements as floats, exactly.
+  //   y (n), weight (n) of the type
+  void (*to_floats)(float* y, const void* weight, int n);
+};
+
+// The kernels of `type` for the best instruction set this build has.
+const WeightKernels& weight_kernels(WeightType type);
+
+// The kernels of each instruction set, for the tests; each exists only when built (see above).
+const WeightKernels& scalar_weight_kernels(WeightType type);
+#if ATTN_KERNELS_AVX2
+const WeightKernels& avx2_weight_kernels(WeightType type);
+#endif
+#if ATTN_KERNELS_AVX512
+const WeightKernels& avx512_weight_kernels(WeightType type);
+#endif
+
+}  // namespace attn

@@ -1,0 +1,47 @@
+// The AVX2 kernels of src/kernels/weight_kernels.h: 8 floats per register, F16C for the
+// conversion of f16, FMA. Compiled with -mavx2 -mfma -mf16c and without AVX-512, also on an
+// AVX-512 machine, so that its tests run there too (CMakeLists.txt).
+
+#include <immintrin.h>
+
+#include "src/kernels/weight_kernels_simd.h"
+
+namespace attn {
+
+namespace {
+
+struct Avx2 {
+  using Vector = __m256;
+  static constexpr int kLanes = 8;
+
+  static Vector zero() { return _mm256_setzero_ps(); }
+  static Vector broadcast(float value) { return _mm256_set1_ps(value); }
+  static Vector load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, Vector v) { _mm256_storeu_ps(p, v); }
+  static Vector fmadd(Vector a, Vector b, Vector c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(Vector v) {
+    const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
+    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
+  }
+
+  template <WeightType kType>
+  static Vector load_weights(const WeightElement<kType>* p) {
+    if constexpr (kType == WeightType::kF32) {
+      return _mm256_loadu_ps(p);
+    } else {
+      const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      if constexpr (kType == WeightType::kF16) {
+        return _mm256_cvtph_ps(bits);
+      } else {  // a bfloat16 is the top half of a float
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const WeightKernels& avx2_weight_kernels(WeightType type) { return simd::kTable<Avx2>[int(type)]; }
+
+}  // namespace attn

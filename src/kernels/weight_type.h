@@ -1,0 +1,68 @@
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+// The element types a weight matrix can keep in memory, and the exact value of one element as
+// a float. (The kernels in src/kernels/weight_kernels_*.cpp convert many at once with the
+// CPU's own instructions; this is their scalar counterpart, for tails and the fallback.)
+
+namespace attn {
+
+// kF16 is IEEE binary16; kBF16 is bfloat16, the top half of a binary32. Int8 blocks (q8) will
+// be the next entry.
+enum class WeightType { kF32, kF16, kBF16 };
+
+inline constexpr int kWeightTypeCount = 3;
+
+inline int element_bytes(WeightType type) { return type == WeightType::kF32 ? 4 : 2; }
+
+inline const char* weight_type_name(WeightType type) {
+  switch (type) {
+    case WeightType::kF32:
+      return "f32";
+    case WeightType::kF16:
+      return "f16";
+    case WeightType::kBF16:
+      return "bf16";
+  }
+  return "?";
+}
+
+// Every binary16 value, subnormals, infinities and NaNs included, is exact as a float.
+inline float f16_to_float(uint16_t half) {
+  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
+  uint32_t exponent = (half >> 10) & 0x1F;
+  uint32_t mantissa = half & 0x3FF;
+  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+  if (exponent != 0)
+    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  if (mantissa == 0) return std::bit_cast<float>(sign);
+  // A subnormal half is a normal float: shift the mantissa up to its leading one.
+  exponent = 113;
+  while (!(mantissa & 0x400)) {
+    mantissa <<= 1;
+    --exponent;
+  }
+  return std::bit_cast<float>(sign | (exponent << 23) | ((mantissa & 0x3FF) << 13));
+}
+
+inline float bf16_to_float(uint16_t value) { return std::bit_cast<float>(uint32_t(value) << 16); }
+
+// How one element of each type is stored: a float for kF32, the raw 16 bits for kF16 and kBF16.
+template <WeightType kType>
+using WeightElement = std::conditional_t<kType == WeightType::kF32, float, uint16_t>;
+
+template <WeightType kType>
+float weight_value(WeightElement<kType> element) {
+  if constexpr (kType == WeightType::kF32) {
+    return element;
+  } else if constexpr (kType == WeightType::kF16) {
+    return f16_to_float(element);
+  } else {
+    return bf16_to_float(element);
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,225 @@
+// The weight kernels (src/kernels/weight_kernels.h) of every instruction set this build has,
+// for every weight type, against sums in float64 on random data of awkward sizes.
+//
+// F16 and BF16 weights, and F32 weights and activations, are exact in double, so the only
+// error left is the kernel's f32 arithmetic. Any order of summing n products in f32 (with or
+// without fused multiply-adds) is within gamma(n) * sum |product| of the exact sum, where
+// gamma(n) = n u / (1 - n u) and u = 2^-24 (Higham, Accuracy and Stability of Numerical
+// Algorithms, 3.1): that is the tolerance, per output.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/kernels/weight_kernels.h"
+
+namespace attn {
+namespace {
+
+struct InstructionSet {
+  const char* name;
+  const WeightKernels& (*kernels)(WeightType);
+};
+
+std::vector<InstructionSet> built_instruction_sets() {
+  std::vector<InstructionSet> sets = {{"scalar", scalar_weight_kernels}};
+#if ATTN_KERNELS_AVX2
+  sets.push_back({"avx2", avx2_weight_kernels});
+#endif
+#if ATTN_KERNELS_AVX512
+  sets.push_back({"avx512", avx512_weight_kernels});
+#endif
+  return sets;
+}
+
+constexpr WeightType kTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16};
+constexpr int kSizes[] = {1, 31, 32, 33, 767, 768, 3072};
+
+double gamma(long n) {
+  const double u = std::ldexp(1.0, -24);
+  return n * u / (1 - n * u);
+}
+
+// The exact value of binary16 bits, computed apart from the code under test.
+double f16_value(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1F, mantissa = bits & 0x3FF;
+  const double sign = bits & 0x8000 ? -1 : 1;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  return sign * std::ldexp(1024 + mantissa, exponent - 25);
+}
+
+double bf16_value(uint16_t bits) {
+  const int exponent = (bits >> 7) & 0xFF, mantissa = bits & 0x7F;
+  const double sign = bits & 0x8000 ? -1 : 1;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -133);
+  return sign * std::ldexp(128 + mantissa, exponent - 134);
+}
+
+// A matrix of `type` in memory (rows, stride), and the exact value of each element.
+struct Matrix {
+  Matrix(WeightType type, int rows, int stride, std::mt19937& random)
+      : type(type), values(std::size_t(rows) * stride) {
+    // Magnitudes from 1/32 to 128: a wide spread of exponents, and no overflow in f32 sums.
+    std::uniform_int_distribution<int> bits(0, 0xFFFF);
+    if (type == WeightType::kF32) {
+      std::uniform_real_distribution<float> uniform(-64, 64);
+      for (double& value : values) value = f32.emplace_back(uniform(random));
+      return;
+    }
+    const bool is_f16 = type == WeightType::kF16;
+    std::uniform_int_distribution<int> exponent =
+        is_f16 ? std::uniform_int_distribution(10, 21) : std::uniform_int_distribution(122, 133);
+    for (double& value : values) {
+      const int sign_and_mantissa = bits(random) & (is_f16 ? 0x83FF : 0x807F);
+      const uint16_t element = uint16_t(sign_and_mantissa | exponent(random) << (is_f16 ? 10 : 7));
+      halves.push_back(element);
+      value = is_f16 ? f16_value(element) : bf16_value(element);
+    }
+  }
+  const void* data() const {
+    return type == WeightType::kF32 ? static_cast<const void*>(f32.data()) : halves.data();
+  }
+
+  WeightType type;
+  std::vector<double> values;
+  std::vector<float> f32;
+  std::vector<uint16_t> halves;
+};
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& random) {
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> values(n);
+  for (float& value : values) value = uniform(random);
+  return values;
+}
+
+std::string case_name(const InstructionSet& set, WeightType type, int in, int out) {
+  return std::string(set.name) + " " + weight_type_name(type) + " in=" + std::to_string(in) +
+         " out=" + std::to_string(out);
+}
+
+TEST(WeightKernels, DotRowsMatchFloat64) {
+  std::mt19937 random(1);
+  for (WeightType type : kTypes) {
+    for (int in : kSizes) {
+      for (int out : kSizes) {
+        // [out, in] with 3 elements between rows: no row starts aligned, as in a fused matrix.
+        const int stride = in + 3;
+        const Matrix weight(type, out, stride, random);
+        const std::vector<float> x = random_floats(in, random);
+        std::vector<double> exact(out), bound(out);
+        for (int j = 0; j < out; ++j) {
+          double sum = 0, magnitude = 0;
+          for (int i = 0; i < in; ++i) {
+            sum += weight.values[std::size_t(j) * stride + i] * x[i];
+            magnitude += std::abs(weight.values[std::size_t(j) * stride + i] * x[i]);
+          }
+          exact[j] = sum;
+          bound[j] = gamma(in) * magnitude;
+        }
+        for (const InstructionSet& set : built_instruction_sets()) {
+          std::vector<float> y(out);
+          set.kernels(type).dot_rows(y.data(), weight.data(), stride, x.data(), in, out);
+          for (int j = 0; j < out; ++j) {
+            ASSERT_LE(std::abs(y[j] - exact[j]), bound[j])
+                << case_name(set, type, in, out) << " row " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(WeightKernels, AccumulateRowsMatchFloat64) {
+  std::mt19937 random(2);
+  for (WeightType type : kTypes) {
+    for (int in : kSizes) {
+      for (int out : kSizes) {
+        // [in, out] with 3 elements between rows, added to a y that is not zero.
+        const int stride = out + 3;
+        const Matrix weight(type, in, stride, random);
+        const std::vector<float> x = random_floats(in, random);
+        const std::vector<float> y_before = random_floats(out, random);
+        std::vector<double> exact(out), bound(out);
+        for (int j = 0; j < out; ++j) {
+          double sum = y_before[j], magnitude = std::abs(y_before[j]);
+          for (int i = 0; i < in; ++i) {
+            sum += x[i] * weight.values[std::size_t(i) * stride + j];
+            magnitude += std::abs(x[i] * weight.values[std::size_t(i) * stride + j]);
+          }
+          exact[j] = sum;
+          bound[j] = gamma(in + 1) * magnitude;
+        }
+        for (const InstructionSet& set : built_instruction_sets()) {
+          std::vector<float> y = y_before;
+          set.kernels(type).accumulate_rows(y.data(), weight.data(), stride, x.data(), in, out);
+          for (int j = 0; j < out; ++j) {
+            ASSERT_LE(std::abs(y[j] - exact[j]), bound[j])
+                << case_name(set, type, in, out) << " column " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every finite f16 and bf16 value (subnormals and both zeros included) through each
+// instruction set's conversion, which must be exact: by to_floats, and by accumulate_rows as
+// 0 + 1 x w.
+TEST(WeightKernels, ConvertEveryFiniteHalfExactly) {
+  for (WeightType type : {WeightType::kF16, WeightType::kBF16}) {
+    const bool is_f16 = type == WeightType::kF16;
+    std::vector<uint16_t> elements;
+    std::vector<double> values;
+    for (int bits = 0; bits <= 0xFFFF; ++bits) {
+      const bool finite = is_f16 ? ((bits >> 10) & 0x1F) != 0x1F : ((bits >> 7) & 0xFF) != 0xFF;
+      if (!finite) continue;
+      elements.push_back(uint16_t(bits));
+      values.push_back(is_f16 ? f16_value(uint16_t(bits)) : bf16_value(uint16_t(bits)));
+    }
+    const int n = int(elements.size());
+    const float one = 1;
+    for (const InstructionSet& set : built_instruction_sets()) {
+      std::vector<float> converted(n), accumulated(n, 0.0f);
+      set.kernels(type).to_floats(converted.data(), elements.data(), n);
+      set.kernels(type).accumulate_rows(accumulated.data(), elements.data(), n, &one, 1, n);
+      for (int j = 0; j < n; ++j) {
+        ASSERT_EQ(double(converted[j]), values[j])
+            << set.name << " " << weight_type_name(type) << " to_floats, bits " << elements[j];
+        ASSERT_EQ(double(accumulated[j]), values[j]) << set.name << " " << weight_type_name(type)
+                                                     << " accumulate_rows, bits " << elements[j];
+      }
+    }
+  }
+}
+
+// F32 rows come back unchanged, whatever the length.
+TEST(WeightKernels, F32ToFloatsIsACopy) {
+  std::mt19937 random(3);
+  for (int n : kSizes) {
+    const std::vector<float> row = random_floats(n, random);
+    for (const InstructionSet& set : built_instruction_sets()) {
+      std::vector<float> converted(n);
+      set.kernels(WeightType::kF32).to_floats(converted.data(), row.data(), n);
+      EXPECT_EQ(converted, row) << set.name << " n=" << n;
+    }
+  }
+}
+
+// weight_kernels() hands out the widest instruction set built.
+TEST(WeightKernels, DispatchPicksTheWidestInstructionSet) {
+  const InstructionSet widest = built_instruction_sets().back();
+  for (WeightType type : kTypes) {
+    EXPECT_EQ(weight_kernels(type).dot_rows, widest.kernels(type).dot_rows) << widest.name;
+    EXPECT_EQ(weight_kernels(type).accumulate_rows, widest.kernels(type).accumulate_rows)
+        << widest.name;
+    EXPECT_EQ(weight_kernels(type).to_floats, widest.kernels(type).to_floats) << widest.name;
+  }
+}
+
+}  // namespace
+}  // namespace attn
