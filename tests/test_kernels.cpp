@@ -1,5 +1,6 @@
 // The weight kernels (src/kernels/weight_kernels.h) of every instruction set this build has,
-// for every weight type, against sums in float64 on random data of awkward sizes.
+// for every weight type, and linear_forward over weights of every type, against sums in
+// float64 on random data of awkward sizes.
 //
 // F16 and BF16 weights, and F32 weights and activations, are exact in double, so the only
 // error left is the kernel's f32 arithmetic. Any order of summing n products in f32 (with or
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "src/kernels/ops.h"
 #include "src/kernels/weight_kernels.h"
 
 namespace attn {
@@ -218,6 +220,61 @@ TEST(WeightKernels, DispatchPicksTheWidestInstructionSet) {
     EXPECT_EQ(weight_kernels(type).accumulate_rows, widest.kernels(type).accumulate_rows)
         << widest.name;
     EXPECT_EQ(weight_kernels(type).to_floats, widest.kernels(type).to_floats) << widest.name;
+  }
+}
+
+// linear_forward with weights of each type, in both layouts, one row (decode) and several,
+// with and without a bias. The weights are a column slice of a wider matrix, as GPT-2's key is
+// of c_attn, or rows 3 elements apart; y starts as NaN, which no output may keep.
+TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
+  std::mt19937 random(4);
+  struct Size {
+    int in, out;
+  };
+  for (WeightType type : kTypes) {
+    for (bool in_out_layout : {false, true}) {
+      for (Size size : {Size{33, 67}, Size{768, 200}}) {
+        const int in = size.in, out = size.out;
+        const int stride = in_out_layout ? 3 * out : in + 3;
+        const Matrix weight(type, in_out_layout ? in : out, stride, random);
+        const long first = in_out_layout ? out : 0;  // the slice's first element
+        auto w = [&](int i, int j) {                 // W[j, i], the weight from input i to output j
+          return in_out_layout ? weight.values[first + std::size_t(i) * stride + j]
+                               : weight.values[std::size_t(j) * stride + i];
+        };
+        const std::vector<float> bias_values = random_floats(out, random);
+        for (bool with_bias : {false, true}) {
+          Linear linear{.weight = weight.data(),
+                        .bias = with_bias ? bias_values.data() : nullptr,
+                        .in = in,
+                        .out = out,
+                        .in_out_layout = in_out_layout,
+                        .row_stride = stride,
+                        .type = type};
+          linear.weight = linear.element(first);  // the slice starts `first` elements in
+          for (int rows : {1, 4}) {
+            const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
+            std::vector<float> y(std::size_t(rows) * out, std::nanf(""));
+            linear_forward(y.data(), x.data(), rows, linear);
+            for (int r = 0; r < rows; ++r) {
+              for (int j = 0; j < out; ++j) {
+                double exact = with_bias ? bias_values[j] : 0.0;
+                double magnitude = std::abs(exact);
+                for (int i = 0; i < in; ++i) {
+                  exact += x[std::size_t(r) * in + i] * w(i, j);
+                  magnitude += std::abs(x[std::size_t(r) * in + i] * w(i, j));
+                }
+                const double error = std::abs(y[std::size_t(r) * out + j] - exact);
+                ASSERT_LE(error, gamma(in + 1) * magnitude)
+                    << weight_type_name(type) << (in_out_layout ? " [in, out]" : " [out, in]")
+                    << " in=" << in << " out=" << out << (with_bias ? " with" : " without")
+                    << " bias, rows=" << rows << ": y[" << r << ", " << j << "]";
+              }
+            }
+          }
+        }
+      }
+    }
   }
 }
 

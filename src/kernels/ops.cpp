@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "src/kernels/thread_pool.h"
+#include "src/kernels/weight_kernels.h"
 
 namespace attn {
 
@@ -20,15 +21,16 @@ struct ColumnBlocks {
   int count;
 };
 
-// partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of W stored [in, out].
+// partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of F32 W stored [in, out].
 void gemv_in_out_rows(float* partial, const float* x, const Linear& linear, int begin, int end) {
+  const float* weight = static_cast<const float*>(linear.weight);
   const int out = linear.out;
   const long stride = linear.row_stride;
   std::fill(partial, partial + out, 0.0f);
   // Four rows at a time: the partial sums stay in L1 and are read and written a quarter as often.
   int i = begin;
   for (; i + 4 <= end; i += 4) {
-    const float* w0 = linear.weight + i * stride;
+    const float* w0 = weight + i * stride;
     const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
     const float x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
     for (int j = 0; j < out; ++j) {
@@ -36,20 +38,21 @@ void gemv_in_out_rows(float* partial, const float* x, const Linear& linear, int 
     }
   }
   for (; i < end; ++i) {
-    const float* w = linear.weight + i * stride;
+    const float* w = weight + i * stride;
     for (int j = 0; j < out; ++j) partial[j] += x[i] * w[j];
   }
 }
 
-// y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), W stored [out, in].
+// y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), F32 W stored [out, in].
 void gemv_out_in(float* y, const float* x, const Linear& linear, int begin, int end) {
+  const float* weight = static_cast<const float*>(linear.weight);
   const int in = linear.in;
   const long stride = linear.row_stride;
   auto bias = [&](int j) { return linear.bias ? linear.bias[j] : 0.0f; };
   int j = begin;
   // Four rows at a time: each x[i] loaded once serves four independent sums.
   for (; j + 4 <= end; j += 4) {
-    const float* w0 = linear.weight + j * stride;
+    const float* w0 = weight + j * stride;
     const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
     float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
 #pragma omp simd reduction(+ : sum0, sum1, sum2, sum3)
@@ -65,11 +68,69 @@ void gemv_out_in(float* y, const float* x, const Linear& linear, int begin, int 
     y[j + 3] = bias(j + 3) + sum3;
   }
   for (; j < end; ++j) {
-    const float* w = linear.weight + j * stride;
+    const float* w = weight + j * stride;
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < in; ++i) sum += w[i] * x[i];
     y[j] = bias(j) + sum;
+  }
+}
+
+// partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of W stored [in, out], of any
+// type: one share of a one-row product.
+void partial_sum_over_rows(float* partial, const float* x, const Linear& linear, int begin,
+                           int end) {
+  if (linear.type == WeightType::kF32) {
+    gemv_in_out_rows(partial, x, linear, begin, end);
+    return;
+  }
+  std::fill(partial, partial + linear.out, 0.0f);
+  weight_kernels(linear.type)
+      .accumulate_rows(partial, linear.element(long(begin) * linear.row_stride), linear.row_stride,
+                       x + begin, end - begin, linear.out);
+}
+
+// y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), W stored [out, in], of any type.
+void dot_rows_with_bias(float* y, const float* x, const Linear& linear, int begin, int end) {
+  if (linear.type == WeightType::kF32) {
+    gemv_out_in(y, x, linear, begin, end);
+    return;
+  }
+  weight_kernels(linear.type)
+      .dot_rows(y + begin, linear.element(long(begin) * linear.row_stride), linear.row_stride, x,
+                linear.in, end - begin);
+  if (linear.bias) {
+    for (int j = begin; j < end; ++j) y[j] += linear.bias[j];
+  }
+}
+
+// y[:, begin:end) += x W[begin:end)^T for F16 or BF16 W: kTileColumns output columns at a time
+// are converted to an f32 tile for OpenBLAS. (Correct first: a GEMM that converts in registers,
+// without the tile's round trip through memory, is still to write.)
+void gemm_through_f32_tiles(float* y, const float* x, int rows, const Linear& linear, int begin,
+                            int end) {
+  constexpr int kTileColumns = 64;
+  const int in = linear.in;
+  const long stride = linear.row_stride;
+  const WeightKernels& kernels = weight_kernels(linear.type);
+  // (width, in) for [out, in] weights, (in, width) for [in, out]; each thread keeps its own
+  // between calls.
+  static thread_local std::vector<float> tile;
+  tile.resize(std::size_t(kTileColumns) * in);
+  for (int first = begin; first < end; first += kTileColumns) {
+    const int width = std::min(kTileColumns, end - first);
+    if (linear.in_out_layout) {
+      for (int i = 0; i < in; ++i) {
+        kernels.to_floats(tile.data() + long(i) * width, linear.element(i * stride + first), width);
+      }
+    } else {
+      for (int j = 0; j < width; ++j) {
+        kernels.to_floats(tile.data() + long(j) * in, linear.element((first + j) * stride), in);
+      }
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, linear.in_out_layout ? CblasNoTrans : CblasTrans, rows,
+                width, in, 1.0f, x, in, tile.data(), linear.in_out_layout ? width : in, 1.0f,
+                y + first, linear.out);
   }
 }
 
@@ -89,8 +150,8 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
     // The workers must see this thread's buffer, not their own thread_local copy.
     float* partial_sums = partials.data();
     thread_pool().run(n_parts, [&](int part) {
-      gemv_in_out_rows(partial_sums + long(part) * out, x, linear, int(long(in) * part / n_parts),
-                       int(long(in) * (part + 1) / n_parts));
+      partial_sum_over_rows(partial_sums + long(part) * out, x, linear,
+                            int(long(in) * part / n_parts), int(long(in) * (part + 1) / n_parts));
     });
     for (int j = 0; j < out; ++j) y[j] = linear.bias ? linear.bias[j] : 0.0f;
     for (int part = 0; part < n_parts; ++part)
@@ -101,7 +162,7 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
   if (rows == 1) {
     // [out, in]: each thread takes a block of whole rows of W, again contiguous.
     thread_pool().run(blocks.count, [&](int block) {
-      gemv_out_in(y, x, linear, blocks.begin(block), blocks.end(block));
+      dot_rows_with_bias(y, x, linear, blocks.begin(block), blocks.end(block));
     });
     return;
   }
@@ -114,8 +175,16 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
         std::copy(linear.bias + begin, linear.bias + begin + width, y + long(r) * out + begin);
       }
     }
-    const float* weight = linear.in_out_layout ? linear.weight + begin
-                                               : linear.weight + long(begin) * linear.row_stride;
+    if (linear.type != WeightType::kF32) {
+      // Without a bias, y may hold anything: zero it for gemm_through_f32_tiles to add to.
+      if (!linear.bias) {
+        for (int r = 0; r < rows; ++r) std::fill_n(y + long(r) * out + begin, width, 0.0f);
+      }
+      gemm_through_f32_tiles(y, x, rows, linear, begin, begin + width);
+      return;
+    }
+    const float* weight = static_cast<const float*>(
+        linear.element(linear.in_out_layout ? begin : long(begin) * linear.row_stride));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, linear.in_out_layout ? CblasNoTrans : CblasTrans, rows,
                 width, in, 1.0f, x, in, weight, linear.row_stride, linear.bias ? 1.0f : 0.0f,
                 y + begin, out);

@@ -1,28 +1,35 @@
 #pragma once
 
+#include <cstddef>
+
+#include "src/kernels/weight_type.h"
+
 // Numerical building blocks of the transformer: each works on row-major float buffers whose
-// shapes are given in the comments. Matrix products go through OpenBLAS.
+// shapes are given in the comments. Matrix products over many rows go through OpenBLAS (F16 and
+// BF16 weights as f32 tiles converted on the way); one row by F16 or BF16 weights through the
+// kernels of src/kernels/weight_kernels.h.
 
 namespace attn {
 
-// The element type of a weight matrix, carried with it so that another type (F16, BF16, int8)
-// can get kernels of its own in linear_forward without a change to any family file. F32 is the
-// only one so far: F16 and BF16 files are converted to it at load.
-enum class WeightType { kF32 };
-
 // A linear map y = x W^T + b over weights that stay where the loader found them (usually the
-// memory-mapped file). Hugging Face stores nn.Linear weights as [out, in] and GPT-2's Conv1D as
-// [in, out]; `in_out_layout` says which. `row_stride` is the distance between rows of the stored
-// matrix, so that a column slice of a fused matrix (GPT-2's c_attn holds Q, K and V side by
-// side) is used without a copy.
+// memory-mapped file), in their own element type (src/kernels/weight_type.h). Hugging Face
+// stores nn.Linear weights as [out, in] and GPT-2's Conv1D as [in, out]; `in_out_layout` says
+// which. `row_stride` is the distance in elements between rows of the stored matrix, so that a
+// column slice of a fused matrix (GPT-2's c_attn holds Q, K and V side by side) is used without
+// a copy.
 struct Linear {
-  const float* weight = nullptr;  // [out, in] or, with in_out_layout, [in, out]
-  const float* bias = nullptr;    // (out) or nullptr
+  const void* weight = nullptr;  // [out, in] or, with in_out_layout, [in, out], of `type`
+  const float* bias = nullptr;   // (out) or nullptr
   int in = 0;
   int out = 0;
   bool in_out_layout = false;
   int row_stride = 0;
   WeightType type = WeightType::kF32;
+
+  // The address of the stored element `index` elements after the first.
+  const void* element(long index) const {
+    return static_cast<const std::byte*>(weight) + index * element_bytes(type);
+  }
 };
 
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (bias optional).

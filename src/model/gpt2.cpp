@@ -44,7 +44,7 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
     const Linear qkv = conv1d(p + "attn.c_attn", d, 3 * d);
     auto qkv_slice = [&](int part) {
       Linear slice = qkv;
-      slice.weight += part * d;
+      slice.weight = qkv.element(part * d);
       slice.bias += part * d;
       slice.out = int(d);
       return slice;
