@@ -143,7 +143,7 @@ int embed_texts(const EmbedCommand& command, const Embedder& embedder,
     const std::string where =
         command.texts.size() > 1 ? fmt::format("text {}", i + 1) : std::string("text");
     const std::string& text = command.texts[i];
-    require_utf8(text, where);
+    // python_strip also refuses text that is not UTF-8, naming `where`.
     if (python_strip(text, where).empty()) throw Error(where + ": is empty");
     try {
       inputs.push_back(encode_for_embedding(model, text, embedder.options));
@@ -212,14 +212,15 @@ int embed_lines(const EmbedCommand& command, const Embedder& embedder,
   for (std::string& line : split_lines(contents)) {
     ++line_number;
     const std::string where = source + ": line " + std::to_string(line_number);
+    bool empty = false;
     try {
-      require_utf8(line, where);  // the message names `where`
+      empty = python_strip(line, where).empty();  // refuses a line that is not UTF-8
     } catch (const Error& e) {
-      print_error(e.what());
+      print_error(e.what());  // the message names `where`
       ++failed_lines;
       continue;
     }
-    if (python_strip(line, where).empty()) {
+    if (empty) {
       skipped.push_back({.line = line_number, .text = std::move(line)});
       continue;
     }

@@ -31,7 +31,7 @@ ModelParts map_albert(const JsonFile& config, TensorSource& tensors) {
   spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
   spec.activation = read_activation(config, "hidden_act", "gelu_new");
   require_absolute_positions(config);
-  const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
+  const float eps = read_bert_norm_eps(config);
   read_bert_embeddings(tensors, parts, eps);
 
   const int64_t d = spec.d_model, e = spec.embedding_dim;

@@ -6,7 +6,7 @@
 
 namespace attn {
 
-ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors) {
+ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors, float eps) {
   ModelParts parts;
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPostNorm;
@@ -15,7 +15,6 @@ ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors) {
   spec.n_token_types = config.optional_positive_int("type_vocab_size", kMaxTokenTypes).value_or(2);
   spec.activation = read_activation(config, "hidden_act", "gelu");
   require_absolute_positions(config);
-  const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
   read_bert_embeddings(tensors, parts, eps);
 
   const EncoderLayerNames names = {.query = "attention.self.query",
@@ -33,15 +32,19 @@ ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors) {
   return parts;
 }
 
+float read_bert_norm_eps(const JsonFile& config) {
+  return read_norm_eps(config, "layer_norm_eps", 1e-12f);
+}
+
 ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
-  ModelParts parts = map_bert_encoder(config, tensors);
+  const float eps = read_bert_norm_eps(config);
+  ModelParts parts = map_bert_encoder(config, tensors, eps);
   read_masked_lm_head(tensors, parts,
                       {.dense = "cls.predictions.transform.dense",
                        .norm = "cls.predictions.transform.LayerNorm",
                        .bias = "cls.predictions.bias",
                        .decoder = "cls.predictions.decoder"},
-                      parts.spec.d_model, parts.spec.activation,
-                      read_norm_eps(config, "layer_norm_eps", 1e-12f));
+                      parts.spec.d_model, parts.spec.activation, eps);
   return parts;
 }
 

@@ -97,9 +97,13 @@ LayerWeights read_encoder_layer(TensorSource& tensors, const ArchSpec& spec,
                                 const std::string& prefix, const EncoderLayerNames& names,
                                 float eps);
 
-// The BERT encoder: config.json sizes, embeddings and post-norm layers under BERT's tensor names;
-// shared by BERT, RoBERTa and XLM-R, which add their heads and position rules.
-ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors);
+// BERT's LayerNorm epsilon: config.json's layer_norm_eps, 1e-12 when absent.
+float read_bert_norm_eps(const JsonFile& config);
+
+// The BERT encoder: config.json sizes, embeddings and post-norm layers under BERT's tensor names,
+// its LayerNorms with epsilon `eps`; shared by BERT, RoBERTa and XLM-R, which add their heads
+// (with the same epsilon) and position rules.
+ModelParts map_bert_encoder(const JsonFile& config, TensorSource& tensors, float eps);
 
 // Family files: map config.json and the Hugging Face tensor names onto ModelParts.
 ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors);

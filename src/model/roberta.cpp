@@ -7,7 +7,8 @@
 namespace attn {
 
 ModelParts map_roberta(const JsonFile& config, TensorSource& tensors) {
-  ModelParts parts = map_bert_encoder(config, tensors);
+  const float eps = read_bert_norm_eps(config);
+  ModelParts parts = map_bert_encoder(config, tensors, eps);
   ArchSpec& spec = parts.spec;
   const int table_rows = spec.max_positions;
   const int padding_idx =
@@ -26,8 +27,7 @@ ModelParts map_roberta(const JsonFile& config, TensorSource& tensors) {
                        .norm = "lm_head.layer_norm",
                        .bias = "lm_head.bias",
                        .decoder = "lm_head.decoder"},
-                      spec.d_model, Activation::kGeluErf,
-                      read_norm_eps(config, "layer_norm_eps", 1e-12f));
+                      spec.d_model, Activation::kGeluErf, eps);
   return parts;
 }
 

@@ -106,31 +106,21 @@ void embed(const Model& model, std::span<const EmbeddingInput> inputs,
     }
     lengths.push_back(int(length));
   }
-  const std::vector<BatchPlan> plans = plan_batches(lengths, options.max_batch_tokens);
-  if (plans.empty()) return;
-
-  int max_rows = 0;
-  for (const BatchPlan& plan : plans) max_rows = std::max(max_rows, plan.rows);
-  const int max_length = *std::max_element(lengths.begin(), lengths.end());
-  // One cache and run state for all batches, as fill_mask does.
-  KVCache cache(spec, max_rows, spec.n_layer);
-  RunState state(spec, max_rows, max_length);
   const int d = spec.d_model;
   std::vector<float> vector(d);
-
-  for (const BatchPlan& plan : plans) {
-    Batch batch;
-    for (std::size_t i = plan.begin; i < plan.end; ++i) batch.add_sequence(inputs[i].ids);
-    // Leaves the last hidden states (rows, d) in state.hidden; a masked-LM head is not run.
-    model.transformer->forward(batch, cache, state);
-    for (std::size_t i = plan.begin; i < plan.end; ++i) {
-      const SequenceSlice& sequence = batch.sequences[i - plan.begin];
-      pool(state.hidden.data() + long(sequence.row) * d, sequence.length, d, options.pooling,
-           vector);
-      if (options.normalize) l2_normalize(vector);
-      on_result(i, vector);
-    }
-  }
+  run_encoder_batches(
+      model, lengths, options.max_batch_tokens,
+      [&](Batch& batch, std::size_t i) { batch.add_sequence(inputs[i].ids); },
+      // state.hidden holds the last hidden states; a masked-LM head is not run.
+      [&](const Batch& batch, RunState& state, std::size_t begin) {
+        for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
+          const SequenceSlice& sequence = batch.sequences[s];
+          pool(state.hidden.data() + long(sequence.row) * d, sequence.length, d, options.pooling,
+               vector);
+          if (options.normalize) l2_normalize(vector);
+          on_result(begin + s, vector);
+        }
+      });
 }
 
 std::vector<std::vector<float>> embed(const Model& model, std::span<const EmbeddingInput> inputs,

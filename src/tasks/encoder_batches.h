@@ -1,11 +1,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
+#include "src/model/model.h"
+
 // What the encoder tasks (fill-mask, embed) share: cutting an encoded input to the model's
-// length, and packing many inputs into batches without padding.
+// length, and running many inputs through the encoder packed into batches without padding.
 namespace attn {
 
 // Cuts `values` (an input's token ids, or its type ids) to `max_length` by keeping the first
@@ -14,15 +17,15 @@ namespace attn {
 // it is not longer; max_length must be at least 1.
 void truncate_keeping_last(std::vector<int>& values, std::size_t max_length);
 
-// Consecutive inputs [begin, end) that run as one packed batch of `rows` tokens.
-struct BatchPlan {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  int rows = 0;
-};
-
-// Packs inputs of the given lengths, in order, into batches of at most max_batch_tokens tokens;
-// an input longer than that gets a batch of its own.
-std::vector<BatchPlan> plan_batches(std::span<const int> lengths, int max_batch_tokens);
+// Runs inputs of the given lengths through the encoder, packed in order into batches of at most
+// max_batch_tokens tokens (an input longer than that gets a batch of its own), so that the
+// linear layers see one tall matrix. add_input(batch, i) appends input i as one sequence; after
+// each batch's forward pass, on_batch(batch, state, begin) reads the last hidden states of
+// inputs [begin, begin + batch.sequences.size()) from state.hidden (rows, d_model), before the
+// next batch overwrites them. One KV cache and run state serve every batch.
+void run_encoder_batches(
+    const Model& model, std::span<const int> lengths, int max_batch_tokens,
+    const std::function<void(Batch& batch, std::size_t input)>& add_input,
+    const std::function<void(const Batch& batch, RunState& state, std::size_t begin)>& on_batch);
 
 }  // namespace attn

@@ -137,47 +137,35 @@ void fill_mask(const Model& model, std::span<const MaskedInput> inputs,
   for (std::size_t i = 0; i < inputs.size(); ++i) check_input(model, inputs[i], i);
   std::vector<int> lengths;
   for (const MaskedInput& input : inputs) lengths.push_back(int(input.ids.size()));
-  const std::vector<BatchPlan> plans = plan_batches(lengths, options.max_batch_tokens);
-  if (plans.empty()) return;
-
-  const ArchSpec& spec = model.spec();
-  int max_rows = 0;
-  int max_length = 0;
-  for (const BatchPlan& plan : plans) max_rows = std::max(max_rows, plan.rows);
-  for (const MaskedInput& input : inputs) max_length = std::max(max_length, int(input.ids.size()));
-  // One cache and run state for all batches; an encoder batch writes its keys and values at
-  // cache rows [0, rows).
-  KVCache cache(spec, max_rows, spec.n_layer);
-  RunState state(spec, max_rows, max_length);
+  const int vocab = model.spec().vocab_size;
   std::vector<float> logits;
-
-  for (const BatchPlan& plan : plans) {
-    Batch batch;
-    std::vector<int> mask_rows;  // rows of the batch whose logits are needed, input by input
-    for (std::size_t i = plan.begin; i < plan.end; ++i) {
-      const MaskedInput& input = inputs[i];
-      const int row = batch.rows();
-      batch.add_sequence(input.ids, input.type_ids);
-      for (int position : input.mask_positions) mask_rows.push_back(row + position);
-    }
-    model.transformer->forward(batch, cache, state);
-    // logits: (mask_rows, vocab); the head runs only at the masks.
-    logits.resize(mask_rows.size() * std::size_t(spec.vocab_size));
-    model.transformer->compute_logits(state, mask_rows, logits.data());
-
-    std::size_t mask_index = 0;
-    for (std::size_t i = plan.begin; i < plan.end; ++i) {
-      std::vector<MaskPrediction> predictions;
-      for (int position : inputs[i].mask_positions) {
-        const std::span<const float> mask_logits(
-            logits.data() + mask_index++ * std::size_t(spec.vocab_size), spec.vocab_size);
-        predictions.push_back({.position = position,
-                               .candidates = top_candidates(*model.tokenizer, mask_logits,
-                                                            options.top_k, inputs[i], position)});
-      }
-      on_result(i, std::move(predictions));
-    }
-  }
+  run_encoder_batches(
+      model, lengths, options.max_batch_tokens,
+      [&](Batch& batch, std::size_t i) { batch.add_sequence(inputs[i].ids, inputs[i].type_ids); },
+      [&](const Batch& batch, RunState& state, std::size_t begin) {
+        // Rows of the batch whose logits are needed, input by input: the head runs only there.
+        std::vector<int> mask_rows;
+        for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
+          for (int position : inputs[begin + s].mask_positions) {
+            mask_rows.push_back(batch.sequences[s].row + position);
+          }
+        }
+        logits.resize(mask_rows.size() * std::size_t(vocab));  // (mask_rows, vocab)
+        model.transformer->compute_logits(state, mask_rows, logits.data());
+        std::size_t mask_index = 0;
+        for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
+          const MaskedInput& input = inputs[begin + s];
+          std::vector<MaskPrediction> predictions;
+          for (int position : input.mask_positions) {
+            const std::span<const float> mask_logits(
+                logits.data() + mask_index++ * std::size_t(vocab), vocab);
+            predictions.push_back({.position = position,
+                                   .candidates = top_candidates(*model.tokenizer, mask_logits,
+                                                                options.top_k, input, position)});
+          }
+          on_result(begin + s, std::move(predictions));
+        }
+      });
 }
 
 std::vector<std::vector<MaskPrediction>> fill_mask(const Model& model,
