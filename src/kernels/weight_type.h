@@ -10,13 +10,35 @@
 
 namespace attn {
 
-// kF16 is IEEE binary16; kBF16 is bfloat16, the top half of a binary32. Int8 blocks (q8) will
-// be the next entry.
-enum class WeightType { kF32, kF16, kBF16 };
+// kF16 is IEEE binary16; kBF16 is bfloat16, the top half of a binary32. kQ8_0 is ggml's q8_0:
+// each run of 32 consecutive elements of a row is one BlockQ8_0.
+enum class WeightType { kF32, kF16, kBF16, kQ8_0 };
 
-inline constexpr int kWeightTypeCount = 3;
+inline constexpr int kWeightTypeCount = 4;
 
-inline int element_bytes(WeightType type) { return type == WeightType::kF32 ? 4 : 2; }
+// 32 weights w[i] = scale * values[i], symmetric int8 with one binary16 scale (34 bytes, as
+// ggml stores q8_0, so that both read the same bytes per weight).
+inline constexpr int kQ8BlockSize = 32;
+struct BlockQ8_0 {
+  uint16_t scale;  // binary16
+  int8_t values[kQ8BlockSize];
+};
+static_assert(sizeof(BlockQ8_0) == 34);
+
+// Bytes that n consecutive elements of a row take; for kQ8_0, n is a multiple of 32 (a row
+// whose length is not is never stored as q8).
+inline long storage_bytes(WeightType type, long n) {
+  switch (type) {
+    case WeightType::kF32:
+      return 4 * n;
+    case WeightType::kF16:
+    case WeightType::kBF16:
+      return 2 * n;
+    case WeightType::kQ8_0:
+      return n / kQ8BlockSize * long(sizeof(BlockQ8_0));
+  }
+  return 0;
+}
 
 inline const char* weight_type_name(WeightType type) {
   switch (type) {
@@ -26,6 +48,8 @@ inline const char* weight_type_name(WeightType type) {
       return "f16";
     case WeightType::kBF16:
       return "bf16";
+    case WeightType::kQ8_0:
+      return "q8_0";
   }
   return "?";
 }
@@ -50,7 +74,8 @@ inline float f16_to_float(uint16_t half) {
 
 inline float bf16_to_float(uint16_t value) { return std::bit_cast<float>(uint32_t(value) << 16); }
 
-// How one element of each type is stored: a float for kF32, the raw 16 bits for kF16 and kBF16.
+// How one element of each element-wise type is stored: a float for kF32, the raw 16 bits for
+// kF16 and kBF16.
 template <WeightType kType>
 using WeightElement = std::conditional_t<kType == WeightType::kF32, float, uint16_t>;
 
