@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 
 #include "src/base/error.h"
+#include "src/base/half_float.h"
 #include "src/io/json_util.h"
 
 namespace attn {
@@ -32,30 +32,6 @@ std::size_t dtype_size(const std::string& dtype) {
   auto it = sizes.find(dtype);
   return it == sizes.end() ? 0 : it->second;
 }
-
-float half_to_float(uint16_t half) {
-  uint32_t sign = (half & 0x8000u) << 16;
-  uint32_t exponent = (half >> 10) & 0x1F;
-  uint32_t mantissa = half & 0x3FF;
-  uint32_t bits;
-  if (exponent == 0x1F) {
-    bits = sign | 0x7F800000u | (mantissa << 13);  // inf or NaN
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else {  // subnormal half: renormalize
-    exponent = 113;
-    while (!(mantissa & 0x400)) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3FF) << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-float bfloat16_to_float(uint16_t value) { return std::bit_cast<float>(uint32_t(value) << 16); }
 
 // Reads the header's entries into TensorInfo as the parser goes, without building the whole
 // document: a hostile 100 MB header of tiny entries, or of one huge array, would take gigabytes
@@ -341,7 +317,8 @@ const TensorInfo* SafeTensors::find(const std::string& name) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
-const float* SafeTensors::floats(const std::string& name, std::span<const int64_t> expected_shape) {
+const TensorInfo& SafeTensors::checked(const std::string& name,
+                                       std::span<const int64_t> expected_shape) const {
   const TensorInfo* tensor = find(name);
   if (!tensor) throw Error(path_.string() + ": missing tensor '" + name + "'");
   if (!std::equal(tensor->shape.begin(), tensor->shape.end(), expected_shape.begin(),
@@ -350,26 +327,45 @@ const float* SafeTensors::floats(const std::string& name, std::span<const int64_
                 shape_string(tensor->shape) + " but config.json implies " +
                 shape_string(expected_shape));
   }
-  const std::byte* bytes = data_ + tensor->begin;
-  const std::size_t count = (tensor->end - tensor->begin) / dtype_size(tensor->dtype);
-  if (tensor->dtype == "F32" && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
+  if (tensor->dtype != "F32" && tensor->dtype != "F16" && tensor->dtype != "BF16") {
+    throw Error(path_.string() + ": tensor '" + name + "' has dtype " + tensor->dtype +
+                "; weights must be F32, F16 or BF16");
+  }
+  return *tensor;
+}
+
+TensorElements SafeTensors::elements(const std::string& name,
+                                     std::span<const int64_t> expected_shape) {
+  const TensorInfo& tensor = checked(name, expected_shape);
+  const std::byte* bytes = data_ + tensor.begin;
+  const std::size_t size = tensor.end - tensor.begin;
+  if (reinterpret_cast<uintptr_t>(bytes) % dtype_size(tensor.dtype) == 0) {
+    return {.data = bytes, .dtype = tensor.dtype};
+  }
+  // A float vector's storage is aligned for every dtype used here.
+  std::vector<float>& copy = converted_.emplace_back((size + sizeof(float) - 1) / sizeof(float));
+  // An empty vector's data() may be null, which memcpy must not be given even for 0 bytes.
+  if (size > 0) std::memcpy(copy.data(), bytes, size);
+  return {.data = copy.data(), .dtype = tensor.dtype};
+}
+
+const float* SafeTensors::floats(const std::string& name, std::span<const int64_t> expected_shape) {
+  const TensorInfo& tensor = checked(name, expected_shape);
+  const std::byte* bytes = data_ + tensor.begin;
+  const std::size_t count = (tensor.end - tensor.begin) / dtype_size(tensor.dtype);
+  if (tensor.dtype == "F32" && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
     return reinterpret_cast<const float*>(bytes);
   }
   std::vector<float>& values = converted_.emplace_back(count);
-  if (tensor->dtype == "F32") {
-    // An empty vector's data() may be null, which memcpy must not be given even for 0 bytes.
+  if (tensor.dtype == "F32") {
     if (count > 0) std::memcpy(values.data(), bytes, count * sizeof(float));
-  } else if (tensor->dtype == "F16" || tensor->dtype == "BF16") {
-    const bool is_half = tensor->dtype == "F16";
+  } else {
+    const bool is_half = tensor.dtype == "F16";
     for (std::size_t i = 0; i < count; ++i) {
       uint16_t raw;
       std::memcpy(&raw, bytes + 2 * i, 2);
-      values[i] = is_half ? half_to_float(raw) : bfloat16_to_float(raw);
+      values[i] = is_half ? f16_to_float(raw) : bf16_to_float(raw);
     }
-  } else {
-    converted_.pop_back();
-    throw Error(path_.string() + ": tensor '" + name + "' has dtype " + tensor->dtype +
-                "; weights must be F32, F16 or BF16");
   }
   return values.data();
 }

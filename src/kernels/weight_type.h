@@ -1,12 +1,14 @@
 #pragma once
 
-#include <bit>
 #include <cstdint>
 #include <type_traits>
 
+#include "src/base/half_float.h"
+
 // The element types a weight matrix can keep in memory, and the exact value of one element as
 // a float. (The kernels in src/kernels/weight_kernels_*.cpp convert many at once with the
-// CPU's own instructions; this is their scalar counterpart, for tails and the fallback.)
+// CPU's own instructions; weight_value is their scalar counterpart, for tails and the
+// fallback.)
 
 namespace attn {
 
@@ -53,26 +55,6 @@ inline const char* weight_type_name(WeightType type) {
   }
   return "?";
 }
-
-// Every binary16 value, subnormals, infinities and NaNs included, is exact as a float.
-inline float f16_to_float(uint16_t half) {
-  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
-  uint32_t exponent = (half >> 10) & 0x1F;
-  uint32_t mantissa = half & 0x3FF;
-  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-  if (exponent != 0)
-    return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-  if (mantissa == 0) return std::bit_cast<float>(sign);
-  // A subnormal half is a normal float: shift the mantissa up to its leading one.
-  exponent = 113;
-  while (!(mantissa & 0x400)) {
-    mantissa <<= 1;
-    --exponent;
-  }
-  return std::bit_cast<float>(sign | (exponent << 23) | ((mantissa & 0x3FF) << 13));
-}
-
-inline float bf16_to_float(uint16_t value) { return std::bit_cast<float>(uint32_t(value) << 16); }
 
 // How one element of each element-wise type is stored: a float for kF32, the raw 16 bits for
 // kF16 and kBF16.
