@@ -19,7 +19,7 @@ int run_attention(const AttentionCommand& command) {
   if (command.pair) require_utf8(*command.pair, "--pair");
   // Opened first, so that an unwritable path fails before the model is even loaded.
   OutputFile out(command.output, "-o");
-  auto model = load_model(command.common.model_dir);
+  auto model = load_model(command.common.model_dir, command.common.dtype);
   const ArchSpec& spec = model->spec();
   const AttentionSelection selection = select_attention(spec, command.attention);
   if (command.pair && spec.causal) {

@@ -71,6 +71,7 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
   }
   const double ms_per_sequence = median(batch_ms) / command.batch;
   const nlohmann::json out = {{"model", model.name()},
+                              {"dtype", model.compute_dtype()},
                               {"sequence_tokens", command.prompt_tokens},
                               {"batch", command.batch},
                               {"repetitions", command.repetitions},
@@ -82,10 +83,11 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
     write_stdout(json_text(out) + "\n");
   } else {
     std::ostringstream line;
-    line << "model " << model.name() << ": fill-mask, " << command.batch << " x "
-         << command.prompt_tokens << " tokens per batch: " << ms_per_sequence
-         << " ms per sequence, " << out["sequences_per_s"].get<double>() << " sequences/s | load "
-         << model.load_ms << " ms | peak RSS " << peak_rss_mb() << " MB\n";
+    line << "model " << model.name() << " (" << out["dtype"].get<std::string>() << "): fill-mask, "
+         << command.batch << " x " << command.prompt_tokens
+         << " tokens per batch: " << ms_per_sequence << " ms per sequence, "
+         << out["sequences_per_s"].get<double>() << " sequences/s | load " << model.load_ms
+         << " ms | peak RSS " << peak_rss_mb() << " MB\n";
     write_stdout(line.str());
   }
   return 0;
@@ -94,7 +96,7 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
 }  // namespace
 
 int run_bench(const BenchCommand& command) {
-  auto model = load_model(command.common.model_dir);
+  auto model = load_model(command.common.model_dir, command.common.dtype);
   const ArchSpec& spec = model->spec();
   if (!spec.causal) return run_encoder_bench(command, *model);
   // In 64 bits: -p and -n are each at most 2^31 - 1.
@@ -121,21 +123,30 @@ int run_bench(const BenchCommand& command) {
     spdlog::debug("repetition {}: prompt {:.1f} tokens/s, decode {:.1f} tokens/s", r,
                   prompt_rates.back(), decode_rates.empty() ? 0.0 : decode_rates.back());
   }
+  // Decode reads every weight matrix once per token (the embeddings only one row): that many
+  // bytes times tokens/s is the memory bandwidth decode achieves.
+  int64_t bytes_per_token = 0;
+  for (int64_t bytes : model->transformer->matrix_bytes_per_token()) bytes_per_token += bytes;
+  const double decode_rate = decode_rates.empty() ? 0.0 : median(decode_rates);
   nlohmann::json out = {{"model", model->name()},
+                        {"dtype", model->compute_dtype()},
                         {"prompt_tokens", command.prompt_tokens},
                         {"new_tokens", command.new_tokens},
                         {"repetitions", command.repetitions},
                         {"prompt_tokens_per_s", median(prompt_rates)},
-                        {"decode_tokens_per_s", decode_rates.empty() ? 0.0 : median(decode_rates)},
+                        {"decode_tokens_per_s", decode_rate},
+                        {"weight_bytes_per_token", bytes_per_token},
+                        {"decode_gb_per_s", decode_rate * double(bytes_per_token) / 1e9},
                         {"load_ms", model->load_ms},
                         {"peak_rss_mb", peak_rss_mb()}};
   if (command.json) {
     write_stdout(json_text(out) + "\n");
   } else {
     std::ostringstream line;
-    line << "model " << model->name() << ": prompt " << command.prompt_tokens << " tokens "
-         << out["prompt_tokens_per_s"].get<double>() << " tokens/s | decode " << command.new_tokens
-         << " tokens " << out["decode_tokens_per_s"].get<double>() << " tokens/s | load "
+    line << "model " << model->name() << " (" << out["dtype"].get<std::string>() << "): prompt "
+         << command.prompt_tokens << " tokens " << out["prompt_tokens_per_s"].get<double>()
+         << " tokens/s | decode " << command.new_tokens << " tokens " << decode_rate
+         << " tokens/s, " << out["decode_gb_per_s"].get<double>() << " GB/s of weights | load "
          << model->load_ms << " ms | peak RSS " << peak_rss_mb() << " MB\n";
     write_stdout(line.str());
   }

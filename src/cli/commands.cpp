@@ -177,7 +177,7 @@ int run_generate(const GenerateCommand& command) {
   // Opened before the work, so that an unwritable path fails at once.
   std::optional<OutputFile> attention_out;
   if (command.attention_out) attention_out.emplace(command.attention_out, "--attention-out");
-  auto model = load_model(command.common.model_dir);
+  auto model = load_model(command.common.model_dir, command.common.dtype);
   if (!model->spec().causal) {
     throw UsageError(model->dir.string() + ": generate needs a decoder model; '" +
                      model->model_type + "' is an encoder (try fill-mask)");
@@ -246,7 +246,7 @@ int run_generate(const GenerateCommand& command) {
 int run_tokenize(const TokenizeCommand& command) {
   require_utf8(command.text, "text");
   if (command.pair) require_utf8(*command.pair, "--pair");
-  auto model = load_model(command.common.model_dir);
+  auto model = load_model(command.common.model_dir, command.common.dtype);
   const Tokenizer& tokenizer = *model->tokenizer;
   const Encoding encoding = tokenizer.encode(command.text, command.pair);
   std::vector<std::string> tokens;
@@ -270,7 +270,8 @@ int run_info(const CommonOptions& common, bool json) {
   const std::optional<SentenceTransformersConfig> sentence_transformers =
       read_sentence_transformers_config(common.model_dir);
   auto model =
-      load_model(sentence_transformers ? sentence_transformers->transformer_dir : common.model_dir);
+      load_model(sentence_transformers ? sentence_transformers->transformer_dir : common.model_dir,
+                 common.dtype);
   const ArchSpec& spec = model->spec();
   std::map<std::string, int> dtypes;
   for (const auto& [name, tensor] : model->weights_file->tensors()) ++dtypes[tensor.dtype];
@@ -290,6 +291,7 @@ int run_info(const CommonOptions& common, bool json) {
       {"context", spec.max_positions},
       {"parameters", model->parameter_count},
       {"tensor_dtypes", dtypes},
+      {"compute_dtype", model->compute_dtype()},
       {"output_head", model->transformer->has_head()},
   };
   if (spec.embedding_dim > 0) out["embedding_dim"] = spec.embedding_dim;

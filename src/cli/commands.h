@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/kernels/weight_type.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
@@ -26,7 +27,8 @@ constexpr int kMaxBatchTokens = 16384;
 
 struct CommonOptions {
   std::filesystem::path model_dir;
-  int threads = 0;  // 0 = all cores
+  std::optional<WeightType> dtype;  // --dtype: compute in this type; default, the file's
+  int threads = 0;                  // 0 = all cores
   bool verbose = false;
   bool quiet = false;
 };

@@ -60,7 +60,7 @@ Embedder load_embedder(const EmbedCommand& command) {
   const std::filesystem::path& dir = command.common.model_dir;
   const std::optional<SentenceTransformersConfig> config = read_sentence_transformers_config(dir);
   Embedder embedder;
-  embedder.model = load_model(config ? config->transformer_dir : dir);
+  embedder.model = load_model(config ? config->transformer_dir : dir, command.common.dtype);
   check_embedding_model(*embedder.model);
   embedder.options = embedding_options(*embedder.model, config);
   if (!config && !command.pooling) {

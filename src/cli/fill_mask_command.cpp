@@ -131,7 +131,7 @@ int run_fill_mask(const FillMaskCommand& command) {
   }
   if (!command.text && !command.file) throw UsageError("fill-mask: give a text or --file");
   if (command.pair && command.file) throw UsageError("--pair: only with a text, not with --file");
-  auto model = load_model(command.common.model_dir);
+  auto model = load_model(command.common.model_dir, command.common.dtype);
   check_fill_mask_model(*model);
   check_top_k(*model, command.top_k);
   const FillMaskOptions options{.top_k = command.top_k, .max_batch_tokens = command.batch_tokens};

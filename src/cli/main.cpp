@@ -120,6 +120,18 @@ void add_common_options(CLI::App& command, CommonOptions& common, const char* de
       ->check(non_negative())
       ->check(number_check("<= " + std::to_string(kMaxThreads),
                            [](double v) { return v <= kMaxThreads; }));
+  command
+      .add_option_function<std::string>(
+          "--dtype",
+          [&common](const std::string& name) {
+            common.dtype = name == "f32"    ? WeightType::kF32
+                           : name == "f16"  ? WeightType::kF16
+                           : name == "bf16" ? WeightType::kBF16
+                                            : WeightType::kQ8_0;
+          },
+          "weight type to compute in: f32, f16, bf16 or q8 (int8 blocks of 32, ggml's q8_0); "
+          "converted once at load (default: as stored in model.safetensors)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8"}));
   command.add_flag("-v,--verbose", common.verbose, "debug logging on stderr");
   command.add_flag("-q,--quiet", common.quiet, "only errors on stderr");
 }

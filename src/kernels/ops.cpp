@@ -134,39 +134,113 @@ void gemm_through_f32_tiles(float* y, const float* x, int rows, const Linear& li
   }
 }
 
+// Maps whose weights lie side by side in one [in, out] matrix (GPT-2's c_attn: Q, K and V are
+// column slices of one fused weight) as one map over all their columns, so that each stored
+// row is read once, in one pass, rather than once per slice.
+std::vector<Linear> merge_adjacent_slices(std::span<const LinearOutput> outputs) {
+  std::vector<Linear> merged;
+  for (const LinearOutput& output : outputs) {
+    const Linear& next = *output.linear;
+    if (!merged.empty()) {
+      Linear& last = merged.back();
+      if (last.in_out_layout && next.in_out_layout && last.type == next.type &&
+          last.in == next.in && last.row_stride == next.row_stride &&
+          last.element(last.out) == next.weight &&
+          (last.bias == nullptr) == (next.bias == nullptr) &&
+          (!last.bias || last.bias + last.out == next.bias)) {
+        last.out += next.out;
+        continue;
+      }
+    }
+    merged.push_back(next);
+  }
+  return merged;
+}
+
+// One row through maps stored [in, out]: each thread streams its own block of whole stored
+// rows (contiguous memory reads fastest) for every map, giving partial sums over its share of
+// the inputs; the partial sums are added at the end.
+void one_row_in_out(std::span<const LinearOutput> outputs, const float* x) {
+  const int in = outputs[0].linear->in;
+  const std::vector<Linear> maps = merge_adjacent_slices(outputs);
+  int total_out = 0;
+  for (const Linear& map : maps) total_out += map.out;
+  const int n_parts = std::min(thread_pool().size(), std::max(1, in / 64));
+  // (n_parts, total_out), kept between calls: a decode step makes dozens of these calls.
+  static thread_local std::vector<float> partials;
+  partials.resize(std::size_t(n_parts) * total_out);
+  // The workers must see this thread's buffer, not their own thread_local copy.
+  float* partial_sums = partials.data();
+  thread_pool().run(n_parts, [&](int part) {
+    const int begin = int(long(in) * part / n_parts), end = int(long(in) * (part + 1) / n_parts);
+    float* partial = partial_sums + long(part) * total_out;
+    for (const Linear& map : maps) {
+      partial_sum_over_rows(partial, x, map, begin, end);
+      partial += map.out;
+    }
+  });
+  int column = 0;  // of the first output of each map in a row of partials
+  for (const LinearOutput& output : outputs) {
+    const Linear& linear = *output.linear;
+    for (int j = 0; j < linear.out; ++j) output.y[j] = linear.bias ? linear.bias[j] : 0.0f;
+    for (int part = 0; part < n_parts; ++part) {
+      add_in_place(output.y, partial_sums + long(part) * total_out + column, linear.out);
+    }
+    column += linear.out;
+  }
+}
+
+// One row through maps stored [out, in]: the outputs of all maps, one after another, are split
+// into equal blocks, each thread taking whole rows of W (contiguous again).
+void one_row_out_in(std::span<const LinearOutput> outputs, const float* x) {
+  int total_out = 0;
+  for (const LinearOutput& output : outputs) total_out += output.linear->out;
+  const ColumnBlocks blocks(total_out);
+  thread_pool().run(blocks.count, [&](int block) {
+    // This block's share [begin, end) of the outputs, map by map.
+    const int begin = blocks.begin(block), end = blocks.end(block);
+    int first = 0;  // of the current map among all outputs
+    for (const LinearOutput& output : outputs) {
+      const int out = output.linear->out;
+      const int from = std::max(begin, first), to = std::min(end, first + out);
+      if (from < to) dot_rows_with_bias(output.y, x, *output.linear, from - first, to - first);
+      first += out;
+    }
+  });
+}
+
 }  // namespace
+
+void linear_forward_shared_input(std::span<const LinearOutput> outputs, const float* x, int rows) {
+  const bool all_in_out = std::all_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
+    return o.linear->in_out_layout;
+  });
+  const bool all_out_in = std::none_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
+    return o.linear->in_out_layout;
+  });
+  if (rows == 1 && all_in_out) {
+    one_row_in_out(outputs, x);
+  } else if (rows == 1 && all_out_in) {
+    one_row_out_in(outputs, x);
+  } else {
+    for (const LinearOutput& output : outputs) linear_forward(output.y, x, rows, *output.linear);
+  }
+}
 
 void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
   const int in = linear.in;
   const int out = linear.out;
-  if (rows == 1 && linear.in_out_layout) {
-    // One token (decode) is a matrix-vector product, bound by reading the weights once. Each
-    // thread streams its own block of whole rows (contiguous memory reads fastest), giving a
-    // partial sum over its share of the inputs; the partial sums are added at the end.
-    const int n_parts = std::min(thread_pool().size(), std::max(1, in / 64));
-    // (n_parts, out), kept between calls: a decode step makes dozens of these calls.
-    static thread_local std::vector<float> partials;
-    partials.resize(std::size_t(n_parts) * out);
-    // The workers must see this thread's buffer, not their own thread_local copy.
-    float* partial_sums = partials.data();
-    thread_pool().run(n_parts, [&](int part) {
-      partial_sum_over_rows(partial_sums + long(part) * out, x, linear,
-                            int(long(in) * part / n_parts), int(long(in) * (part + 1) / n_parts));
-    });
-    for (int j = 0; j < out; ++j) y[j] = linear.bias ? linear.bias[j] : 0.0f;
-    for (int part = 0; part < n_parts; ++part)
-      add_in_place(y, partial_sums + long(part) * out, out);
-    return;
-  }
-  const ColumnBlocks blocks(out);
   if (rows == 1) {
-    // [out, in]: each thread takes a block of whole rows of W, again contiguous.
-    thread_pool().run(blocks.count, [&](int block) {
-      dot_rows_with_bias(y, x, linear, blocks.begin(block), blocks.end(block));
-    });
+    const LinearOutput output{.linear = &linear, .y = y};
+    if (linear.in_out_layout) {
+      one_row_in_out(std::span(&output, 1), x);
+    } else {
+      one_row_out_in(std::span(&output, 1), x);
+    }
     return;
   }
   // Each thread multiplies all rows by its own block of output columns, single-threaded.
+  const ColumnBlocks blocks(out);
   thread_pool().run(blocks.count, [&](int block) {
     const int begin = blocks.begin(block);
     const int width = blocks.end(block) - begin;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "src/kernels/weight_type.h"
 
@@ -31,6 +32,15 @@ struct Linear {
   const void* element(long index) const {
     return static_cast<const std::byte*>(weight) + storage_bytes(type, index);
   }
+
+  // Outputs [first, first + count) of this map, as a map of its own, without a copy.
+  Linear output_slice(int first, int count) const {
+    Linear slice = *this;
+    slice.weight = element(in_out_layout ? first : long(first) * row_stride);
+    if (bias) slice.bias = bias + first;
+    slice.out = count;
+    return slice;
+  }
 };
 
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (bias optional).
@@ -50,6 +60,17 @@ enum class Activation { kGeluTanh, kGeluErf, kSilu, kRelu };
 
 // y (rows, out) = x (rows, in) . W + b
 void linear_forward(float* y, const float* x, int rows, const Linear& linear);
+
+// One map's output: y (rows, linear->out).
+struct LinearOutput {
+  const Linear* linear;
+  float* y;
+};
+
+// Several maps of the same input x (rows, in), e.g. a layer's query, key and value: one row
+// (a decode step) runs as one parallel job for all of them, and slices of one fused matrix
+// (GPT-2's c_attn) are read in one pass.
+void linear_forward_shared_input(std::span<const LinearOutput> outputs, const float* x, int rows);
 
 // y (rows, d) = norm(x (rows, d)); y may equal x.
 void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm);

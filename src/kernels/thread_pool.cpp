@@ -61,13 +61,13 @@ void ThreadPool::stop_workers() {
   for (auto& worker : workers_) worker.join();
 }
 
-void ThreadPool::run(int n_tasks, const std::function<void(int)>& task) {
+void ThreadPool::run_job(int n_tasks, JobTask task) {
   if (workers_.empty() || n_tasks <= 1 || solo_jobs_left_ > 0) {
     if (n_tasks > 1 && solo_jobs_left_ > 0) --solo_jobs_left_;
     for (int i = 0; i < n_tasks; ++i) task(i);
     return;
   }
-  task_ = &task;
+  task_ = task;
   n_tasks_ = n_tasks;
   finished_tasks_.store(0);
   const uint32_t generation = generation_of(job_.load()) + 1;
@@ -124,7 +124,7 @@ int ThreadPool::work_on(uint32_t generation) {
   if (task_index > 0) wake_one_worker();
   for (; task_index >= 0; task_index = claim_task(generation)) {
     const int n_tasks = n_tasks_;
-    (*task_)(task_index);
+    task_(task_index);
     // After this count the job may be over and task_ rewritten: touch no job data past it.
     if (finished_tasks_.fetch_add(1) + 1 == n_tasks && caller_sleeping_.load()) {
       { std::lock_guard lock(mutex_); }  // the caller is inside wait() once we hold the mutex

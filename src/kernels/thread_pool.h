@@ -4,7 +4,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -41,9 +40,25 @@ class ThreadPool {
 
   // Runs task(i) exactly once for every i in [0, n_tasks) on the pool (the calling thread
   // included) and returns when all are done. Not reentrant: a task must not call run().
-  void run(int n_tasks, const std::function<void(int)>& task);
+  // `task` is any callable taking the index; the pool calls it through a plain function
+  // pointer, so that a parallel region allocates nothing (a std::function may, for a lambda
+  // capturing more than a couple of pointers), and a decode step starts dozens of them.
+  template <class Task>
+  void run(int n_tasks, const Task& task) {
+    run_job(n_tasks, JobTask{.callable = &task, .call = [](const void* callable, int index) {
+                               (*static_cast<const Task*>(callable))(index);
+                             }});
+  }
 
  private:
+  // A borrowed callable and the function that calls it.
+  struct JobTask {
+    const void* callable = nullptr;
+    void (*call)(const void* callable, int index) = nullptr;
+    void operator()(int index) const { call(callable, index); }
+  };
+
+  void run_job(int n_tasks, JobTask task);
   static constexpr int kMaxSoloJobs = 256;
 
   void worker_loop();
@@ -69,7 +84,7 @@ class ThreadPool {
   std::atomic<int> finished_tasks_{0};
   // Written by run() before it publishes a job in job_; read only by a thread that holds an
   // unfinished task of that job, which keeps run() from returning and writing the next.
-  const std::function<void(int)>* task_ = nullptr;
+  JobTask task_;
   int n_tasks_ = 0;
 
   // Sleeping: workers wait for a new job, the caller of run() for the last task to finish.

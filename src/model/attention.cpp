@@ -23,9 +23,11 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
   float* layer_values = cache.values.data() + std::size_t(layer) * cache.capacity * kv_dim;
   float* new_keys = layer_keys + long(batch.cache_offset) * kv_dim;  // (rows, kv_dim)
 
-  linear_forward(state.query.data(), input, rows, w.query);
-  linear_forward(new_keys, input, rows, w.key);
-  linear_forward(layer_values + long(batch.cache_offset) * kv_dim, input, rows, w.value);
+  const LinearOutput projections[] = {
+      {.linear = &w.query, .y = state.query.data()},
+      {.linear = &w.key, .y = new_keys},
+      {.linear = &w.value, .y = layer_values + long(batch.cache_offset) * kv_dim}};
+  linear_forward_shared_input(projections, input, rows);
   if (positions_.rotary) {
     const RotaryEmbedding& rotary = *positions_.rotary;
     rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, head_dim, state.rotary_cos.data(),

@@ -46,7 +46,7 @@ ModelParts map_bloom(const JsonFile& config, TensorSource& tensors) {
                 .down = tensors.linear(p + "mlp.dense_4h_to_h", ff, d, true)},
     });
   }
-  parts.weights.token_embedding = tensors.get("word_embeddings.weight", {spec.vocab_size, d});
+  parts.weights.token_embedding = tensors.embedding("word_embeddings.weight", spec.vocab_size, d);
   parts.weights.embedding_norm = tensors.layer_norm("word_embeddings_layernorm", d, eps);
   parts.weights.final_norm = tensors.layer_norm("ln_f", d, eps);
   parts.weights.head = decoder_head(

@@ -32,23 +32,12 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
 
   const int64_t d = spec.d_model, ff = spec.d_ff;
   auto conv1d = [&](const std::string& name, int64_t in, int64_t out) {
-    return Linear{.weight = tensors.get(name + ".weight", {in, out}),
-                  .bias = tensors.get(name + ".bias", {out}),
-                  .in = int(in),
-                  .out = int(out),
-                  .in_out_layout = true,
-                  .row_stride = int(out)};
+    return tensors.conv1d(name, in, out);
   };
   for (int i = 0; i < spec.n_layer; ++i) {
     const std::string p = "h." + std::to_string(i) + ".";
     const Linear qkv = conv1d(p + "attn.c_attn", d, 3 * d);
-    auto qkv_slice = [&](int part) {
-      Linear slice = qkv;
-      slice.weight = qkv.element(part * d);
-      slice.bias += part * d;
-      slice.out = int(d);
-      return slice;
-    };
+    auto qkv_slice = [&](int part) { return qkv.output_slice(int(part * d), int(d)); };
     parts.weights.layers.push_back(LayerWeights{
         .attention_norm = tensors.layer_norm(p + "ln_1", d, eps),
         .attention = {.query = qkv_slice(0),
@@ -61,7 +50,7 @@ ModelParts map_gpt2(const JsonFile& config, TensorSource& tensors) {
                 .down = conv1d(p + "mlp.c_proj", ff, d)},
     });
   }
-  parts.weights.token_embedding = tensors.get("wte.weight", {spec.vocab_size, d});
+  parts.weights.token_embedding = tensors.embedding("wte.weight", spec.vocab_size, d);
   parts.positions.learned_table = tensors.get("wpe.weight", {spec.max_positions, d});
   parts.weights.final_norm = tensors.layer_norm("ln_f", d, eps);
   // Tied by default, as Hugging Face does (a stored lm_head.weight then holds the same values).

@@ -41,7 +41,7 @@ ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors) {
                 .down = tensors.linear(p + "mlp.dense_4h_to_h", ff, d, true)},
     });
   }
-  parts.weights.token_embedding = tensors.get("embed_in.weight", {spec.vocab_size, d});
+  parts.weights.token_embedding = tensors.embedding("embed_in.weight", spec.vocab_size, d);
   parts.weights.final_norm = tensors.layer_norm("final_layer_norm", d, eps);
   parts.weights.head =
       decoder_head(tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false),

@@ -53,7 +53,7 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases 
                 .down = tensors.linear(m + "down_proj", ff, d, biases.mlp)},
     });
   }
-  parts.weights.token_embedding = tensors.get("embed_tokens.weight", {spec.vocab_size, d});
+  parts.weights.token_embedding = tensors.embedding("embed_tokens.weight", spec.vocab_size, d);
   parts.weights.final_norm = tensors.rms_norm("norm", d, eps);
   parts.weights.head =
       decoder_head(tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false),

@@ -8,11 +8,27 @@
 #include <system_error>
 
 #include "src/base/error.h"
+#include "src/kernels/weight_conversion.h"
+#include "src/kernels/weight_kernels.h"
 
 namespace attn {
 
-TensorSource::TensorSource(SafeTensors& file, std::vector<std::string> prefixes)
-    : file_(file), prefixes_(std::move(prefixes)) {}
+namespace {
+
+WeightType file_weight_type(const std::string& dtype) {
+  return dtype == "F16" ? WeightType::kF16 : dtype == "BF16" ? WeightType::kBF16 : WeightType::kF32;
+}
+
+// values (n) = the n elements at `data`, of `type`, as floats.
+void to_floats(float* values, const void* data, WeightType type, long n) {
+  weight_kernels(type).to_floats(values, data, int(n));
+}
+
+}  // namespace
+
+TensorSource::TensorSource(SafeTensors& file, std::vector<std::string> prefixes,
+                           std::optional<WeightType> dtype)
+    : file_(file), prefixes_(std::move(prefixes)), dtype_(dtype) {}
 
 std::string TensorSource::resolve(const std::string& name) const {
   for (const auto& prefix : prefixes_) {
@@ -23,7 +39,22 @@ std::string TensorSource::resolve(const std::string& name) const {
 
 bool TensorSource::has(const std::string& name) const { return file_.find(resolve(name)); }
 
-const float* TensorSource::get(const std::string& name, std::vector<int64_t> shape) {
+WeightType TensorSource::vector_type(WeightType file_type) const {
+  return dtype_ && *dtype_ != WeightType::kQ8_0 ? *dtype_ : file_type;
+}
+
+WeightType TensorSource::matrix_type(WeightType file_type, int64_t in) const {
+  if (dtype_ == WeightType::kQ8_0) {
+    return in % kQ8BlockSize == 0 ? WeightType::kQ8_0 : file_type;
+  }
+  return vector_type(file_type);
+}
+
+void* TensorSource::allocate(std::size_t bytes) {
+  return repacked_.emplace_back((bytes + sizeof(float) - 1) / sizeof(float)).data();
+}
+
+Linear TensorSource::stored(const std::string& name, std::vector<int64_t> shape) {
   const std::string full_name = resolve(name);
   if (!file_.find(full_name)) {
     std::string also;
@@ -33,18 +64,93 @@ const float* TensorSource::get(const std::string& name, std::vector<int64_t> sha
     throw Error(file_.path().string() + ": missing tensor '" + full_name + "'" +
                 (also.empty() ? "" : also + ")"));
   }
-  const float* data = file_.floats(full_name, shape);
+  const TensorElements elements = file_.elements(full_name, shape);
   used_.insert(full_name);
-  return data;
+  const int64_t columns = shape.size() == 2 ? shape[1] : shape[0];
+  return Linear{.weight = elements.data,
+                .in = int(columns),
+                .out = int(shape.size() == 2 ? shape[0] : 1),
+                .row_stride = int(columns),
+                .type = file_weight_type(elements.dtype)};
+}
+
+const float* TensorSource::get(const std::string& name, std::vector<int64_t> shape) {
+  const Linear tensor = stored(name, shape);
+  const long n = long(tensor.in) * tensor.out;
+  const WeightType type = vector_type(tensor.type);
+  if (tensor.type == WeightType::kF32 && type == WeightType::kF32) {
+    return static_cast<const float*>(tensor.weight);
+  }
+  // (n) floats: the stored values, rounded to `type` when that is narrower.
+  auto* values = static_cast<float*>(allocate(n * sizeof(float)));
+  to_floats(values, tensor.weight, tensor.type, n);
+  if (type != WeightType::kF32 && type != tensor.type) {
+    std::vector<std::byte> rounded(storage_bytes(type, n));
+    convert_row(type, values, rounded.data(), n);
+    to_floats(values, rounded.data(), type, n);
+  }
+  return values;
+}
+
+Linear TensorSource::from_floats(const float* values, int64_t in, int64_t out, WeightType type) {
+  auto* storage = static_cast<std::byte*>(allocate(storage_bytes(type, in) * out));
+  for (int64_t j = 0; j < out; ++j) {
+    convert_row(type, values + j * in, storage + j * storage_bytes(type, in), in);
+  }
+  return Linear{
+      .weight = storage, .in = int(in), .out = int(out), .row_stride = int(in), .type = type};
 }
 
 Linear TensorSource::linear(const std::string& name, int64_t in, int64_t out, bool bias) {
-  return Linear{.weight = get(name + ".weight", {out, in}),
-                .bias = bias ? get(name + ".bias", {out}) : nullptr,
-                .in = int(in),
-                .out = int(out),
-                .in_out_layout = false,
-                .row_stride = int(in)};
+  Linear linear = stored(name + ".weight", {out, in});
+  const WeightType type = matrix_type(linear.type, in);
+  if (type != linear.type) {
+    std::vector<float> values(std::size_t(in) * out);  // (out, in)
+    to_floats(values.data(), linear.weight, linear.type, long(in) * out);
+    linear = from_floats(values.data(), in, out, type);
+  }
+  if (bias) linear.bias = get(name + ".bias", {out});
+  return linear;
+}
+
+Linear TensorSource::conv1d(const std::string& name, int64_t in, int64_t out) {
+  Linear linear = stored(name + ".weight", {in, out});
+  linear.in = int(in);
+  linear.out = int(out);
+  linear.row_stride = int(out);
+  linear.in_out_layout = true;
+  const WeightType type = matrix_type(linear.type, in);
+  if (type != linear.type) {
+    // Converted matrices are stored [out, in], the layout whose rows the kernels of every type
+    // read (q8_0's blocks run along the input).
+    std::vector<float> stored_values(std::size_t(in) * out);  // (in, out)
+    to_floats(stored_values.data(), linear.weight, linear.type, long(in) * out);
+    std::vector<float> values(std::size_t(in) * out);  // (out, in)
+    for (int64_t i = 0; i < in; ++i) {
+      for (int64_t j = 0; j < out; ++j) values[j * in + i] = stored_values[i * out + j];
+    }
+    linear = from_floats(values.data(), in, out, type);
+  }
+  linear.bias = get(name + ".bias", {out});
+  return linear;
+}
+
+Linear TensorSource::embedding(const std::string& name, int64_t rows, int64_t width) {
+  Linear table = stored(name, {rows, width});
+  const WeightType type = vector_type(table.type);
+  if (type == table.type) return table;
+  std::vector<float> values(std::size_t(rows) * width);
+  to_floats(values.data(), table.weight, table.type, long(rows) * width);
+  return from_floats(values.data(), width, rows, type);
+}
+
+Linear TensorSource::tied_head(const Linear& embedding) {
+  const WeightType type = matrix_type(embedding.type, embedding.in);
+  if (type == embedding.type) return embedding;
+  const long n = long(embedding.in) * embedding.out;
+  std::vector<float> values(n);  // (vocab, width)
+  to_floats(values.data(), embedding.weight, embedding.type, n);
+  return from_floats(values.data(), embedding.in, embedding.out, type);
 }
 
 Norm TensorSource::layer_norm(const std::string& name, int64_t d, float eps) {
@@ -62,26 +168,26 @@ Norm TensorSource::rms_norm(const std::string& name, int64_t d, float eps) {
 AttentionWeights TensorSource::per_head_fused_qkv(const std::string& name, const ArchSpec& spec) {
   const int64_t d = spec.d_model, head_dim = spec.head_dim, n_head = spec.n_head;
   const int64_t width = n_head * head_dim;  // of each of q, k and v
-  const float* weight = get(name + ".weight", {3 * width, d});
+  const Linear fused = stored(name + ".weight", {3 * width, d});
+  std::vector<float> weight(std::size_t(3 * width) * d);  // (n_head, 3, head_dim, d)
+  to_floats(weight.data(), fused.weight, fused.type, long(weight.size()));
   const float* bias = get(name + ".bias", {3 * width});
   // Stored rows: (n_head, 3, head_dim); repacked: (3, n_head, head_dim), each row d wide, and
-  // the bias likewise after them.
-  std::vector<float>& packed = repacked_.emplace_back((3 * width) * (d + 1));
-  float* packed_bias = packed.data() + 3 * width * d;
+  // the bias likewise.
+  std::vector<float> packed(weight.size());
+  auto* packed_bias = static_cast<float*>(allocate(3 * width * sizeof(float)));
   for (int64_t h = 0; h < n_head; ++h) {
     for (int64_t part = 0; part < 3; ++part) {
       const int64_t from = (h * 3 + part) * head_dim, to = part * width + h * head_dim;
-      std::copy_n(weight + from * d, head_dim * d, packed.data() + to * d);
+      std::copy_n(weight.data() + from * d, head_dim * d, packed.data() + to * d);
       std::copy_n(bias + from, head_dim, packed_bias + to);
     }
   }
+  const WeightType type = matrix_type(fused.type, d);
   auto block = [&](int part) {
-    return Linear{.weight = packed.data() + part * width * d,
-                  .bias = packed_bias + part * width,
-                  .in = int(d),
-                  .out = int(width),
-                  .in_out_layout = false,
-                  .row_stride = int(d)};
+    Linear linear = from_floats(packed.data() + part * width * d, d, width, type);
+    linear.bias = packed_bias + part * width;
+    return linear;
   };
   return AttentionWeights{.query = block(0), .key = block(1), .value = block(2), .output = {}};
 }
@@ -99,10 +205,7 @@ int64_t TensorSource::parameter_count() const {
 OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tied,
                         const std::string& name, bool bias) {
   const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
-  Linear decoder = tied ? Linear{.weight = parts.weights.token_embedding,
-                                 .in = int(d),
-                                 .out = int(vocab),
-                                 .row_stride = int(d)}
+  Linear decoder = tied ? tensors.tied_head(parts.weights.token_embedding)
                         : tensors.linear(name, d, vocab, false);
   if (bias) decoder.bias = tensors.get(name + ".bias", {vocab});
   return OutputHead{.transform = std::nullopt, .decoder = decoder};
@@ -125,17 +228,14 @@ void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedL
   }
   const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
   const std::string decoder_weight = names.decoder + ".weight";
+  Linear decoder = tensors.has(decoder_weight) ? tensors.linear(names.decoder, width, vocab, false)
+                                               : tensors.tied_head(parts.weights.token_embedding);
+  decoder.bias = tensors.get(names.bias, {vocab});
   parts.weights.head =
       OutputHead{.transform = HeadTransform{.dense = tensors.linear(names.dense, d, width, true),
                                             .activation = activation,
                                             .norm = tensors.layer_norm(names.norm, width, eps)},
-                 .decoder = Linear{.weight = tensors.has(decoder_weight)
-                                                 ? tensors.get(decoder_weight, {vocab, width})
-                                                 : parts.weights.token_embedding,
-                                   .bias = tensors.get(names.bias, {vocab}),
-                                   .in = int(width),
-                                   .out = int(vocab),
-                                   .row_stride = int(width)}};
+                 .decoder = decoder};
 }
 
 LayerWeights read_encoder_layer(TensorSource& tensors, const ArchSpec& spec,
@@ -161,7 +261,7 @@ void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps) {
   const int64_t e = spec.embedding_width();
   const std::string prefix = "embeddings.";
   parts.weights.token_embedding =
-      tensors.get(prefix + "word_embeddings.weight", {spec.vocab_size, e});
+      tensors.embedding(prefix + "word_embeddings.weight", spec.vocab_size, e);
   if (spec.n_token_types > 0) {
     parts.weights.token_type_embedding =
         tensors.get(prefix + "token_type_embeddings.weight", {spec.n_token_types, e});
@@ -173,6 +273,21 @@ void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps) {
 }
 
 std::string Model::name() const { return dir.filename().string(); }
+
+std::string Model::compute_dtype() const {
+  // The types of the weight matrices, the most bytes first ("q8_0", or "q8_0 + f32" when some
+  // matrices could not be quantized).
+  const std::array<int64_t, kWeightTypeCount> bytes = transformer->matrix_bytes_per_token();
+  std::vector<int> types;
+  for (int type = 0; type < kWeightTypeCount; ++type) {
+    if (bytes[type] > 0) types.push_back(type);
+  }
+  std::stable_sort(types.begin(), types.end(), [&](int a, int b) { return bytes[a] > bytes[b]; });
+  std::string names;
+  for (int type : types)
+    names += (names.empty() ? "" : " + ") + std::string(weight_type_name(WeightType(type)));
+  return names;
+}
 
 namespace {
 
@@ -214,7 +329,8 @@ ModelParts map_architecture(const Architecture& arch, const JsonFile& config,
 
 }  // namespace
 
-std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
+std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
+                                  std::optional<WeightType> dtype) {
   const auto start = std::chrono::steady_clock::now();
   // The error_code overload: a name too long, a symbolic-link loop or a folder we may not enter
   // must give an Error naming the path, not a std::filesystem_error.
@@ -258,7 +374,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir) {
   }
 
   model->weights_file = std::make_unique<SafeTensors>(dir / "model.safetensors");
-  TensorSource tensors(*model->weights_file, arch->tensor_prefixes);
+  TensorSource tensors(*model->weights_file, arch->tensor_prefixes, dtype);
   ModelParts parts = map_architecture(*arch, config, tensors);
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();

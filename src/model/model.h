@@ -20,14 +20,29 @@ namespace attn {
 // Looks weights up by their Hugging Face names, trying each prefix in turn (checkpoints saved
 // from GPT2LMHeadModel say "transformer.h.0...", OpenAI's original GPT-2 file says "h.0..."),
 // and checks every shape against what config.json implies.
+//
+// Weight matrices stay in the file's type, used in place from the mapping, unless the user asked
+// for another (--dtype): then each is converted once, here. f16 and bf16 round every tensor, as
+// if the checkpoint had been saved in that type (so an F16 file and an F32 file run with
+// --dtype f16 compute the same); q8_0 quantizes the linear layers' matrices (whose input width
+// is a multiple of 32) and leaves everything else as the file has it.
 class TensorSource {
  public:
-  TensorSource(SafeTensors& file, std::vector<std::string> prefixes);
+  TensorSource(SafeTensors& file, std::vector<std::string> prefixes,
+               std::optional<WeightType> dtype = std::nullopt);
 
   bool has(const std::string& name) const;
+  // A vector or small table (biases, norms, positions), as floats.
   const float* get(const std::string& name, std::vector<int64_t> shape);
   // nn.Linear NAME.weight [out, in], with NAME.bias (out) when `bias`.
   Linear linear(const std::string& name, int64_t in, int64_t out, bool bias);
+  // GPT-2's Conv1D NAME.weight [in, out] with NAME.bias (out). Converted, it is stored [out, in].
+  Linear conv1d(const std::string& name, int64_t in, int64_t out);
+  // A token embedding table NAME [rows, width], looked up by row: as a Linear width -> rows, the
+  // map a tied output head multiplies by. In the type of the model's vectors (never q8_0).
+  Linear embedding(const std::string& name, int64_t rows, int64_t width);
+  // `embedding` as an output head: itself, or a copy in the type of the model's matrices.
+  Linear tied_head(const Linear& embedding);
   // A LayerNorm stored as NAME.weight/NAME.bias or, in older BERT checkpoints, NAME.gamma/beta.
   Norm layer_norm(const std::string& name, int64_t d, float eps);
   // An RMSNorm: NAME.weight only.
@@ -38,14 +53,25 @@ class TensorSource {
   AttentionWeights per_head_fused_qkv(const std::string& name, const ArchSpec& spec);
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
-  // Buffers of repacked weights, which must live as long as the model.
+  // Buffers of repacked and converted weights, which must live as long as the model.
   std::deque<std::vector<float>> take_repacked() { return std::move(repacked_); }
 
  private:
   std::string resolve(const std::string& name) const;
+  // The tensor's elements in place, in the file's type.
+  Linear stored(const std::string& name, std::vector<int64_t> shape);
+  // A matrix [out, in] of floats as a Linear of `type` in new storage.
+  Linear from_floats(const float* values, int64_t in, int64_t out, WeightType type);
+  // The type a matrix of `in` inputs stored as `file_type` is computed in.
+  WeightType matrix_type(WeightType file_type, int64_t in) const;
+  // The type vectors and embeddings stored as `file_type` are used in.
+  WeightType vector_type(WeightType file_type) const;
+  // Storage that lives as long as the model, aligned for every weight type.
+  void* allocate(std::size_t bytes);
 
   SafeTensors& file_;
   std::vector<std::string> prefixes_;
+  std::optional<WeightType> dtype_;
   std::set<std::string> used_;
   std::deque<std::vector<float>> repacked_;
 };
@@ -133,10 +159,15 @@ struct Model {
 
   const ArchSpec& spec() const { return transformer->spec(); }
   std::string name() const;
+  // The weight types the matrices are computed in, the most bytes first: "f16", or
+  // "q8_0 + f32" when some matrices could not be quantized.
+  std::string compute_dtype() const;
 };
 
-// Loads config.json, model.safetensors and the tokenizer of a model folder. Errors name the
-// file and what is wrong.
-std::unique_ptr<Model> load_model(const std::filesystem::path& dir);
+// Loads config.json, model.safetensors and the tokenizer of a model folder, computing in the
+// file's weight types or, when given, in `dtype` (see TensorSource). Errors name the file and
+// what is wrong.
+std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
+                                  std::optional<WeightType> dtype = std::nullopt);
 
 }  // namespace attn

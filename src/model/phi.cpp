@@ -36,7 +36,7 @@ ModelParts map_phi(const JsonFile& config, TensorSource& tensors) {
                 .down = tensors.linear(p + "mlp.fc2", ff, d, true)},
     });
   }
-  parts.weights.token_embedding = tensors.get("embed_tokens.weight", {spec.vocab_size, d});
+  parts.weights.token_embedding = tensors.embedding("embed_tokens.weight", spec.vocab_size, d);
   parts.weights.final_norm = tensors.layer_norm("final_layernorm", d, eps);
   parts.weights.head = decoder_head(
       tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false), "lm_head", true);

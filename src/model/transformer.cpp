@@ -5,8 +5,17 @@
 #include <string>
 
 #include "src/base/error.h"
+#include "src/kernels/weight_kernels.h"
 
 namespace attn {
+
+void Batch::clear() {
+  token_ids.clear();
+  type_ids.clear();
+  positions.clear();
+  sequences.clear();
+  cache_offset = 0;
+}
 
 void Batch::add_sequence(std::span<const int> ids, std::span<const int> types, int n_past) {
   const int row = rows();
@@ -81,7 +90,8 @@ void Transformer::embed(const Batch& batch, float* embedded) const {
                     std::to_string(spec_.max_positions) + " tokens");
       }
       float* row = embedded + long(r) * e;
-      std::copy_n(weights_.token_embedding + long(id) * e, e, row);
+      const Linear& table = weights_.token_embedding;
+      weight_kernels(table.type).to_floats(row, table.element(long(id) * table.row_stride), e);
       if (weights_.token_type_embedding) {
         const int type = batch.type_ids.empty() ? 0 : batch.type_ids[r];
         if (type < 0 || type >= spec_.n_token_types) {
@@ -105,12 +115,14 @@ void Transformer::feed_forward(int layer, const float* input, int rows, RunState
                                float* output) const {
   const FeedForwardWeights& w = weights_.layers[layer].ffn;
   const long n = long(rows) * spec_.d_ff;
-  linear_forward(state.ffn.data(), input, rows, w.up);
   if (spec_.gated_ffn) {
-    linear_forward(state.ffn_gate.data(), input, rows, *w.gate);
+    const LinearOutput projections[] = {{.linear = &*w.gate, .y = state.ffn_gate.data()},
+                                        {.linear = &w.up, .y = state.ffn.data()}};
+    linear_forward_shared_input(projections, input, rows);
     activation_forward(state.ffn_gate.data(), n, spec_.activation);
     multiply_in_place(state.ffn.data(), state.ffn_gate.data(), n);
   } else {
+    linear_forward(state.ffn.data(), input, rows, w.up);
     activation_forward(state.ffn.data(), n, spec_.activation);
   }
   linear_forward(output, state.ffn.data(), rows, w.down);
@@ -183,6 +195,27 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
     norm_forward(hidden, hidden, rows, d, *weights_.final_norm);
     if (observer && observer->on_hidden) observer->on_hidden(spec_.n_layer, hidden, rows);
   }
+}
+
+std::array<int64_t, kWeightTypeCount> Transformer::matrix_bytes_per_token() const {
+  std::array<int64_t, kWeightTypeCount> bytes{};
+  auto count = [&](const Linear& linear) {
+    bytes[int(linear.type)] += storage_bytes(linear.type, long(linear.in) * linear.out);
+  };
+  if (weights_.embedding_projection) count(*weights_.embedding_projection);
+  for (const LayerWeights& layer : weights_.layers) {
+    for (const Linear* linear :
+         {&layer.attention.query, &layer.attention.key, &layer.attention.value,
+          &layer.attention.output, &layer.ffn.up, &layer.ffn.down}) {
+      count(*linear);
+    }
+    if (layer.ffn.gate) count(*layer.ffn.gate);
+  }
+  if (weights_.head) {
+    if (weights_.head->transform) count(weights_.head->transform->dense);
+    count(weights_.head->decoder);
+  }
+  return bytes;
 }
 
 void Transformer::compute_logits(RunState& state, std::span<const int> rows, float* logits) const {

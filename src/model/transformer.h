@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -81,7 +83,8 @@ struct OutputHead {
 
 // Embeddings are embedding_width() wide (e below): d_model, or less when projected (ALBERT).
 struct TransformerWeights {
-  const float* token_embedding = nullptr;       // (vocab, e)
+  // (vocab, e) in its stored type; as a Linear e -> vocab, the map a tied output head uses.
+  Linear token_embedding;
   const float* token_type_embedding = nullptr;  // (n_token_types, e) or nullptr
   std::optional<Norm> embedding_norm;           // BERT, BLOOM: a norm right after the embeddings
   std::optional<Linear> embedding_projection;   // ALBERT: e -> d_model, after the norm
@@ -112,6 +115,9 @@ struct Batch {
   // p uses cache_offset p; a packed encoder batch uses 0.
   int cache_offset = 0;
   int rows() const { return static_cast<int>(token_ids.size()); }
+
+  // Empties the batch, keeping its buffers for the next one.
+  void clear();
 
   // Appends one sequence at positions n_past, n_past + 1, ...; type_ids empty means all 0.
   void add_sequence(std::span<const int> ids, std::span<const int> types = {}, int n_past = 0);
@@ -179,6 +185,10 @@ class Transformer {
   // state.hidden. Token ids, type ids and positions must be in range (checked).
   void forward(const Batch& batch, KVCache& cache, RunState& state,
                const ForwardObserver* observer = nullptr, int n_layers = -1) const;
+
+  // Bytes of each weight type (indexed by WeightType) that one token's pass reads from weight
+  // matrices: every linear layer (ALBERT's shared layers once per use) and the output head.
+  std::array<int64_t, kWeightTypeCount> matrix_bytes_per_token() const;
 
   // logits (rows.size(), vocab) for the given rows of state.hidden.
   void compute_logits(RunState& state, std::span<const int> rows, float* logits) const;

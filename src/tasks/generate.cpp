@@ -102,9 +102,10 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
 
   // Runs the tokens from `first` on (all of them without the cache) and leaves the logits of
   // the last one in `logits`.
+  Batch batch;  // reused: a decode step allocates nothing
   auto run = [&](int first) {
     if (!options.use_cache) first = 0;
-    Batch batch;
+    batch.clear();
     batch.add_sequence(std::span(ids).subspan(first), {}, first);
     batch.cache_offset = first;
     transformer.forward(batch, cache, state, callbacks.observer);

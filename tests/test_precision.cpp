@@ -1,0 +1,168 @@
+// Reduced precisions (--dtype f16, bf16, q8) against f32: the next-token distribution along the
+// golden greedy trajectories (teacher-forced), fill-mask's top candidate, and an F16 file
+// against the same weights converted from F32 at load.
+//
+// The f32 reference is attn's own f32 run, which the family tests hold to Hugging Face's logits
+// within 1e-4; top-1 agreement is counted against the golden's own greedy tokens.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "src/kernels/weight_conversion.h"
+#include "src/tasks/fill_mask.h"
+#include "tests/decoder_checks.h"
+#include "tests/encoder_checks.h"
+#include "tests/safetensors_util.h"
+
+namespace attn::test {
+namespace {
+
+// The bounds on the mean KL divergence KL(f32 || reduced) of the next-token
+// distribution, and on the fraction of steps whose argmax is the golden's greedy token.
+struct PrecisionBound {
+  WeightType dtype;
+  double max_mean_kl;
+  double min_top1_agreement;
+};
+
+constexpr PrecisionBound kBounds[] = {{WeightType::kF16, 1e-3, 0.99},
+                                      {WeightType::kBF16, 1e-3, 0.99},
+                                      {WeightType::kQ8_0, 5e-3, 0.97}};
+
+// log_softmax of one row, in double.
+std::vector<double> log_probabilities(std::span<const float> logits) {
+  double max = -INFINITY;
+  for (float logit : logits) max = std::max(max, double(logit));
+  double sum = 0;
+  for (float logit : logits) sum += std::exp(logit - max);
+  const double log_sum = max + std::log(sum);
+  std::vector<double> result(logits.size());
+  for (std::size_t i = 0; i < logits.size(); ++i) result[i] = logits[i] - log_sum;
+  return result;
+}
+
+double kl_divergence(std::span<const float> reference, std::span<const float> other) {
+  const std::vector<double> p = log_probabilities(reference), q = log_probabilities(other);
+  double kl = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) kl += std::exp(p[i]) * (p[i] - q[i]);
+  return kl;
+}
+
+void expect_close_to_f32(const std::filesystem::path& dir, const std::filesystem::path& golden) {
+  const auto f32 = load_model(dir);
+  const auto trajectories = read_jsonl(golden / "generate.jsonl");
+  for (const PrecisionBound& bound : kBounds) {
+    const auto reduced = load_model(dir, bound.dtype);
+    double kl_sum = 0;
+    int steps = 0, agreeing = 0;
+    for (const nlohmann::json& line : trajectories) {
+      const auto prompt = line["prompt_ids"].get<std::vector<int>>();
+      const auto greedy = line["generated_ids"].get<std::vector<int>>();
+      const auto reference = forced_step_logits(*f32, prompt, greedy);
+      const auto ours = forced_step_logits(*reduced, prompt, greedy);
+      for (std::size_t s = 0; s < greedy.size(); ++s) {
+        kl_sum += kl_divergence(reference[s], ours[s]);
+        agreeing += top_ids(ours[s], 1)[0] == greedy[s];
+        ++steps;
+      }
+    }
+    const double mean_kl = kl_sum / steps, agreement = double(agreeing) / steps;
+    std::printf("%s --dtype %s: mean KL %.3g, top-1 %d/%d (%.2f%%) over the golden trajectories\n",
+                dir.filename().c_str(), weight_type_name(bound.dtype), mean_kl, agreeing, steps,
+                100 * agreement);
+    EXPECT_LE(mean_kl, bound.max_mean_kl) << weight_type_name(bound.dtype);
+    EXPECT_GE(agreement, bound.min_top1_agreement) << weight_type_name(bound.dtype);
+  }
+}
+
+TEST(Precision, TinyGpt2AlongGoldenTrajectories) {
+  ATTN_REQUIRE_SHARED();
+  expect_close_to_f32(shipped_model("tiny-gpt2-brown"), shared_dir() / "golden/tiny-gpt2-brown");
+}
+
+TEST(Precision, TinyLlamaAlongGoldenTrajectories) {
+  ATTN_REQUIRE_SHARED();
+  expect_close_to_f32(shared_dir() / "models/tiny-llama-brown",
+                      shared_dir() / "golden/tiny-llama-brown");
+}
+
+TEST(Precision, FullSizeGpt2AlongGoldenTrajectories) {
+  ATTN_REQUIRE_SHARED();
+  const auto dir = random_model("gpt2");
+  if (dir.empty())
+    ATTN_SKIP_UNLESS_CI("full-size random GPT-2 not generated (python3-numpy missing?)");
+  expect_close_to_f32(dir, shared_dir() / "golden/gpt2-124M-random");
+}
+
+// q8's top candidate for every golden mask is f32's, on at least 95% of them.
+void expect_q8_fill_mask_top1(const std::filesystem::path& dir,
+                              const std::filesystem::path& golden_file) {
+  const auto model = load_model(dir, WeightType::kQ8_0);
+  int masks = 0, agreeing = 0;
+  for (const nlohmann::json& sentence : read_jsonl(golden_file)) {
+    const MaskedInput input = encode_masked_input(*model, sentence["text"].get<std::string>());
+    const auto predictions = fill_mask(*model, std::span(&input, 1), {.top_k = 1})[0];
+    ASSERT_EQ(predictions.size(), sentence["masks"].size());
+    for (std::size_t m = 0; m < predictions.size(); ++m) {
+      agreeing += predictions[m].candidates[0].token_id ==
+                  sentence["masks"][m]["top"][0]["token_id"].get<int>();
+      ++masks;
+    }
+  }
+  std::printf("%s --dtype q8: top-1 identical on %d of %d masks\n", dir.filename().c_str(),
+              agreeing, masks);
+  EXPECT_GE(agreeing, 0.95 * masks);
+}
+
+TEST(Precision, Q8FillMaskTopCandidate) {
+  ATTN_REQUIRE_SHARED();
+  expect_q8_fill_mask_top1(shipped_model("tiny-bert-brown"),
+                           shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl");
+  const auto bert_base = random_model("bert");
+  if (bert_base.empty())
+    ATTN_SKIP_UNLESS_CI("full-size random BERT not generated (python3-numpy missing?)");
+  expect_q8_fill_mask_top1(bert_base, shared_dir() / "golden/bert-base-random/fill_mask.jsonl");
+}
+
+// A copy of the model folder `dir` whose F32 tensors are stored as `type` (F16 or BF16).
+void write_half_precision_copy(const std::filesystem::path& dir, WeightType type,
+                               const std::filesystem::path& copy) {
+  std::filesystem::copy(dir, copy);
+  std::vector<RawTensor> tensors = read_safetensors(dir / "model.safetensors");
+  for (RawTensor& tensor : tensors) {
+    const long n = long(tensor.bytes.size() / sizeof(float));
+    std::vector<float> values(n);
+    std::memcpy(values.data(), tensor.bytes.data(), tensor.bytes.size());
+    tensor.bytes.assign(storage_bytes(type, n), '\0');
+    convert_row(type, values.data(), tensor.bytes.data(), n);
+    tensor.dtype = type == WeightType::kF16 ? "F16" : "BF16";
+  }
+  std::filesystem::remove(copy / "model.safetensors");
+  write_safetensors(copy / "model.safetensors", tensors);
+}
+
+TEST(Precision, HalfPrecisionFileEqualsConversionAtLoad) {
+  ATTN_REQUIRE_SHARED();
+  for (const auto& dir :
+       {shipped_model("tiny-gpt2-brown"), shared_dir() / "models/tiny-llama-brown"}) {
+    const auto f32 = load_model(dir);
+    const std::vector<int> ids = f32->tokenizer->encode("The jury said it did find that").ids;
+    for (WeightType type : {WeightType::kF16, WeightType::kBF16}) {
+      TempDir temp;
+      write_half_precision_copy(dir, type, temp / "model");
+      const auto stored = load_model(temp / "model");
+      const auto converted = load_model(dir, type);
+      EXPECT_EQ(stored->compute_dtype(), weight_type_name(type));
+      EXPECT_EQ(last_logits(*stored, ids), last_logits(*converted, ids))
+          << dir.filename() << " " << weight_type_name(type);
+      EXPECT_NE(last_logits(*f32, ids), last_logits(*converted, ids))
+          << "rounding to " << weight_type_name(type) << " changed nothing";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn::test
