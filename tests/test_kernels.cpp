@@ -1,22 +1,28 @@
 // The weight kernels (src/kernels/weight_kernels.h) of every instruction set this build has,
 // for every weight type, and linear_forward over weights of every type, against sums in
-// float64 on random data of awkward sizes.
+// float64 on random data of awkward sizes; and the load-time conversions into each type
+// (src/kernels/weight_conversion.h).
 //
 // F16 and BF16 weights, and F32 weights and activations, are exact in double, so the only
 // error left is the kernel's f32 arithmetic. Any order of summing n products in f32 (with or
 // without fused multiply-adds) is within gamma(n) * sum |product| of the exact sum, where
 // gamma(n) = n u / (1 - n u) and u = 2^-24 (Higham, Accuracy and Stability of Numerical
-// Algorithms, 3.1): that is the tolerance, per output.
+// Algorithms, 3.1): that is the tolerance, per output. (q8_0 has its own, below.)
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "src/kernels/ops.h"
+#include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
 namespace attn {
@@ -38,7 +44,10 @@ std::vector<InstructionSet> built_instruction_sets() {
   return sets;
 }
 
+// The element-wise types; q8_0, stored by blocks, has its own tests.
 constexpr WeightType kTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16};
+constexpr WeightType kAllTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16,
+                                    WeightType::kQ8_0};
 constexpr int kSizes[] = {1, 31, 32, 33, 767, 768, 3072};
 
 double gamma(long n) {
@@ -208,6 +217,180 @@ TEST(WeightKernels, F32ToFloatsIsACopy) {
       std::vector<float> converted(n);
       set.kernels(WeightType::kF32).to_floats(converted.data(), row.data(), n);
       EXPECT_EQ(converted, row) << set.name << " n=" << n;
+    }
+  }
+}
+
+// ---- Load-time conversions ----
+
+// The nearest value of a 16-bit float type to the finite v, ties to the even bit pattern, found
+// by a binary search over the type's non-negative patterns, of which `value` gives the exact
+// value; the first infinity pattern counts as the next power of two, where IEEE rounding puts
+// it (f16_value and bf16_value give 65536 and 2^128).
+uint16_t nearest_half(double v, double (*value)(uint16_t), int infinity) {
+  const double magnitude = std::abs(v);
+  const int sign = std::signbit(v) ? 0x8000 : 0;
+  int low = 0, high = infinity;  // value(low) <= magnitude < value(high)
+  if (magnitude >= value(uint16_t(high))) return uint16_t(sign | high);
+  while (high - low > 1) {
+    const int middle = (low + high) / 2;
+    if (value(uint16_t(middle)) <= magnitude) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  const double below = magnitude - value(uint16_t(low));
+  const double above = value(uint16_t(high)) - magnitude;
+  const int nearest = below < above ? low : above < below ? high : low % 2 == 0 ? low : high;
+  return uint16_t(sign | nearest);
+}
+
+bool is_f16_nan(uint16_t bits) { return (bits & 0x7C00) == 0x7C00 && (bits & 0x3FF) != 0; }
+bool is_bf16_nan(uint16_t bits) { return (bits & 0x7F80) == 0x7F80 && (bits & 0x7F) != 0; }
+
+struct HalfType {
+  const char* name;
+  uint16_t (*from_float)(float);  // under test
+  float (*to_float)(uint16_t);
+  double (*value)(uint16_t);
+  bool (*is_nan)(uint16_t);
+  int infinity;  // the bits of +infinity
+};
+
+const HalfType kHalfTypes[] = {
+    {"f16", float_to_f16, f16_to_float, f16_value, is_f16_nan, 0x7C00},
+    {"bf16", float_to_bf16, bf16_to_float, bf16_value, is_bf16_nan, 0x7F80}};
+
+// Every bit pattern back to itself through a float; NaNs stay NaN, with their sign.
+TEST(WeightConversion, EveryHalfRoundTrips) {
+  for (const HalfType& type : kHalfTypes) {
+    for (int bits = 0; bits <= 0xFFFF; ++bits) {
+      const uint16_t back = type.from_float(type.to_float(uint16_t(bits)));
+      if (type.is_nan(uint16_t(bits))) {
+        ASSERT_TRUE(type.is_nan(back) && (back & 0x8000) == (bits & 0x8000))
+            << type.name << " bits " << bits << " gave " << back;
+      } else {
+        ASSERT_EQ(back, bits) << type.name;
+      }
+    }
+  }
+}
+
+// At every midpoint between neighbouring values, both signs, from zero and the subnormals up to
+// the largest finite value and infinity: the midpoint goes to the even pattern, the floats
+// just below and just above to the nearer neighbour. (Every such midpoint is a float.)
+TEST(WeightConversion, MidpointsRoundToEven) {
+  for (const HalfType& type : kHalfTypes) {
+    for (int low = 0; low < type.infinity; ++low) {
+      const double midpoint = (type.value(uint16_t(low)) + type.value(uint16_t(low + 1))) / 2;
+      ASSERT_EQ(double(float(midpoint)), midpoint) << type.name << " " << low;
+      const int even = low % 2 == 0 ? low : low + 1;
+      for (int sign : {0, 0x8000}) {
+        const float tie = sign ? -float(midpoint) : float(midpoint);
+        const float outward =
+            sign ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+        ASSERT_EQ(type.from_float(tie), sign | even) << type.name << " " << tie;
+        ASSERT_EQ(type.from_float(std::nextafter(tie, 0.0f)), sign | low)
+            << type.name << " " << tie;
+        ASSERT_EQ(type.from_float(std::nextafter(tie, outward)), sign | (low + 1))
+            << type.name << " " << tie;
+      }
+    }
+  }
+}
+
+// Floats from all over the range (a stride through every bit pattern) against the nearest
+// value found by search; infinities stay infinite, the largest float overflows, NaNs stay NaN
+// (also a signalling one whose payload lies only in bits that the conversion drops).
+TEST(WeightConversion, FloatsRoundToTheNearest) {
+  for (const HalfType& type : kHalfTypes) {
+    for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 4099) {
+      const float v = std::bit_cast<float>(uint32_t(bits));
+      if (!std::isfinite(v)) continue;
+      ASSERT_EQ(type.from_float(v), nearest_half(v, type.value, type.infinity))
+          << type.name << " " << v;
+    }
+    const float infinity = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(type.from_float(infinity), type.infinity) << type.name;
+    EXPECT_EQ(type.from_float(-infinity), 0x8000 | type.infinity) << type.name;
+    EXPECT_EQ(type.from_float(std::numeric_limits<float>::max()), type.infinity) << type.name;
+    for (uint32_t nan : {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7FFFFFFFu}) {
+      EXPECT_TRUE(type.is_nan(type.from_float(std::bit_cast<float>(nan)))) << type.name << nan;
+    }
+  }
+}
+
+// ggml's q8_0 quantization of one block (quantize_row_q8_0_ref), computed apart from the code
+// under test: x's values, and its scale as an f32; values 0 where the scale is below the
+// smallest normal float (weight_conversion.h).
+float reference_quantize(const float* x, int8_t* values) {
+  float amax = 0;
+  for (int k = 0; k < kQ8BlockSize; ++k) amax = std::max(amax, std::fabs(x[k]));
+  const float scale = amax / 127.0f;
+  const float inverse_scale = scale != 0 ? 1.0f / scale : 0.0f;
+  for (int k = 0; k < kQ8BlockSize; ++k) {
+    const bool normal_scale = scale >= std::numeric_limits<float>::min();
+    values[k] = normal_scale ? int8_t(std::round(x[k] * inverse_scale)) : int8_t(0);
+  }
+  return scale;
+}
+
+// convert_row: f32 copied; f16 and bf16 element by element; q8_0 block by block as ggml's
+// quantize_row_q8_0_ref (reference_quantize), its scale as binary16. Among the blocks: zeros,
+// a tiny one (scale not a normal float: values 0), ties, and one with a NaN or an infinity
+// (scale NaN, values 0).
+TEST(WeightConversion, ConvertRowMatchesEachElement) {
+  std::mt19937 random(10);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  const int n = 32 * kQ8BlockSize;
+  std::vector<float> x = random_floats(n, random);
+  for (int b = 0; b < n / kQ8BlockSize; ++b) {
+    const float magnitude = std::ldexp(1.0f, exponent(random));
+    for (int k = 0; k < kQ8BlockSize; ++k) x[b * kQ8BlockSize + k] *= magnitude;
+  }
+  std::fill_n(x.begin() + 1 * kQ8BlockSize, kQ8BlockSize, 0.0f);
+  // Scale 1.0e-38, just below the smallest normal float: ggml's values would be nonzero.
+  for (int k = 0; k < kQ8BlockSize; ++k) x[2 * kQ8BlockSize + k] = float(k - 16) * 8e-38f;
+  x[5 * kQ8BlockSize] = 127.0f;  // scale 1: ties, which roundf takes away from zero
+  for (int k = 1; k < kQ8BlockSize; ++k) x[5 * kQ8BlockSize + k] = float(k - 16) + 0.5f;
+  x[3 * kQ8BlockSize + 7] = std::numeric_limits<float>::quiet_NaN();
+  x[4 * kQ8BlockSize + 9] = -std::numeric_limits<float>::infinity();
+
+  for (WeightType type : kAllTypes) {
+    std::vector<unsigned char> out(storage_bytes(type, n));
+    convert_row(type, x.data(), out.data(), n);
+    if (type == WeightType::kQ8_0) {
+      std::vector<BlockQ8_0> blocks(n / kQ8BlockSize);
+      std::memcpy(blocks.data(), out.data(), out.size());
+      for (int b = 0; b < n / kQ8BlockSize; ++b) {
+        BlockQ8_0 expected{};
+        if (b != 3 && b != 4) {  // the blocks with a NaN and an infinity
+          expected.scale = float_to_f16(reference_quantize(&x[b * kQ8BlockSize], expected.values));
+        } else {
+          expected.scale = float_to_f16(std::numeric_limits<float>::quiet_NaN());
+        }
+        EXPECT_EQ(blocks[b].scale, expected.scale) << "block " << b;
+        for (int k = 0; k < kQ8BlockSize; ++k) {
+          ASSERT_EQ(blocks[b].values[k], expected.values[k]) << "block " << b << " value " << k;
+        }
+      }
+      EXPECT_EQ(blocks[1].scale, 0);
+      EXPECT_EQ(blocks[2].scale, 0);
+      continue;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (type == WeightType::kF32) {
+        float converted;
+        std::memcpy(&converted, &out[4 * std::size_t(i)], 4);
+        ASSERT_EQ(std::bit_cast<uint32_t>(converted), std::bit_cast<uint32_t>(x[i])) << i;
+      } else {
+        uint16_t converted;
+        std::memcpy(&converted, &out[2 * std::size_t(i)], 2);
+        const uint16_t expected =
+            type == WeightType::kF16 ? float_to_f16(x[i]) : float_to_bf16(x[i]);
+        ASSERT_EQ(converted, expected) << weight_type_name(type) << " element " << i;
+      }
     }
   }
 }
