@@ -1,22 +1,28 @@
 // The weight kernels (src/kernels/weight_kernels.h) of every instruction set this build has,
 // for every weight type, and linear_forward over weights of every type, against sums in
-// float64 on random data of awkward sizes.
+// float64 on random data of awkward sizes; and the load-time conversions into each type
+// (src/kernels/weight_conversion.h).
 //
 // F16 and BF16 weights, and F32 weights and activations, are exact in double, so the only
 // error left is the kernel's f32 arithmetic. Any order of summing n products in f32 (with or
 // without fused multiply-adds) is within gamma(n) * sum |product| of the exact sum, where
 // gamma(n) = n u / (1 - n u) and u = 2^-24 (Higham, Accuracy and Stability of Numerical
-// Algorithms, 3.1): that is the tolerance, per output.
+// Algorithms, 3.1): that is the tolerance, per output. (q8_0 has its own, below.)
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "src/kernels/ops.h"
+#include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
 namespace attn {
@@ -38,7 +44,10 @@ std::vector<InstructionSet> built_instruction_sets() {
   return sets;
 }
 
+// The element-wise types; q8_0, stored by blocks, has its own tests.
 constexpr WeightType kTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16};
+constexpr WeightType kAllTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16,
+                                    WeightType::kQ8_0};
 constexpr int kSizes[] = {1, 31, 32, 33, 767, 768, 3072};
 
 double gamma(long n) {
@@ -212,14 +221,406 @@ TEST(WeightKernels, F32ToFloatsIsACopy) {
   }
 }
 
-// weight_kernels() hands out the widest instruction set built.
+// ---- Load-time conversions ----
+
+// The nearest value of a 16-bit float type to the finite v, ties to the even bit pattern, found
+// by a binary search over the type's non-negative patterns, of which `value` gives the exact
+// value; the first infinity pattern counts as the next power of two, where IEEE rounding puts
+// it (f16_value and bf16_value give 65536 and 2^128).
+uint16_t nearest_half(double v, double (*value)(uint16_t), int infinity) {
+  const double magnitude = std::abs(v);
+  const int sign = std::signbit(v) ? 0x8000 : 0;
+  int low = 0, high = infinity;  // value(low) <= magnitude < value(high)
+  if (magnitude >= value(uint16_t(high))) return uint16_t(sign | high);
+  while (high - low > 1) {
+    const int middle = (low + high) / 2;
+    if (value(uint16_t(middle)) <= magnitude) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  const double below = magnitude - value(uint16_t(low));
+  const double above = value(uint16_t(high)) - magnitude;
+  const int nearest = below < above ? low : above < below ? high : low % 2 == 0 ? low : high;
+  return uint16_t(sign | nearest);
+}
+
+bool is_f16_nan(uint16_t bits) { return (bits & 0x7C00) == 0x7C00 && (bits & 0x3FF) != 0; }
+bool is_bf16_nan(uint16_t bits) { return (bits & 0x7F80) == 0x7F80 && (bits & 0x7F) != 0; }
+
+struct HalfType {
+  const char* name;
+  uint16_t (*from_float)(float);  // under test
+  float (*to_float)(uint16_t);
+  double (*value)(uint16_t);
+  bool (*is_nan)(uint16_t);
+  int infinity;  // the bits of +infinity
+};
+
+const HalfType kHalfTypes[] = {
+    {"f16", float_to_f16, f16_to_float, f16_value, is_f16_nan, 0x7C00},
+    {"bf16", float_to_bf16, bf16_to_float, bf16_value, is_bf16_nan, 0x7F80}};
+
+// Every bit pattern back to itself through a float; NaNs stay NaN, with their sign.
+TEST(WeightConversion, EveryHalfRoundTrips) {
+  for (const HalfType& type : kHalfTypes) {
+    for (int bits = 0; bits <= 0xFFFF; ++bits) {
+      const uint16_t back = type.from_float(type.to_float(uint16_t(bits)));
+      if (type.is_nan(uint16_t(bits))) {
+        ASSERT_TRUE(type.is_nan(back) && (back & 0x8000) == (bits & 0x8000))
+            << type.name << " bits " << bits << " gave " << back;
+      } else {
+        ASSERT_EQ(back, bits) << type.name;
+      }
+    }
+  }
+}
+
+// At every midpoint between neighbouring values, both signs, from zero and the subnormals up to
+// the largest finite value and infinity: the midpoint goes to the even pattern, the floats
+// just below and just above to the nearer neighbour. (Every such midpoint is a float.)
+TEST(WeightConversion, MidpointsRoundToEven) {
+  for (const HalfType& type : kHalfTypes) {
+    for (int low = 0; low < type.infinity; ++low) {
+      const double midpoint = (type.value(uint16_t(low)) + type.value(uint16_t(low + 1))) / 2;
+      ASSERT_EQ(double(float(midpoint)), midpoint) << type.name << " " << low;
+      const int even = low % 2 == 0 ? low : low + 1;
+      for (int sign : {0, 0x8000}) {
+        const float tie = sign ? -float(midpoint) : float(midpoint);
+        const float outward =
+            sign ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+        ASSERT_EQ(type.from_float(tie), sign | even) << type.name << " " << tie;
+        ASSERT_EQ(type.from_float(std::nextafter(tie, 0.0f)), sign | low)
+            << type.name << " " << tie;
+        ASSERT_EQ(type.from_float(std::nextafter(tie, outward)), sign | (low + 1))
+            << type.name << " " << tie;
+      }
+    }
+  }
+}
+
+// Floats from all over the range (a stride through every bit pattern) against the nearest
+// value found by search; infinities stay infinite, the largest float overflows, NaNs stay NaN
+// (also a signalling one whose payload lies only in bits that the conversion drops).
+TEST(WeightConversion, FloatsRoundToTheNearest) {
+  for (const HalfType& type : kHalfTypes) {
+    for (uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 4099) {
+      const float v = std::bit_cast<float>(uint32_t(bits));
+      if (!std::isfinite(v)) continue;
+      ASSERT_EQ(type.from_float(v), nearest_half(v, type.value, type.infinity))
+          << type.name << " " << v;
+    }
+    const float infinity = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(type.from_float(infinity), type.infinity) << type.name;
+    EXPECT_EQ(type.from_float(-infinity), 0x8000 | type.infinity) << type.name;
+    EXPECT_EQ(type.from_float(std::numeric_limits<float>::max()), type.infinity) << type.name;
+    for (uint32_t nan : {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7FFFFFFFu}) {
+      EXPECT_TRUE(type.is_nan(type.from_float(std::bit_cast<float>(nan)))) << type.name << nan;
+    }
+  }
+}
+
+// ggml's q8_0 quantization of one block (quantize_row_q8_0_ref), computed apart from the code
+// under test: x's values, and its scale as an f32; values 0 where the scale is below the
+// smallest normal float (weight_conversion.h).
+float reference_quantize(const float* x, int8_t* values) {
+  float amax = 0;
+  for (int k = 0; k < kQ8BlockSize; ++k) amax = std::max(amax, std::fabs(x[k]));
+  const float scale = amax / 127.0f;
+  const float inverse_scale = scale != 0 ? 1.0f / scale : 0.0f;
+  for (int k = 0; k < kQ8BlockSize; ++k) {
+    const bool normal_scale = scale >= std::numeric_limits<float>::min();
+    values[k] = normal_scale ? int8_t(std::round(x[k] * inverse_scale)) : int8_t(0);
+  }
+  return scale;
+}
+
+// convert_row: f32 copied; f16 and bf16 element by element; q8_0 block by block as ggml's
+// quantize_row_q8_0_ref (reference_quantize), its scale as binary16. Among the blocks: zeros,
+// a tiny one (scale not a normal float: values 0), ties, and one with a NaN or an infinity
+// (scale NaN, values 0).
+TEST(WeightConversion, ConvertRowMatchesEachElement) {
+  std::mt19937 random(10);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  const int n = 32 * kQ8BlockSize;
+  std::vector<float> x = random_floats(n, random);
+  for (int b = 0; b < n / kQ8BlockSize; ++b) {
+    const float magnitude = std::ldexp(1.0f, exponent(random));
+    for (int k = 0; k < kQ8BlockSize; ++k) x[b * kQ8BlockSize + k] *= magnitude;
+  }
+  std::fill_n(x.begin() + 1 * kQ8BlockSize, kQ8BlockSize, 0.0f);
+  // Scale 1.0e-38, just below the smallest normal float: ggml's values would be nonzero.
+  for (int k = 0; k < kQ8BlockSize; ++k) x[2 * kQ8BlockSize + k] = float(k - 16) * 8e-38f;
+  x[5 * kQ8BlockSize] = 127.0f;  // scale 1: ties, which roundf takes away from zero
+  for (int k = 1; k < kQ8BlockSize; ++k) x[5 * kQ8BlockSize + k] = float(k - 16) + 0.5f;
+  x[3 * kQ8BlockSize + 7] = std::numeric_limits<float>::quiet_NaN();
+  x[4 * kQ8BlockSize + 9] = -std::numeric_limits<float>::infinity();
+
+  for (WeightType type : kAllTypes) {
+    std::vector<unsigned char> out(storage_bytes(type, n));
+    convert_row(type, x.data(), out.data(), n);
+    if (type == WeightType::kQ8_0) {
+      std::vector<BlockQ8_0> blocks(n / kQ8BlockSize);
+      std::memcpy(blocks.data(), out.data(), out.size());
+      for (int b = 0; b < n / kQ8BlockSize; ++b) {
+        BlockQ8_0 expected{};
+        if (b != 3 && b != 4) {  // the blocks with a NaN and an infinity
+          expected.scale = float_to_f16(reference_quantize(&x[b * kQ8BlockSize], expected.values));
+        } else {
+          expected.scale = float_to_f16(std::numeric_limits<float>::quiet_NaN());
+        }
+        EXPECT_EQ(blocks[b].scale, expected.scale) << "block " << b;
+        for (int k = 0; k < kQ8BlockSize; ++k) {
+          ASSERT_EQ(blocks[b].values[k], expected.values[k]) << "block " << b << " value " << k;
+        }
+      }
+      EXPECT_EQ(blocks[1].scale, 0);
+      EXPECT_EQ(blocks[2].scale, 0);
+      continue;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (type == WeightType::kF32) {
+        float converted;
+        std::memcpy(&converted, &out[4 * std::size_t(i)], 4);
+        ASSERT_EQ(std::bit_cast<uint32_t>(converted), std::bit_cast<uint32_t>(x[i])) << i;
+      } else {
+        uint16_t converted;
+        std::memcpy(&converted, &out[2 * std::size_t(i)], 2);
+        const uint16_t expected =
+            type == WeightType::kF16 ? float_to_f16(x[i]) : float_to_bf16(x[i]);
+        ASSERT_EQ(converted, expected) << weight_type_name(type) << " element " << i;
+      }
+    }
+  }
+}
+
+// ---- q8_0 ----
+//
+// dot_rows multiplies the q8_0 weights by x quantized the same way. The reference quantizes x
+// itself (reference_quantize, above) and adds the exact products of the quantized values in
+// float64. A kernel's integer block products are exact (at most 32 x 128 x 127 < 2^24, so
+// exact as floats too); what is left is f32 arithmetic on at most in / 4 terms (8 int32 lanes
+// of 4 products per block in the vector kernels, one per block in the scalar one), each rounded
+// at most twice before it is added (the product of the two scales, then its product by the
+// integer): within gamma(in / 4 + 1) * sum_b |w_scale x_scale| * sum_k |w_k x_k| of the exact
+// sum.
+
+// Random blocks: scales of either sign from 2^-10 to 2^6 (binary16 exponents 5 to 20), values
+// over all of [-127, 127].
+std::vector<BlockQ8_0> random_q8_blocks(std::size_t n_blocks, std::mt19937& random) {
+  std::uniform_int_distribution<int> value(-127, 127), exponent(5, 20), bits(0, 0xFFFF);
+  std::vector<BlockQ8_0> blocks(n_blocks);
+  for (BlockQ8_0& block : blocks) {
+    const int sign_and_mantissa = bits(random) & 0x83FF;
+    block.scale = uint16_t(sign_and_mantissa | exponent(random) << 10);
+    for (int8_t& v : block.values) v = int8_t(value(random));
+  }
+  return blocks;
+}
+
+// dot_rows of every instruction set against the float64 reference (see above): `out` rows of W,
+// each of row_blocks blocks of which the first in / 32 are used.
+void expect_q8_dot_rows_match(const std::vector<BlockQ8_0>& weight, long row_blocks,
+                              const std::vector<float>& x, int out, const std::string& what) {
+  const int in = int(x.size()), n_blocks = in / kQ8BlockSize;
+  std::vector<int8_t> x_values(x.size());
+  std::vector<float> x_scales(n_blocks);
+  for (int b = 0; b < n_blocks; ++b) {
+    x_scales[b] = reference_quantize(&x[b * kQ8BlockSize], &x_values[b * kQ8BlockSize]);
+  }
+  std::vector<double> exact(out), bound(out);
+  for (int j = 0; j < out; ++j) {
+    double sum = 0, magnitude = 0;
+    for (int b = 0; b < n_blocks; ++b) {
+      const BlockQ8_0& block = weight[j * row_blocks + b];
+      const double scale = f16_value(block.scale) * x_scales[b];  // exact: 11 by 24 bits
+      long product = 0, product_magnitude = 0;
+      for (int k = 0; k < kQ8BlockSize; ++k) {
+        product += block.values[k] * x_values[b * kQ8BlockSize + k];
+        product_magnitude += std::abs(block.values[k] * x_values[b * kQ8BlockSize + k]);
+      }
+      sum += scale * double(product);
+      magnitude += std::abs(scale) * double(product_magnitude);
+    }
+    exact[j] = sum;
+    bound[j] = gamma(in / 4 + 1) * magnitude;
+  }
+  for (const InstructionSet& set : built_instruction_sets()) {
+    std::vector<float> y(out, std::nanf(""));  // every output must be written
+    set.kernels(WeightType::kQ8_0)
+        .dot_rows(y.data(), weight.data(), row_blocks * kQ8BlockSize, x.data(), in, out);
+    for (int j = 0; j < out; ++j) {
+      ASSERT_LE(std::abs(y[j] - exact[j]), bound[j]) << set.name << " " << what << " row " << j;
+    }
+  }
+}
+
+TEST(WeightKernels, Q8DotRowsMatchFloat64) {
+  std::mt19937 random(5);
+  std::uniform_int_distribution<int> exponent(-8, 8);
+  for (int in : {32, 64, 96, 768, 3072}) {
+    for (int out : {1, 3, 5, 8, 768}) {
+      // One spare block per row, as in a fused matrix: no row but the first starts aligned.
+      const long row_blocks = in / kQ8BlockSize + 1;
+      const std::vector<BlockQ8_0> weight = random_q8_blocks(out * row_blocks, random);
+      // Each block of x with its own magnitude, from 2^-8 to 2^8.
+      std::vector<float> x = random_floats(in, random);
+      for (int b = 0; b < in / kQ8BlockSize; ++b) {
+        const float magnitude = std::ldexp(1.0f, exponent(random));
+        for (int k = 0; k < kQ8BlockSize; ++k) x[b * kQ8BlockSize + k] *= magnitude;
+      }
+      expect_q8_dot_rows_match(weight, row_blocks, x, out,
+                               "in=" + std::to_string(in) + " out=" + std::to_string(out));
+    }
+  }
+}
+
+// Every extreme block of x against every extreme block of weights. x: all zeros; one huge
+// value among small ones (which round to 0); +-127 after scaling in every position; ties
+// (x.5, which roundf takes away from zero); magnitudes so small that the scale is not a normal
+// float (values 0), and float subnormals. Weights: -128 (which q8_0 never produces but a file
+// may hold; the sign trick must read |-128| as 128), +-127 against x's +-127 (the largest
+// products, 2 x 128 x 127 per byte pair), alternating signs, zeros, the largest and a subnormal
+// binary16 scale.
+TEST(WeightKernels, Q8DotRowsOfExtremeBlocks) {
+  std::mt19937 random(6);
+  std::vector<std::vector<float>> x_blocks;
+  x_blocks.emplace_back(kQ8BlockSize, 0.0f);
+  x_blocks.push_back(random_floats(kQ8BlockSize, random));
+  x_blocks.back()[5] = 1e20f;
+  x_blocks.emplace_back();
+  for (int k = 0; k < kQ8BlockSize; ++k) x_blocks.back().push_back(k % 3 ? -0.37f : 0.37f);
+  x_blocks.emplace_back(kQ8BlockSize, -5.0f);
+  x_blocks.emplace_back(1, 127.0f);  // scale 1: each value below is its own rounding
+  for (int k = 1; k < kQ8BlockSize; ++k) x_blocks.back().push_back(float(k - 16) + 0.5f);
+  x_blocks.push_back(random_floats(kQ8BlockSize, random));
+  for (float& v : x_blocks.back()) v *= 1.2e-36f;  // scale about 1e-38, not a normal float
+  x_blocks.push_back(random_floats(kQ8BlockSize, random));
+  for (float& v : x_blocks.back()) v *= 1e-40f;
+  std::vector<float> x;
+  for (const std::vector<float>& block : x_blocks) x.insert(x.end(), block.begin(), block.end());
+  const long row_blocks = long(x_blocks.size());
+
+  auto block_of = [](uint16_t scale, auto value_at) {
+    BlockQ8_0 block{.scale = scale, .values = {}};
+    for (int k = 0; k < kQ8BlockSize; ++k) block.values[k] = int8_t(value_at(k));
+    return block;
+  };
+  const uint16_t one = 0x3C00, largest = 0x7BFF, smallest = 0x0001, minus_half = 0xB800;
+  const std::vector<BlockQ8_0> weight_blocks = {
+      block_of(one, [](int) { return -128; }),
+      block_of(minus_half, [](int) { return -128; }),
+      block_of(one, [](int) { return 127; }),
+      block_of(one, [](int) { return -127; }),
+      block_of(one, [](int k) { return k % 2 ? 127 : -128; }),
+      block_of(one, [](int k) { return k % 3 ? -127 : 127; }),
+      block_of(one, [](int) { return 0; }),
+      block_of(largest, [](int k) { return k - 16; }),
+      block_of(smallest, [](int k) { return 127 - k; }),
+  };
+  // Row j is weight block j repeated over every block of x, then 5 random rows.
+  std::vector<BlockQ8_0> weight;
+  for (const BlockQ8_0& block : weight_blocks) weight.insert(weight.end(), row_blocks, block);
+  const std::vector<BlockQ8_0> random_rows = random_q8_blocks(5 * row_blocks, random);
+  weight.insert(weight.end(), random_rows.begin(), random_rows.end());
+  expect_q8_dot_rows_match(weight, row_blocks, x, int(weight.size() / row_blocks),
+                           "extreme blocks");
+  // The blocks of x one at a time, so that each is also the only one (and in = 32).
+  for (std::size_t b = 0; b < x_blocks.size(); ++b) {
+    std::vector<BlockQ8_0> column;
+    for (std::size_t j = 0; j < weight.size(); j += row_blocks) column.push_back(weight[j + b]);
+    expect_q8_dot_rows_match(column, 1, x_blocks[b], int(column.size()),
+                             "extreme x block " + std::to_string(b));
+  }
+}
+
+// A NaN or an infinity in x, or a NaN weight scale, makes every product through it NaN
+// (weight_conversion.h), as it would in f32; the other rows stay exact.
+TEST(WeightKernels, Q8DotRowsPropagateNonFinite) {
+  std::mt19937 random(7);
+  const int in = 96, out = 5;
+  const long row_blocks = in / kQ8BlockSize;
+  std::vector<BlockQ8_0> weight = random_q8_blocks(out * row_blocks, random);
+  const std::vector<float> x = random_floats(in, random);
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    std::vector<float> x_bad = x;
+    x_bad[40] = bad;
+    for (const InstructionSet& set : built_instruction_sets()) {
+      std::vector<float> y(out, 0.0f);
+      set.kernels(WeightType::kQ8_0).dot_rows(y.data(), weight.data(), in, x_bad.data(), in, out);
+      for (int j = 0; j < out; ++j) EXPECT_TRUE(std::isnan(y[j])) << set.name << " x " << bad;
+    }
+  }
+  weight[2 * row_blocks + 1].scale = 0x7E00;  // NaN, in row 2
+  for (const InstructionSet& set : built_instruction_sets()) {
+    std::vector<float> y(out, 0.0f);
+    set.kernels(WeightType::kQ8_0).dot_rows(y.data(), weight.data(), in, x.data(), in, out);
+    for (int j = 0; j < out; ++j) EXPECT_EQ(std::isnan(y[j]), j == 2) << set.name << " row " << j;
+  }
+}
+
+// Against the product of the unquantized f32 weights and x: the error quantization brings. For
+// uniform random weights and x in [-1, 1], a block's scale is about max|x| / 127 = (32/33) /
+// 127, so each quantized value is off by a uniform error of variance scale^2 / 12, against the
+// value's own variance 1/3; the relative error of a long dot product, that of its two factors
+// combined, is sqrt(2 (scale^2 / 12) / (1/3)) = 0.54% in RMS over the outputs. The bound is 1%:
+// truncating both factors instead of rounding them would give 1.1%.
+TEST(WeightKernels, Q8DotRowsNearTheF32Product) {
+  std::mt19937 random(8);
+  const int in = 768, out = 768;
+  const std::vector<float> weights = random_floats(std::size_t(in) * out, random);
+  const std::vector<float> x = random_floats(in, random);
+  std::vector<BlockQ8_0> quantized(std::size_t(in) * out / kQ8BlockSize);
+  convert_row(WeightType::kQ8_0, weights.data(), quantized.data(), long(in) * out);
+  for (const InstructionSet& set : built_instruction_sets()) {
+    std::vector<float> y(out);
+    set.kernels(WeightType::kQ8_0).dot_rows(y.data(), quantized.data(), in, x.data(), in, out);
+    double error_squares = 0, exact_squares = 0;
+    for (int j = 0; j < out; ++j) {
+      double exact = 0;
+      for (int i = 0; i < in; ++i) exact += double(weights[std::size_t(j) * in + i]) * x[i];
+      error_squares += (y[j] - exact) * (y[j] - exact);
+      exact_squares += exact * exact;
+    }
+    EXPECT_LE(std::sqrt(error_squares / exact_squares), 0.01) << set.name;
+  }
+}
+
+// scale x value, exactly, for every value from -128 to 127 and scales of every kind (zero, the
+// smallest subnormal, negative, the largest).
+TEST(WeightKernels, Q8ToFloatsIsExact) {
+  std::mt19937 random(9);
+  std::vector<BlockQ8_0> blocks = random_q8_blocks(64, random);
+  const uint16_t scales[] = {0x0000, 0x0001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF};
+  for (int b = 0; b < 8; ++b) {
+    blocks[b].scale = scales[b % 6];
+    for (int k = 0; k < kQ8BlockSize; ++k) blocks[b].values[k] = int8_t(-128 + 32 * (b % 8) + k);
+  }
+  const int n = int(blocks.size()) * kQ8BlockSize;
+  for (const InstructionSet& set : built_instruction_sets()) {
+    std::vector<float> y(n, std::nanf(""));
+    set.kernels(WeightType::kQ8_0).to_floats(y.data(), blocks.data(), n);
+    for (int i = 0; i < n; ++i) {
+      const BlockQ8_0& block = blocks[i / kQ8BlockSize];
+      ASSERT_EQ(double(y[i]), f16_value(block.scale) * block.values[i % kQ8BlockSize])
+          << set.name << " element " << i;
+    }
+  }
+}
+
+// weight_kernels() hands out the widest instruction set built; q8_0 has no accumulate_rows.
 TEST(WeightKernels, DispatchPicksTheWidestInstructionSet) {
   const InstructionSet widest = built_instruction_sets().back();
-  for (WeightType type : kTypes) {
+  for (WeightType type : kAllTypes) {
     EXPECT_EQ(weight_kernels(type).dot_rows, widest.kernels(type).dot_rows) << widest.name;
     EXPECT_EQ(weight_kernels(type).accumulate_rows, widest.kernels(type).accumulate_rows)
         << widest.name;
     EXPECT_EQ(weight_kernels(type).to_floats, widest.kernels(type).to_floats) << widest.name;
+  }
+  for (const InstructionSet& set : built_instruction_sets()) {
+    EXPECT_EQ(set.kernels(WeightType::kQ8_0).accumulate_rows, nullptr) << set.name;
   }
 }
 

@@ -14,8 +14,16 @@
 //   weight_kernels_avx512.cpp  -march=native, built when it has AVX-512F (ATTN_KERNELS_AVX512)
 // so that an AVX-512 machine also builds, and the tests also run, the AVX2 kernels. The vector
 // kernels share their code (weight_kernels_simd.h) but not their instantiations; all three
-// share only weight_type.h's inline conversions, which compute the same in any of them.
-// A new weight type (q8) is a new WeightType and one more entry in each table.
+// share only weight_type.h's inline conversions, which compute the same in any of them (and
+// the scalar one calls quantize_q8_block, built with the default flags).
+// A new weight type is a new WeightType and one more entry in each table.
+//
+// Every type has dot_rows and to_floats; accumulate_rows exists for the element-wise types
+// (f32, f16, bf16) and is nullptr for kQ8_0, whose matrices are always stored [out, in]. For
+// kQ8_0, `row_stride`, `in` and `n` count elements and are multiples of 32 (kQ8BlockSize), and
+// `weight` is the start of a block: element i is storage_bytes(kQ8_0, i) bytes after element 0.
+// dot_rows quantizes x per block of 32 as the weights are (quantize_q8_block in
+// weight_conversion.h, but keeping f32 scales), once per call, and multiplies integers.
 
 namespace attn {
 

@@ -1,6 +1,6 @@
 // The AVX2 kernels of src/kernels/weight_kernels.h: 8 floats per register, F16C for the
-// conversion of f16, FMA. Compiled with -mavx2 -mfma -mf16c and without AVX-512, also on an
-// AVX-512 machine, so that its tests run there too (CMakeLists.txt).
+// conversion of f16, FMA, and byte multiply-adds for q8_0. Compiled with -mavx2 -mfma -mf16c and
+// without AVX-512, also on an AVX-512 machine, so that its tests run there too (CMakeLists.txt).
 
 #include <immintrin.h>
 
@@ -37,6 +37,12 @@ struct Avx2 {
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
       }
     }
+  }
+
+  // maddubs multiplies the bytes and adds neighbours into int16: at most 2 x 128 x 127 = 32512
+  // for u <= 128, so its saturation never comes into play; madd by ones adds neighbours again.
+  static __m256i sum_u8_s8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
   }
 };
 

@@ -1,5 +1,6 @@
-// The AVX-512 kernels of src/kernels/weight_kernels.h: 16 floats per register. Compiled with
-// the build's -march=native, and only when that includes AVX-512F (CMakeLists.txt).
+// The AVX-512 kernels of src/kernels/weight_kernels.h: 16 floats per register; q8_0 256 bits
+// wide, with VNNI's byte dot products where the CPU has them. Compiled with the build's
+// -march=native, and only when that includes AVX-512F (CMakeLists.txt).
 
 // GCC 12's AVX-512 intrinsics start from a deliberately undefined register (_mm512_cvtph_ps,
 // _mm512_reduce_add_ps, ...), which its -Wmaybe-uninitialized flags once they are inlined
@@ -26,6 +27,7 @@ struct Avx512 {
   static void store(float* p, Vector v) { _mm512_storeu_ps(p, v); }
   static Vector fmadd(Vector a, Vector b, Vector c) { return _mm512_fmadd_ps(a, b, c); }
   static float sum(Vector v) { return _mm512_reduce_add_ps(v); }
+  static float sum(__m256 v) { return _mm512_reduce_add_ps(_mm512_zextps256_ps512(v)); }
 
   template <WeightType kType>
   static Vector load_weights(const WeightElement<kType>* p) {
@@ -40,6 +42,19 @@ struct Avx512 {
       }
     }
   }
+
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  // One instruction: the 4 neighbouring products added into each int32 lane, without
+  // saturation.
+  static __m256i sum_u8_s8(__m256i u, __m256i s) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+  }
+#else
+  // Some AVX-512 CPUs lack VNNI: AVX2's two steps (weight_kernels_avx2.cpp), exact for u <= 128.
+  static __m256i sum_u8_s8(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+  }
+#endif
 };
 
 }  // namespace
