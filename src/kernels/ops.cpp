@@ -21,69 +21,10 @@ struct ColumnBlocks {
   int count;
 };
 
-// partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of F32 W stored [in, out].
-void gemv_in_out_rows(float* partial, const float* x, const Linear& linear, int begin, int end) {
-  const float* weight = static_cast<const float*>(linear.weight);
-  const int out = linear.out;
-  const long stride = linear.row_stride;
-  std::fill(partial, partial + out, 0.0f);
-  // Four rows at a time: the partial sums stay in L1 and are read and written a quarter as often.
-  int i = begin;
-  for (; i + 4 <= end; i += 4) {
-    const float* w0 = weight + i * stride;
-    const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
-    const float x0 = x[i], x1 = x[i + 1], x2 = x[i + 2], x3 = x[i + 3];
-    for (int j = 0; j < out; ++j) {
-      partial[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
-    }
-  }
-  for (; i < end; ++i) {
-    const float* w = weight + i * stride;
-    for (int j = 0; j < out; ++j) partial[j] += x[i] * w[j];
-  }
-}
-
-// y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), F32 W stored [out, in].
-void gemv_out_in(float* y, const float* x, const Linear& linear, int begin, int end) {
-  const float* weight = static_cast<const float*>(linear.weight);
-  const int in = linear.in;
-  const long stride = linear.row_stride;
-  auto bias = [&](int j) { return linear.bias ? linear.bias[j] : 0.0f; };
-  int j = begin;
-  // Four rows at a time: each x[i] loaded once serves four independent sums.
-  for (; j + 4 <= end; j += 4) {
-    const float* w0 = weight + j * stride;
-    const float *w1 = w0 + stride, *w2 = w1 + stride, *w3 = w2 + stride;
-    float sum0 = 0, sum1 = 0, sum2 = 0, sum3 = 0;
-#pragma omp simd reduction(+ : sum0, sum1, sum2, sum3)
-    for (int i = 0; i < in; ++i) {
-      sum0 += w0[i] * x[i];
-      sum1 += w1[i] * x[i];
-      sum2 += w2[i] * x[i];
-      sum3 += w3[i] * x[i];
-    }
-    y[j] = bias(j) + sum0;
-    y[j + 1] = bias(j + 1) + sum1;
-    y[j + 2] = bias(j + 2) + sum2;
-    y[j + 3] = bias(j + 3) + sum3;
-  }
-  for (; j < end; ++j) {
-    const float* w = weight + j * stride;
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int i = 0; i < in; ++i) sum += w[i] * x[i];
-    y[j] = bias(j) + sum;
-  }
-}
-
 // partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of W stored [in, out], of any
 // type: one share of a one-row product.
 void partial_sum_over_rows(float* partial, const float* x, const Linear& linear, int begin,
                            int end) {
-  if (linear.type == WeightType::kF32) {
-    gemv_in_out_rows(partial, x, linear, begin, end);
-    return;
-  }
   std::fill(partial, partial + linear.out, 0.0f);
   weight_kernels(linear.type)
       .accumulate_rows(partial, linear.element(long(begin) * linear.row_stride), linear.row_stride,
@@ -92,10 +33,6 @@ void partial_sum_over_rows(float* partial, const float* x, const Linear& linear,
 
 // y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), W stored [out, in], of any type.
 void dot_rows_with_bias(float* y, const float* x, const Linear& linear, int begin, int end) {
-  if (linear.type == WeightType::kF32) {
-    gemv_out_in(y, x, linear, begin, end);
-    return;
-  }
   weight_kernels(linear.type)
       .dot_rows(y + begin, linear.element(long(begin) * linear.row_stride), linear.row_stride, x,
                 linear.in, end - begin);
