@@ -349,6 +349,16 @@ TensorElements SafeTensors::elements(const std::string& name,
   return {.data = copy.data(), .dtype = tensor.dtype};
 }
 
+void SafeTensors::release(const void* data, std::size_t bytes) const {
+  const auto begin = reinterpret_cast<uintptr_t>(data), end = begin + bytes;
+  const auto mapping_begin = reinterpret_cast<uintptr_t>(mapping_);
+  if (begin < mapping_begin || end > mapping_begin + mapping_size_) return;  // a copy
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  // Advice only: should the kernel decline, the pages merely stay.
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 const float* SafeTensors::floats(const std::string& name, std::span<const int64_t> expected_shape) {
   const TensorInfo& tensor = checked(name, expected_shape);
   const std::byte* bytes = data_ + tensor.begin;

@@ -49,6 +49,11 @@ class SafeTensors {
   // The same tensor in its own dtype.
   TensorElements elements(const std::string& name, std::span<const int64_t> expected_shape);
 
+  // Drops the whole pages of [data, data + bytes) from memory, where they are part of the
+  // mapping: a tensor converted to another type at load is not kept twice. Reading them again
+  // reads the file again.
+  void release(const void* data, std::size_t bytes) const;
+
  private:
   const TensorInfo& checked(const std::string& name, std::span<const int64_t> expected_shape) const;
 

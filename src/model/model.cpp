@@ -51,7 +51,8 @@ WeightType TensorSource::matrix_type(WeightType file_type, int64_t in) const {
 }
 
 void* TensorSource::allocate(std::size_t bytes) {
-  return repacked_.emplace_back((bytes + sizeof(float) - 1) / sizeof(float)).data();
+  // Not value-initialized: every byte is written before it is read.
+  return repacked_.emplace_back(new float[(bytes + sizeof(float) - 1) / sizeof(float)]).get();
 }
 
 Linear TensorSource::stored(const std::string& name, std::vector<int64_t> shape) {
@@ -101,14 +102,39 @@ Linear TensorSource::from_floats(const float* values, int64_t in, int64_t out, W
       .weight = storage, .in = int(in), .out = int(out), .row_stride = int(in), .type = type};
 }
 
+Linear TensorSource::converted(const Linear& source, WeightType type) {
+  const long n = long(source.in) * source.out;
+  values_.resize(n);
+  float* values = values_.data();  // (out, in)
+  if (!source.in_out_layout) {
+    to_floats(values, source.weight, source.type, n);
+  } else {
+    // Converted matrices are stored [out, in], the layout whose rows the kernels of every type
+    // read (q8_0's blocks run along the input). Transposed in tiles that stay in cache.
+    stored_values_.resize(n);
+    const float* stored_values = stored_values_.data();  // (in, out)
+    to_floats(stored_values_.data(), source.weight, source.type, n);
+    constexpr int kTile = 64;
+    for (int i0 = 0; i0 < source.in; i0 += kTile) {
+      for (int j0 = 0; j0 < source.out; j0 += kTile) {
+        for (int i = i0; i < std::min(i0 + kTile, source.in); ++i) {
+          for (int j = j0; j < std::min(j0 + kTile, source.out); ++j) {
+            values[long(j) * source.in + i] = stored_values[long(i) * source.out + j];
+          }
+        }
+      }
+    }
+  }
+  file_.release(source.weight, storage_bytes(source.type, n));
+  Linear result = from_floats(values, source.in, source.out, type);
+  result.bias = source.bias;
+  return result;
+}
+
 Linear TensorSource::linear(const std::string& name, int64_t in, int64_t out, bool bias) {
   Linear linear = stored(name + ".weight", {out, in});
   const WeightType type = matrix_type(linear.type, in);
-  if (type != linear.type) {
-    std::vector<float> values(std::size_t(in) * out);  // (out, in)
-    to_floats(values.data(), linear.weight, linear.type, long(in) * out);
-    linear = from_floats(values.data(), in, out, type);
-  }
+  if (type != linear.type) linear = converted(linear, type);
   if (bias) linear.bias = get(name + ".bias", {out});
   return linear;
 }
@@ -120,37 +146,20 @@ Linear TensorSource::conv1d(const std::string& name, int64_t in, int64_t out) {
   linear.row_stride = int(out);
   linear.in_out_layout = true;
   const WeightType type = matrix_type(linear.type, in);
-  if (type != linear.type) {
-    // Converted matrices are stored [out, in], the layout whose rows the kernels of every type
-    // read (q8_0's blocks run along the input).
-    std::vector<float> stored_values(std::size_t(in) * out);  // (in, out)
-    to_floats(stored_values.data(), linear.weight, linear.type, long(in) * out);
-    std::vector<float> values(std::size_t(in) * out);  // (out, in)
-    for (int64_t i = 0; i < in; ++i) {
-      for (int64_t j = 0; j < out; ++j) values[j * in + i] = stored_values[i * out + j];
-    }
-    linear = from_floats(values.data(), in, out, type);
-  }
+  if (type != linear.type) linear = converted(linear, type);
   linear.bias = get(name + ".bias", {out});
   return linear;
 }
 
 Linear TensorSource::embedding(const std::string& name, int64_t rows, int64_t width) {
-  Linear table = stored(name, {rows, width});
+  const Linear table = stored(name, {rows, width});
   const WeightType type = vector_type(table.type);
-  if (type == table.type) return table;
-  std::vector<float> values(std::size_t(rows) * width);
-  to_floats(values.data(), table.weight, table.type, long(rows) * width);
-  return from_floats(values.data(), width, rows, type);
+  return type == table.type ? table : converted(table, type);
 }
 
 Linear TensorSource::tied_head(const Linear& embedding) {
   const WeightType type = matrix_type(embedding.type, embedding.in);
-  if (type == embedding.type) return embedding;
-  const long n = long(embedding.in) * embedding.out;
-  std::vector<float> values(n);  // (vocab, width)
-  to_floats(values.data(), embedding.weight, embedding.type, n);
-  return from_floats(values.data(), embedding.in, embedding.out, type);
+  return type == embedding.type ? embedding : converted(embedding, type);
 }
 
 Norm TensorSource::layer_norm(const std::string& name, int64_t d, float eps) {

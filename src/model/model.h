@@ -54,7 +54,7 @@ class TensorSource {
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
   // Buffers of repacked and converted weights, which must live as long as the model.
-  std::deque<std::vector<float>> take_repacked() { return std::move(repacked_); }
+  std::deque<std::unique_ptr<float[]>> take_repacked() { return std::move(repacked_); }
 
  private:
   std::string resolve(const std::string& name) const;
@@ -62,6 +62,9 @@ class TensorSource {
   Linear stored(const std::string& name, std::vector<int64_t> shape);
   // A matrix [out, in] of floats as a Linear of `type` in new storage.
   Linear from_floats(const float* values, int64_t in, int64_t out, WeightType type);
+  // `source` (any layout) converted to `type`, stored [out, in]; the source's pages of the
+  // mapping are released.
+  Linear converted(const Linear& source, WeightType type);
   // The type a matrix of `in` inputs stored as `file_type` is computed in.
   WeightType matrix_type(WeightType file_type, int64_t in) const;
   // The type vectors and embeddings stored as `file_type` are used in.
@@ -73,7 +76,11 @@ class TensorSource {
   std::vector<std::string> prefixes_;
   std::optional<WeightType> dtype_;
   std::set<std::string> used_;
-  std::deque<std::vector<float>> repacked_;
+  std::deque<std::unique_ptr<float[]>> repacked_;
+  // Scratch of converted(), kept between calls: a fresh allocation of this size would be new
+  // pages, which the kernel must fault in and zero for every matrix.
+  std::vector<float> values_;         // (out, in)
+  std::vector<float> stored_values_;  // (in, out) before the transposition
 };
 
 // What a family file produces: the generic transformer's description and weights.
@@ -149,7 +156,7 @@ struct Model {
   std::string model_type;    // config.json model_type ("gpt2", "bert", "llama", ...)
   std::string architecture;  // config.json architectures[0], when given
   std::unique_ptr<SafeTensors> weights_file;
-  std::deque<std::vector<float>> repacked_weights;  // weights rearranged at load
+  std::deque<std::unique_ptr<float[]>> repacked_weights;  // weights rearranged or converted at load
   std::unique_ptr<Transformer> transformer;
   std::unique_ptr<Tokenizer> tokenizer;
   GenerationConfig generation;
