@@ -564,7 +564,8 @@ INSTANTIATE_TEST_SUITE_P(
                    {"--repeat-penalty", "nan"},
                    "--repeat-penalty: must be > 0, got nan"},
         OptionCase{"NegativeThreads", {"-t", "-1"}, "--threads: must be >= 0, got -1"},
-        OptionCase{"TooManyThreads", {"-t", "100000"}, "--threads: must be <= 1024, got 100000"}),
+        OptionCase{"TooManyThreads", {"-t", "100000"}, "--threads: must be <= 1024, got 100000"},
+        OptionCase{"UnknownDtype", {"--dtype", "f8"}, "--dtype: f8 not in {f32,f16,bf16,q8}"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
 // ---- The happy path on the shipped models ----
@@ -582,6 +583,23 @@ TEST_F(BadInputTest, InfoJsonDescribesTheModel) {
   EXPECT_EQ(out["vocab_size"], 50257);
   EXPECT_EQ(out["context"], 512);
   EXPECT_EQ(out["tensor_dtypes"], json({{"F32", 52}}));
+  EXPECT_EQ(out["compute_dtype"], "f32");
+}
+
+TEST_F(BadInputTest, InfoAndBenchReportTheComputedDtype) {
+  for (const auto& [dtype, computed] :
+       {std::pair{"f16", "f16"}, {"bf16", "bf16"}, {"q8", "q8_0"}}) {
+    const CommandResult info = run({"info", "--json", "--dtype", dtype});
+    ASSERT_EQ(info.exit_status, 0) << describe(info);
+    EXPECT_EQ(json::parse(info.out)["compute_dtype"], computed);
+    const CommandResult bench =
+        run({"bench", "--json", "--dtype", dtype, "-p", "8", "-n", "4", "-r", "1"});
+    ASSERT_EQ(bench.exit_status, 0) << describe(bench);
+    const json out = json::parse(bench.out);
+    EXPECT_EQ(out["dtype"], computed);
+    EXPECT_GT(out["weight_bytes_per_token"].get<double>(), 0);
+    EXPECT_GT(out["decode_gb_per_s"].get<double>(), 0);
+  }
 }
 
 TEST_F(BadInputTest, InfoOnBert) {
