@@ -41,9 +41,10 @@ void dot_rows_with_bias(float* y, const float* x, const Linear& linear, int begi
   }
 }
 
-// y[:, begin:end) += x W[begin:end)^T for F16 or BF16 W: kTileColumns output columns at a time
-// are converted to an f32 tile for OpenBLAS. (Correct first: a GEMM that converts in registers,
-// without the tile's round trip through memory, is still to write.)
+// y[:, begin:end) += x W[begin:end)^T for W of a type other than F32: kTileColumns output
+// columns at a time are converted to an f32 tile for OpenBLAS. (A GEMM that converts in
+// registers, or multiplies q8_0 in integers, without the tile's round trip through memory, is
+// still to write.)
 void gemm_through_f32_tiles(float* y, const float* x, int rows, const Linear& linear, int begin,
                             int end) {
   constexpr int kTileColumns = 64;
@@ -74,8 +75,10 @@ void gemm_through_f32_tiles(float* y, const float* x, int rows, const Linear& li
 // Maps whose weights lie side by side in one [in, out] matrix (GPT-2's c_attn: Q, K and V are
 // column slices of one fused weight) as one map over all their columns, so that each stored
 // row is read once, in one pass, rather than once per slice.
-std::vector<Linear> merge_adjacent_slices(std::span<const LinearOutput> outputs) {
-  std::vector<Linear> merged;
+// Returns a buffer of the calling thread, reused: a decode step allocates nothing.
+const std::vector<Linear>& merge_adjacent_slices(std::span<const LinearOutput> outputs) {
+  static thread_local std::vector<Linear> merged;
+  merged.clear();
   for (const LinearOutput& output : outputs) {
     const Linear& next = *output.linear;
     if (!merged.empty()) {
@@ -99,7 +102,7 @@ std::vector<Linear> merge_adjacent_slices(std::span<const LinearOutput> outputs)
 // the inputs; the partial sums are added at the end.
 void one_row_in_out(std::span<const LinearOutput> outputs, const float* x) {
   const int in = outputs[0].linear->in;
-  const std::vector<Linear> maps = merge_adjacent_slices(outputs);
+  const std::vector<Linear>& maps = merge_adjacent_slices(outputs);
   int total_out = 0;
   for (const Linear& map : maps) total_out += map.out;
   const int n_parts = std::min(thread_pool().size(), std::max(1, in / 64));

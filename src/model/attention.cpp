@@ -3,9 +3,11 @@
 // heads share n_kv_head key/value heads, query head h reading kv head h / (n_head / n_kv_head).
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/kernels/thread_pool.h"
+#include "src/kernels/weight_kernels.h"
 #include "src/model/transformer.h"
 
 namespace attn {
@@ -40,6 +42,7 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
     const SequenceSlice& seq = batch.sequences[s];
     const int n_keys = seq.n_past + seq.length;
     const long first_key = long(seq.row) + batch.cache_offset - seq.n_past;
+    const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);
     // One task per head, each with its own scores (length, n_keys).
     auto head_scores = [&](int h) { return state.scores.data() + long(h) * state.scores_per_head; };
     thread_pool().run(spec_.n_head, [&](int h) {
@@ -50,8 +53,15 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       float* scores = head_scores(h);
 
       // scores = scale * Q K^T, heads read in place from the (rows, q_dim) and cache layouts.
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
-                  query, q_dim, keys, kv_dim, 0.0f, scores, n_keys);
+      // One query (a decode step) is a matrix-vector product, for which a BLAS call costs more
+      // than the arithmetic: it goes through the f32 kernels instead.
+      if (seq.length == 1) {
+        f32_kernels.dot_rows(scores, keys, kv_dim, query, head_dim, n_keys);
+        for (int j = 0; j < n_keys; ++j) scores[j] *= scale;
+      } else {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
+                    query, q_dim, keys, kv_dim, 0.0f, scores, n_keys);
+      }
       for (int i = 0; i < seq.length; ++i) {
         float* row = scores + long(i) * n_keys;
         if (!positions_.alibi_slopes.empty()) {
@@ -65,9 +75,14 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
         std::fill(row + visible, row + n_keys, 0.0f);
       }
       // context = scores V, written into this head's columns.
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq.length, head_dim, n_keys, 1.0f,
-                  scores, n_keys, values, kv_dim, 0.0f,
-                  state.context.data() + long(seq.row) * q_dim + h * head_dim, q_dim);
+      float* context = state.context.data() + long(seq.row) * q_dim + h * head_dim;
+      if (seq.length == 1) {
+        std::fill_n(context, head_dim, 0.0f);
+        f32_kernels.accumulate_rows(context, values, kv_dim, scores, n_keys, head_dim);
+      } else {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq.length, head_dim, n_keys, 1.0f,
+                    scores, n_keys, values, kv_dim, 0.0f, context, q_dim);
+      }
     });
     // Observers run on this thread, after the parallel part, so they need no locking.
     if (observer && observer->on_attention) {
