@@ -360,22 +360,15 @@ void SafeTensors::release(const void* data, std::size_t bytes) const {
 }
 
 const float* SafeTensors::floats(const std::string& name, std::span<const int64_t> expected_shape) {
-  const TensorInfo& tensor = checked(name, expected_shape);
-  const std::byte* bytes = data_ + tensor.begin;
-  const std::size_t count = (tensor.end - tensor.begin) / dtype_size(tensor.dtype);
-  if (tensor.dtype == "F32" && reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
-    return reinterpret_cast<const float*>(bytes);
-  }
-  std::vector<float>& values = converted_.emplace_back(count);
-  if (tensor.dtype == "F32") {
-    if (count > 0) std::memcpy(values.data(), bytes, count * sizeof(float));
-  } else {
-    const bool is_half = tensor.dtype == "F16";
-    for (std::size_t i = 0; i < count; ++i) {
-      uint16_t raw;
-      std::memcpy(&raw, bytes + 2 * i, 2);
-      values[i] = is_half ? f16_to_float(raw) : bf16_to_float(raw);
-    }
+  const TensorElements tensor = elements(name, expected_shape);
+  if (tensor.dtype == "F32") return static_cast<const float*>(tensor.data);
+  // F16 or BF16 (elements() refuses any other dtype): 2 bytes each, aligned.
+  const TensorInfo& info = *find(name);
+  const auto* halves = static_cast<const uint16_t*>(tensor.data);
+  std::vector<float>& values = converted_.emplace_back((info.end - info.begin) / 2);
+  const bool is_half = tensor.dtype == "F16";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = is_half ? f16_to_float(halves[i]) : bf16_to_float(halves[i]);
   }
   return values.data();
 }

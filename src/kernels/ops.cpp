@@ -172,11 +172,7 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
   const int out = linear.out;
   if (rows == 1) {
     const LinearOutput output{.linear = &linear, .y = y};
-    if (linear.in_out_layout) {
-      one_row_in_out(std::span(&output, 1), x);
-    } else {
-      one_row_out_in(std::span(&output, 1), x);
-    }
+    linear_forward_shared_input(std::span(&output, 1), x, rows);
     return;
   }
   // Each thread multiplies all rows by its own block of output columns, single-threaded.

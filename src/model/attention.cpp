@@ -30,6 +30,7 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       {.linear = &w.key, .y = new_keys},
       {.linear = &w.value, .y = layer_values + long(batch.cache_offset) * kv_dim}};
   linear_forward_shared_input(projections, input, rows);
+  const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);  // for one-query heads
   if (positions_.rotary) {
     const RotaryEmbedding& rotary = *positions_.rotary;
     rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, head_dim, state.rotary_cos.data(),
@@ -42,7 +43,6 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
     const SequenceSlice& seq = batch.sequences[s];
     const int n_keys = seq.n_past + seq.length;
     const long first_key = long(seq.row) + batch.cache_offset - seq.n_past;
-    const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);
     // One task per head, each with its own scores (length, n_keys).
     auto head_scores = [&](int h) { return state.scores.data() + long(h) * state.scores_per_head; };
     thread_pool().run(spec_.n_head, [&](int h) {

@@ -76,6 +76,8 @@ Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionSche
 
 void Transformer::embed(const Batch& batch, float* embedded) const {
   const int e = spec_.embedding_width();
+  const Linear& table = weights_.token_embedding;  // (vocab, e) in its stored type
+  const WeightKernels& table_kernels = weight_kernels(table.type);
   for (const SequenceSlice& seq : batch.sequences) {
     int padding_seen = 0;  // padding tokens in this sequence so far (RoBERTa positions)
     for (int r = seq.row; r < seq.row + seq.length; ++r) {
@@ -90,8 +92,7 @@ void Transformer::embed(const Batch& batch, float* embedded) const {
                     std::to_string(spec_.max_positions) + " tokens");
       }
       float* row = embedded + long(r) * e;
-      const Linear& table = weights_.token_embedding;
-      weight_kernels(table.type).to_floats(row, table.element(long(id) * table.row_stride), e);
+      table_kernels.to_floats(row, table.element(long(id) * table.row_stride), e);
       if (weights_.token_type_embedding) {
         const int type = batch.type_ids.empty() ? 0 : batch.type_ids[r];
         if (type < 0 || type >= spec_.n_token_types) {
