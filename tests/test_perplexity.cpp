@@ -1,0 +1,104 @@
+// Perplexity against Hugging Face's sliding-window recipe (../shared/golden/*/perplexity.jsonl):
+// the same windows and scored tokens, mean NLL and perplexity within 1e-5 relative, per-token
+// NLL within 2e-4 (float32 log-softmax alone differs from an exact one by ~5e-5).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "src/base/error.h"
+#include "src/tasks/perplexity.h"
+#include "tests/golden.h"
+#include "tests/model_util.h"
+
+namespace attn::test {
+namespace {
+
+void expect_perplexity_matches(const std::filesystem::path& model_dir,
+                               const std::filesystem::path& golden_file) {
+  const auto model = load_model(model_dir);
+  double worst_relative = 0, worst_token = 0;
+  for (const nlohmann::json& line : read_jsonl(golden_file)) {
+    const auto ids = line["ids"].get<std::vector<int>>();
+    ASSERT_EQ(model->tokenizer->encode(line["text"].get<std::string>()).ids, ids);
+    const PerplexityOptions options{.window = line["window"], .stride = line["stride"]};
+    const PerplexityResult result = perplexity(*model, ids, options);
+    const std::string where = "doc " + line["doc"].dump() + " window " + line["window"].dump() +
+                              " stride " + line["stride"].dump();
+
+    ASSERT_EQ(result.windows.size(), line["windows"].size()) << where;
+    for (std::size_t w = 0; w < result.windows.size(); ++w) {
+      const auto& golden = line["windows"][w];
+      EXPECT_EQ(result.windows[w].begin, golden[0].get<int>()) << where << " window " << w;
+      EXPECT_EQ(result.windows[w].end, golden[1].get<int>()) << where << " window " << w;
+      EXPECT_EQ(result.windows[w].n_scored, golden[2].get<int>()) << where << " window " << w;
+    }
+    EXPECT_EQ(result.n_scored, line["n_scored_tokens"].get<int>()) << where;
+    for (const char* key : {"mean_nll", "ppl"}) {
+      const double want = line[key].get<double>();
+      const double got = std::string(key) == "ppl" ? result.perplexity() : result.mean_nll();
+      const double relative = std::abs(got - want) / std::abs(want);
+      worst_relative = std::max(worst_relative, relative);
+      EXPECT_LE(relative, 1e-5) << where << " " << key << ": " << got << ", golden " << want;
+    }
+    if (line.contains("token_nll")) {
+      const auto& golden = line["token_nll"];
+      ASSERT_EQ(golden.size(), result.token_nll.size()) << where;
+      for (std::size_t p = 0; p < golden.size(); ++p) {
+        if (golden[p].is_null()) {
+          EXPECT_TRUE(std::isnan(result.token_nll[p])) << where << " position " << p;
+          continue;
+        }
+        const double diff = std::abs(result.token_nll[p] - golden[p].get<double>());
+        worst_token = std::max(worst_token, diff);
+        EXPECT_LE(diff, 2e-4) << where << " position " << p;
+      }
+    }
+  }
+  std::cout << model_dir.filename() << ": worst relative difference in mean NLL / perplexity "
+            << worst_relative << ", worst per-token NLL difference " << worst_token << "\n";
+}
+
+TEST(PerplexityGolden, TinyGpt2) {
+  ATTN_REQUIRE_SHARED();
+  expect_perplexity_matches(shipped_model("tiny-gpt2-brown"),
+                            shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl");
+}
+
+TEST(PerplexityGolden, TinyLlama) {
+  ATTN_REQUIRE_SHARED();
+  expect_perplexity_matches(shared_dir() / "models/tiny-llama-brown",
+                            shared_dir() / "golden/tiny-llama-brown/perplexity.jsonl");
+}
+
+// The recipe's windows on small cases worked out by hand.
+TEST(PerplexityWindows, OverlappingWindowsScoreEveryTokenButTheFirstOnce) {
+  const auto windows = perplexity_windows(10, {.window = 4, .stride = 2});
+  // [0,4) scores 1..3; [2,6) scores 4,5; [4,8) 6,7; [6,10) 8,9.
+  ASSERT_EQ(windows.size(), 4u);
+  EXPECT_EQ(windows[0].n_scored, 3);
+  for (int w = 1; w < 4; ++w) {
+    EXPECT_EQ(windows[w].begin, 2 * w);
+    EXPECT_EQ(windows[w].end, 2 * w + 4);
+    EXPECT_EQ(windows[w].n_scored, 2);
+  }
+}
+
+TEST(PerplexityWindows, DisjointWindowsLeaveEachFirstTokenUnscored) {
+  const auto windows = perplexity_windows(10, {.window = 4, .stride = 4});
+  // [0,4) scores 1..3; [4,8) 5..7; [8,10) 9.
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0].n_scored, 3);
+  EXPECT_EQ(windows[1].n_scored, 3);
+  EXPECT_EQ(windows[2].begin, 8);
+  EXPECT_EQ(windows[2].end, 10);
+  EXPECT_EQ(windows[2].n_scored, 1);
+}
+
+TEST(PerplexityWindows, StrideOutsideTheWindowIsAUsageError) {
+  EXPECT_THROW(perplexity_windows(10, {.window = 4, .stride = 5}), UsageError);
+  EXPECT_THROW(perplexity_windows(10, {.window = 4, .stride = 0}), UsageError);
+}
+
+}  // namespace
+}  // namespace attn::test
