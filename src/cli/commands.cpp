@@ -57,34 +57,27 @@ void print_error(std::string_view message) {
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-namespace {
-
-// The prompt and where it came from, which every error about it names. Bad prompt text is bad
-// input (exit status 1) wherever it came from: --prompt, --file or standard input.
-struct Prompt {
-  std::string text;
-  std::string source;  // "--prompt", "--file PATH" or "standard input"
-
-  [[noreturn]] void fail(const std::string& problem) const { throw Error(source + ": " + problem); }
-};
-
-Prompt read_prompt(const GenerateCommand& command) {
-  if (command.prompt && command.prompt_file) {
-    throw UsageError("--prompt and --file: give the prompt one way, not both");
+Prompt read_prompt(const std::optional<std::string>& text,
+                   const std::optional<std::filesystem::path>& file, const char* text_option,
+                   const std::string& noun) {
+  if (text && file) {
+    throw UsageError(std::string(text_option) + " and --file: give the " + noun +
+                     " one way, not both");
   }
   Prompt prompt;
-  if (command.prompt) {
-    prompt = {*command.prompt, "--prompt"};
-  } else if (command.prompt_file) {
-    prompt = {read_input_text(*command.prompt_file, "--file", kMaxInputTextBytes),
-              "--file " + command.prompt_file->string()};
+  if (text) {
+    prompt = {*text, text_option};
+  } else if (file) {
+    prompt = {read_input_text(*file, "--file", kMaxInputTextBytes), "--file " + file->string()};
   } else {
-    prompt = {read_input_text("-", "prompt", kMaxInputTextBytes), "standard input"};
+    prompt = {read_input_text("-", noun, kMaxInputTextBytes), "standard input"};
   }
   require_utf8(prompt.text, prompt.source);
-  if (prompt.text.empty()) prompt.fail("the prompt is empty");
+  if (prompt.text.empty()) prompt.fail("the " + noun + " is empty");
   return prompt;
 }
+
+namespace {
 
 // A prompt longer than the context, cut to its last tokens. Room is kept for the new tokens,
 // but never at the cost of more than half the context: a prompt cut to a handful of tokens
@@ -170,7 +163,7 @@ nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
 }  // namespace
 
 int run_generate(const GenerateCommand& command) {
-  const Prompt prompt = read_prompt(command);
+  const Prompt prompt = read_prompt(command.prompt, command.prompt_file, "--prompt", "prompt");
   if (command.attention_out && *command.attention_out == "-") {
     throw UsageError("--attention-out: give a file; standard output carries the generated text");
   }

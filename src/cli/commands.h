@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/base/error.h"
 #include "src/kernels/weight_type.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/embed.h"
@@ -105,7 +106,33 @@ struct AttentionCommand {
   AttentionOptions attention;
 };
 
+struct PerplexityCommand {
+  CommonOptions common;
+  std::optional<std::string> text;                 // -p
+  std::optional<std::filesystem::path> file;       // "-" = standard input
+  std::optional<int> window;                       // default: the model's context
+  std::optional<int> stride;                       // default: the window
+  std::optional<std::filesystem::path> per_token;  // JSON Lines: id, token, nll per position
+  bool json = false;
+};
+
+// A text given by an option, a file or standard input, and where it came from, which every
+// error about it names. Bad text is bad input (exit status 1) wherever it came from.
+struct Prompt {
+  std::string text;
+  std::string source;  // e.g. "--prompt", "--file PATH" or "standard input"
+
+  [[noreturn]] void fail(const std::string& problem) const { throw Error(source + ": " + problem); }
+};
+
+// `text` (from the option named text_option), else the file (`-`: standard input), else
+// standard input; valid UTF-8 and not empty. Errors call it the `noun` ("prompt", "text").
+Prompt read_prompt(const std::optional<std::string>& text,
+                   const std::optional<std::filesystem::path>& file, const char* text_option,
+                   const std::string& noun);
+
 int run_generate(const GenerateCommand& command);
+int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
 int run_info(const CommonOptions& common, bool json);
 int run_bench(const BenchCommand& command);

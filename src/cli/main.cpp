@@ -332,6 +332,28 @@ int run_command_line(int argc, char** argv) {
   add_common_options(*info_app, info, "tiny-gpt2-brown");
   info_app->add_flag("--json", info_json, "print JSON");
 
+  PerplexityCommand perplexity;
+  CLI::App* perplexity_app =
+      app.add_subcommand("perplexity", "how well a decoder predicts a text (sliding windows)");
+  add_common_options(*perplexity_app, perplexity.common, "tiny-gpt2-brown");
+  perplexity_app->add_option("-p,--text", perplexity.text,
+                             "the text to score (default: standard input)");
+  perplexity_app->add_option("--file", perplexity.file, "read the text from a file ('-': stdin)");
+  perplexity_app
+      ->add_option("--window", perplexity.window,
+                   "tokens per window (default: the model's context)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  perplexity_app
+      ->add_option("--stride", perplexity.stride,
+                   "tokens between window starts; less than --window overlaps the windows, "
+                   "giving every scored token more context (default: the window)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  perplexity_app->add_option("--per-token", perplexity.per_token,
+                             "write each token's NLL to this file as JSON Lines");
+  perplexity_app->add_flag("--json", perplexity.json, "print one JSON object with every window");
+
   BenchCommand bench;
   CLI::App* bench_app = app.add_subcommand("bench", "measure prompt and decode speed");
   add_common_options(*bench_app, bench.common, "tiny-gpt2-brown");
@@ -387,6 +409,7 @@ int run_command_line(int argc, char** argv) {
       {attention_app, attention.common, [&] { return run_attention(attention); }},
       {embed_app, embed.common, [&] { return run_embed(embed); }},
       {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
+      {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); }},
       {bench_app, bench.common, [&] { return run_bench(bench); }},
   };
   for (const auto& subcommand : subcommands) {

@@ -13,10 +13,10 @@ double PerplexityResult::perplexity() const { return std::exp(mean_nll()); }
 
 std::vector<PerplexityWindow> perplexity_windows(int n, const PerplexityOptions& options) {
   if (options.window < 1) {
-    throw UsageError("--window must be at least 1, got " + std::to_string(options.window));
+    throw UsageError("--window: must be >= 1, got " + std::to_string(options.window));
   }
   if (options.stride < 1 || options.stride > options.window) {
-    throw UsageError("--stride must be in 1..--window (" + std::to_string(options.window) +
+    throw UsageError("--stride: must be in 1..--window (" + std::to_string(options.window) +
                      "), got " + std::to_string(options.stride));
   }
   std::vector<PerplexityWindow> windows;
@@ -43,8 +43,8 @@ PerplexityResult perplexity(const Model& model, std::span<const int> ids,
                 " token(s): perplexity needs at least 2 (one to predict from, one to score)");
   }
   if (options.window > spec.max_positions) {
-    throw UsageError("--window is " + std::to_string(options.window) +
-                     " tokens, more than the model's context of " +
+    throw UsageError("--window: " + std::to_string(options.window) +
+                     " tokens is more than the model's context of " +
                      std::to_string(spec.max_positions));
   }
   PerplexityResult result;

@@ -1,0 +1,115 @@
+// attn perplexity: how well a decoder predicts a text, by Hugging Face's sliding-window recipe
+// (src/tasks/perplexity.h).
+
+#include <spdlog/fmt/fmt.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/commands.h"
+#include "src/io/output_file.h"
+#include "src/tasks/perplexity.h"
+
+namespace attn {
+
+namespace {
+
+// Windows done, tokens/s and the time left, redrawn on one line of a terminal.
+class Progress {
+ public:
+  explicit Progress(bool shown) : shown_(shown), start_(std::chrono::steady_clock::now()) {}
+
+  void update(int done, int total, int tokens_done) {
+    if (!shown_) return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double left = done > 0 ? seconds * (total - done) / done : 0;
+    std::fprintf(stderr, "\rperplexity: window %d/%d, %.0f tokens/s, %.0f s left ", done, total,
+                 tokens_done / std::max(seconds, 1e-9), left);
+    if (done == total) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  bool shown_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+int run_perplexity(const PerplexityCommand& command) {
+  const Prompt text = read_prompt(command.text, command.file, "-p", "text");
+  // Opened before the work, so that an unwritable path fails at once.
+  std::optional<OutputFile> per_token;
+  if (command.per_token) {
+    if (*command.per_token == "-") {
+      throw UsageError("--per-token: give a file; standard output carries the perplexity");
+    }
+    per_token.emplace(command.per_token, "--per-token");
+  }
+  auto model = load_model(command.common.model_dir, command.common.dtype);
+  if (!model->spec().causal) {
+    throw UsageError(model->dir.string() + ": perplexity needs a decoder model; '" +
+                     model->model_type + "' is an encoder");
+  }
+  const std::vector<int> ids = model->tokenizer->encode(text.text).ids;
+  if (ids.size() < 2) {
+    text.fail("the text gives " + std::to_string(ids.size()) +
+              " token(s); perplexity needs at least 2");
+  }
+  const int window = command.window.value_or(model->spec().max_positions);
+  const PerplexityOptions options{.window = window, .stride = command.stride.value_or(window)};
+
+  Progress progress(!command.common.quiet && ::isatty(STDERR_FILENO));
+  int tokens_done = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const PerplexityResult result = perplexity(*model, ids, options, [&](int done, int total) {
+    tokens_done = done == total ? int(ids.size()) : tokens_done + options.stride;
+    progress.update(done, total, tokens_done);
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (per_token) {
+    for (std::size_t p = 0; p < ids.size(); ++p) {
+      nlohmann::ordered_json line = {
+          {"position", p}, {"id", ids[p]}, {"token", model->tokenizer->token_string(ids[p])}};
+      line["nll"] = std::isnan(result.token_nll[p]) ? nlohmann::ordered_json(nullptr)
+                                                    : nlohmann::ordered_json(result.token_nll[p]);
+      per_token->write(json_text(line) + "\n");
+    }
+    per_token->commit();
+  }
+  if (command.json) {
+    nlohmann::ordered_json out = {{"model", model->name()},
+                                  {"tokens", ids.size()},
+                                  {"window", options.window},
+                                  {"stride", options.stride},
+                                  {"n_scored_tokens", result.n_scored},
+                                  {"nll_sum", result.nll_sum},
+                                  {"mean_nll", result.mean_nll()},
+                                  {"ppl", result.perplexity()},
+                                  {"tokens_per_s", double(ids.size()) / seconds},
+                                  {"windows", nlohmann::ordered_json::array()}};
+    for (const PerplexityWindow& w : result.windows) {
+      out["windows"].push_back({{"begin", w.begin},
+                                {"end", w.end},
+                                {"n_scored", w.n_scored},
+                                {"nll_sum", w.nll_sum},
+                                {"ppl", std::exp(w.nll_sum / w.n_scored)}});
+    }
+    write_stdout(json_text(out) + "\n");
+    return 0;
+  }
+  write_stdout(fmt::format(
+      "{}: {} tokens, {} scored in {} window(s) of {} (stride {})\nmean NLL {:.4f} nats | "
+      "perplexity {:.3f} | {:.0f} tokens/s\n",
+      text.source, ids.size(), result.n_scored, result.windows.size(), options.window,
+      options.stride, result.mean_nll(), result.perplexity(), double(ids.size()) / seconds));
+  return 0;
+}
+
+}  // namespace attn
