@@ -485,6 +485,33 @@ TEST_F(BadInputTest, EmptyStandardInput) {
                        {"standard input: the prompt is empty"});
 }
 
+// ---- perplexity ----
+
+TEST_F(BadInputTest, PerplexityStrideLongerThanTheWindow) {
+  expect_clean_failure(run({"perplexity", "-p", "The jury said", "--window", "8", "--stride", "9"}),
+                       kUsageError, {"--stride: must be in 1..--window (8), got 9"});
+}
+
+TEST_F(BadInputTest, PerplexityWindowLongerThanTheContext) {
+  expect_clean_failure(run({"perplexity", "-p", "The jury said", "--window", "513"}), kUsageError,
+                       {"--window: 513 tokens is more than the model's context of 512"});
+}
+
+TEST_F(BadInputTest, PerplexityTextOfOneToken) {
+  const auto text = scratch_ / "one-token.txt";
+  write_file(text, "The");
+  expect_clean_failure(run({"perplexity", "--file", text}), kBadInput,
+                       {"--file " + text.string() +
+                        ": the text gives 1 token(s); perplexity "
+                        "needs at least 2"});
+}
+
+TEST_F(BadInputTest, PerplexityOnAnEncoder) {
+  expect_clean_failure(
+      run({"perplexity", "-p", "The jury said", "-m", shipped_model("tiny-bert-brown").string()}),
+      kUsageError, {"perplexity needs a decoder model"});
+}
+
 TEST_F(BadInputTest, MissingPromptFile) {
   const auto prompt = scratch_ / "no-such-prompt.txt";
   expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,

@@ -8,6 +8,7 @@
 
 #include "src/base/error.h"
 #include "src/tasks/perplexity.h"
+#include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"
 
@@ -69,6 +70,34 @@ TEST(PerplexityGolden, TinyLlama) {
   ATTN_REQUIRE_SHARED();
   expect_perplexity_matches(shared_dir() / "models/tiny-llama-brown",
                             shared_dir() / "golden/tiny-llama-brown/perplexity.jsonl");
+}
+
+// The command line gives the same figures, and --per-token the golden's per-token NLLs.
+TEST(PerplexityCli, JsonAndPerTokenMatchTheGolden) {
+  ATTN_REQUIRE_SHARED();
+  const auto lines = read_jsonl(shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl");
+  const nlohmann::json& golden = lines[1];  // doc 0, window 128, stride 64
+  TempDir scratch;
+  write_file(scratch / "doc.txt", golden["text"].get<std::string>());
+  const CommandResult result =
+      run_attn({"perplexity", "--file", (scratch / "doc.txt").string(), "--window", "128",
+                "--stride", "64", "--json", "--per-token", (scratch / "tokens.jsonl").string()});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const auto out = nlohmann::json::parse(result.out);
+  EXPECT_EQ(out["n_scored_tokens"], golden["n_scored_tokens"]);
+  EXPECT_EQ(out["windows"].size(), golden["windows"].size());
+  EXPECT_NEAR(out["ppl"].get<double>(), golden["ppl"].get<double>(),
+              1e-5 * golden["ppl"].get<double>());
+  const auto tokens = read_jsonl(scratch / "tokens.jsonl");
+  ASSERT_EQ(tokens.size(), golden["ids"].size());
+  for (std::size_t p = 0; p < tokens.size(); ++p) {
+    EXPECT_EQ(tokens[p]["id"], golden["ids"][p]);
+    if (golden["token_nll"][p].is_null()) {
+      EXPECT_TRUE(tokens[p]["nll"].is_null()) << p;
+    } else {
+      EXPECT_NEAR(tokens[p]["nll"].get<double>(), golden["token_nll"][p].get<double>(), 2e-4) << p;
+    }
+  }
 }
 
 // The recipe's windows on small cases worked out by hand.
