@@ -94,10 +94,10 @@ class HostileCliTest : public HostileTest {
 // ---- Commands and --version ----
 
 TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
-  expect_clean_failure(
-      run({"foo"}), kUsageError,
-      {"unknown command 'foo'",
-       "(commands: generate, fill-mask, embed, similarity, attention, tokenize, info, bench)"});
+  expect_clean_failure(run({"foo"}), kUsageError,
+                       {"unknown command 'foo'",
+                        "(commands: generate, fill-mask, embed, similarity, attention, tokenize, "
+                        "info, perplexity, bench)"});
 }
 
 TEST_F(HostileCliTest, NoCommandListsTheCommands) {
