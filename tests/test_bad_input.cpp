@@ -581,6 +581,7 @@ INSTANTIATE_TEST_SUITE_P(
         OptionCase{"TopPAboveOne", {"--top-p", "2"}, "--top-p: must be in (0, 1], got 2"},
         OptionCase{"TopPZero", {"--top-p", "0"}, "--top-p: must be in (0, 1], got 0"},
         OptionCase{"TopPNotANumber", {"--top-p", "nan"}, "--top-p: must be in (0, 1], got nan"},
+        OptionCase{"MinPAboveOne", {"--min-p", "1.5"}, "--min-p: must be in [0, 1], got 1.5"},
         OptionCase{"NegativeTemperature", {"--temp", "-1"}, "--temp: must be >= 0, got -1"},
         OptionCase{"NanTemperature", {"--temp", "nan"}, "--temp: must be >= 0, got nan"},
         OptionCase{"InfiniteTemperature", {"--temp", "inf"}, "--temp: must be finite, got inf"},

@@ -211,6 +211,10 @@ int run_command_line(int argc, char** argv) {
   generate_app->add_option("--top-p", generate.options.sampling.top_p, "nucleus sampling; 1 = off")
       ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
   generate_app
+      ->add_option("--min-p", generate.options.sampling.min_p,
+                   "keep tokens at least this fraction as likely as the most likely; 0 = off")
+      ->check(number_check("in [0, 1]", [](double v) { return v >= 0 && v <= 1; }));
+  generate_app
       ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
                    "repetition penalty; 1 = off")
       ->check(positive())

@@ -12,18 +12,20 @@ int argmax(std::span<const float> values) {
 
 Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {}
 
-int Sampler::next(std::span<float> logits, std::span<const int> context) {
-  if (options_.repetition_penalty != 1.0f) {
-    std::vector<bool> seen(logits.size(), false);
-    for (int id : context) {
-      if (seen[id]) continue;
-      seen[id] = true;
-      float& logit = logits[id];
-      logit = logit > 0 ? logit / options_.repetition_penalty : logit * options_.repetition_penalty;
-    }
+void Sampler::apply_repetition_penalty(std::span<float> logits,
+                                       std::span<const int> context) const {
+  if (options_.repetition_penalty == 1.0f) return;
+  std::vector<bool> seen(logits.size(), false);
+  for (int id : context) {
+    if (seen[id]) continue;
+    seen[id] = true;
+    float& logit = logits[id];
+    logit = logit > 0 ? logit / options_.repetition_penalty : logit * options_.repetition_penalty;
   }
-  if (options_.temperature == 0.0f) return argmax(logits);
+}
 
+void Sampler::filter(std::span<float> logits, std::span<const int> context) {
+  apply_repetition_penalty(logits, context);
   // Every token is a candidate. Only when top-k or top-p will cut the list is it sorted by
   // descending logit (and then only as far as top-k keeps): sorting the whole vocabulary for
   // every token would cost more than the rest of sampling.
@@ -39,6 +41,7 @@ int Sampler::next(std::span<float> logits, std::span<const int> context) {
     candidates_.resize(keep);
   }
 
+  // exp((logit - max) / temperature): the top token's is 1.
   std::vector<double>& probabilities = probabilities_;
   probabilities.resize(keep);
   const double max_logit = logits[argmax(logits)];
@@ -58,7 +61,28 @@ int Sampler::next(std::span<float> logits, std::span<const int> context) {
     probabilities.resize(cut);
     candidates_.resize(cut);
   }
-  std::discrete_distribution<std::size_t> draw(probabilities.begin(), probabilities.end());
+  if (options_.min_p > 0.0f) {
+    // A probability relative to the top one does not depend on the normalization, so the
+    // survivors of top-k and top-p need none: keep p >= min_p * 1 (the top token always).
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < candidates_.size(); ++i) {
+      if (probabilities[i] >= options_.min_p) {
+        candidates_[kept] = candidates_[i];
+        probabilities[kept++] = probabilities[i];
+      }
+    }
+    candidates_.resize(kept);
+    probabilities.resize(kept);
+  }
+}
+
+int Sampler::next(std::span<float> logits, std::span<const int> context) {
+  if (options_.temperature == 0.0f) {
+    apply_repetition_penalty(logits, context);
+    return argmax(logits);
+  }
+  filter(logits, context);
+  std::discrete_distribution<std::size_t> draw(probabilities_.begin(), probabilities_.end());
   return candidates_[draw(rng_)];
 }
 

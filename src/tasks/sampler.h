@@ -11,12 +11,13 @@ struct SamplingOptions {
   float temperature = 1.0f;         // 0 = greedy
   int top_k = 0;                    // 0 = off
   float top_p = 1.0f;               // 1 = off
+  float min_p = 0.0f;               // 0 = off; keep tokens with p >= min_p * (the top p)
   float repetition_penalty = 1.0f;  // 1 = off; as Hugging Face (CTRL paper): logit / p or * p
   uint64_t seed = 0;
 };
 
 // Chooses the next token from a row of logits, in Hugging Face's order: repetition penalty,
-// temperature, top-k, top-p, then a draw (or the argmax when temperature is 0).
+// temperature, top-k, top-p, min-p, then a draw (or the argmax when temperature is 0).
 class Sampler {
  public:
   explicit Sampler(const SamplingOptions& options);
@@ -24,7 +25,15 @@ class Sampler {
   // `logits` (vocab) is modified; `context` holds the ids seen so far (for the penalty).
   int next(std::span<float> logits, std::span<const int> context);
 
+  // The tokens a draw chooses from after the filters, and their unnormalized probabilities
+  // (parallel to candidates()), for sampling temperatures above 0. `logits` is modified.
+  void filter(std::span<float> logits, std::span<const int> context);
+  const std::vector<int>& candidates() const { return candidates_; }
+  const std::vector<double>& probabilities() const { return probabilities_; }
+
  private:
+  void apply_repetition_penalty(std::span<float> logits, std::span<const int> context) const;
+
   SamplingOptions options_;
   std::mt19937_64 rng_;
   // Reused between calls: candidate ids (sorted by logit when top-k/top-p apply) and their

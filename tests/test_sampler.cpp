@@ -1,0 +1,96 @@
+// The sampling filters on a fixed logits vector, against a float64 reference written here:
+// which tokens survive, and their renormalized probabilities.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "src/tasks/sampler.h"
+
+namespace attn {
+namespace {
+
+// Ten logits with a clear order: token i has logit 2 - 0.5 i, shuffled by a fixed permutation.
+const std::vector<int> kOrder = {3, 7, 0, 9, 4, 1, 8, 5, 2, 6};  // token of rank r
+std::vector<float> fixed_logits() {
+  std::vector<float> logits(kOrder.size());
+  for (std::size_t rank = 0; rank < kOrder.size(); ++rank) logits[kOrder[rank]] = 2 - 0.5 * rank;
+  return logits;
+}
+
+// softmax(logit / temperature) over all ten, in double, by rank.
+std::vector<double> reference_probabilities(double temperature) {
+  std::vector<double> p(kOrder.size());
+  double sum = 0;
+  for (std::size_t rank = 0; rank < p.size(); ++rank)
+    sum += p[rank] = std::exp((2 - 0.5 * rank) / temperature);
+  for (double& value : p) value /= sum;
+  return p;
+}
+
+// The sampler's surviving tokens (by descending probability) and their renormalized
+// probabilities.
+std::pair<std::vector<int>, std::vector<double>> survivors(const SamplingOptions& options) {
+  Sampler sampler(options);
+  std::vector<float> logits = fixed_logits();
+  sampler.filter(logits, {});
+  std::vector<std::size_t> order(sampler.candidates().size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return sampler.probabilities()[a] > sampler.probabilities()[b];
+  });
+  const double sum =
+      std::accumulate(sampler.probabilities().begin(), sampler.probabilities().end(), 0.0);
+  std::vector<int> tokens;
+  std::vector<double> probabilities;
+  for (std::size_t i : order) {
+    tokens.push_back(sampler.candidates()[i]);
+    probabilities.push_back(sampler.probabilities()[i] / sum);
+  }
+  return {tokens, probabilities};
+}
+
+// The first `n` ranks of the reference, renormalized.
+void expect_top_ranks(const SamplingOptions& options, std::size_t n, double temperature) {
+  const auto [tokens, probabilities] = survivors(options);
+  const std::vector<double> reference = reference_probabilities(temperature);
+  const double kept = std::accumulate(reference.begin(), reference.begin() + n, 0.0);
+  ASSERT_EQ(tokens.size(), n);
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    EXPECT_EQ(tokens[rank], kOrder[rank]) << "rank " << rank;
+    EXPECT_NEAR(probabilities[rank], reference[rank] / kept, 1e-12) << "rank " << rank;
+  }
+}
+
+TEST(SamplerFilters, TemperatureAloneKeepsEveryToken) {
+  expect_top_ranks({.temperature = 0.7f}, 10, double(0.7f));
+}
+
+TEST(SamplerFilters, TopKKeepsTheKMostLikely) { expect_top_ranks({.top_k = 3}, 3, 1.0); }
+
+TEST(SamplerFilters, TopPKeepsTheSmallestPrefixReachingP) {
+  // Cumulative probabilities at temperature 1: 0.393, 0.632, 0.776, 0.864, ...
+  expect_top_ranks({.top_p = 0.7f}, 3, 1.0);
+  expect_top_ranks({.top_p = 0.6f}, 2, 1.0);
+}
+
+TEST(SamplerFilters, MinPKeepsTokensAtLeastThatFractionOfTheTop) {
+  // p(rank r) / p(top) = exp(-0.5 r / T): at T = 1, 0.2 keeps ranks with 0.5 r <= ln 5 (r <= 3).
+  expect_top_ranks({.min_p = 0.2f}, 4, 1.0);
+  // At T = 0.5 the ratio is exp(-r): 0.2 keeps r <= 1.
+  expect_top_ranks({.temperature = 0.5f, .min_p = 0.2f}, 2, 0.5);
+}
+
+TEST(SamplerFilters, FiltersApplyInHuggingFacesOrder) {
+  // top-k 5, then top-p over those five, renormalized (cumulative 0.429, 0.689, 0.846, 0.942,
+  // 1), then min-p 0.3 (exp(-0.5 r) >= 0.3: r <= 2).
+  expect_top_ranks({.top_k = 5, .top_p = 0.9f}, 4, 1.0);
+  expect_top_ranks({.top_k = 5, .top_p = 0.8f}, 3, 1.0);
+  expect_top_ranks({.top_k = 5, .top_p = 0.9f, .min_p = 0.3f}, 3, 1.0);
+}
+
+}  // namespace
+}  // namespace attn
