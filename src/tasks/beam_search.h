@@ -1,0 +1,41 @@
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "src/model/model.h"
+
+// Beam search with Hugging Face's semantics (transformers' BeamSearchScorer and
+// BeamHypotheses, batch of one; ../shared/golden/README.md spells the algorithm out): `beams`
+// running continuations scored by their summed log-probabilities; each step takes the 2 x beams
+// best one-token extensions in order, an end-of-sequence among the first `beams` finishing a
+// hypothesis scored sum / length^length_penalty; the search ends when `early_stopping` and
+// `beams` hypotheses exist, or when no running beam can beat the worst kept hypothesis, or after
+// max_new_tokens.
+
+namespace attn {
+
+struct BeamSearchOptions {
+  int beams = 4;
+  int num_return = 4;  // at most beams
+  int max_new_tokens = 24;
+  float length_penalty = 1.0f;
+  bool early_stopping = false;
+  std::vector<int> eos_ids;
+};
+
+struct BeamHypothesis {
+  std::vector<int> ids;  // the new tokens, ending with the end-of-sequence token when finished
+  double score = 0;      // sum of log-probabilities / length^length_penalty
+  bool finished = false;
+};
+
+struct BeamSearchResult {
+  std::vector<BeamHypothesis> sequences;  // num_return of them, best first
+  int steps = 0;
+};
+
+BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids,
+                             const BeamSearchOptions& options);
+
+}  // namespace attn
