@@ -162,7 +162,47 @@ nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
 
 }  // namespace
 
+// generate --beams N: the num_return best continuations, each with its score, best first.
+int run_beam_search(const GenerateCommand& command, const Model& model, const Prompt& prompt,
+                    const std::vector<int>& prompt_ids, const GenerateOptions& options) {
+  if (options.sampling.temperature > 0 && command.given.temperature) {
+    throw UsageError("--beams and --temp: beam search is deterministic; give one or the other");
+  }
+  if (command.attention_out) {
+    throw UsageError("--attention-out does not go with --beams");
+  }
+  BeamSearchOptions beam = command.beam;
+  beam.max_new_tokens = options.max_new_tokens;
+  beam.eos_ids = options.ignore_eos ? std::vector<int>{} : model.generation.eos_token_ids;
+  const BeamSearchResult result = beam_search(model, prompt_ids, beam);
+  nlohmann::json sequences = nlohmann::json::array();
+  std::string text;
+  for (const BeamHypothesis& hypothesis : result.sequences) {
+    const std::string continuation = model.tokenizer->decode(hypothesis.ids, true);
+    sequences.push_back({{"generated_ids", hypothesis.ids},
+                         {"text", continuation},
+                         {"score", hypothesis.score},
+                         {"finished", hypothesis.finished}});
+    text += fmt::format("[{:.4f}] {}{}\n", hypothesis.score, prompt.text, continuation);
+  }
+  if (command.json) {
+    write_stdout(json_text(nlohmann::json{{"prompt_ids", prompt_ids},
+                                          {"beams", beam.beams},
+                                          {"steps", result.steps},
+                                          {"sequences", sequences}}) +
+                 "\n");
+  } else {
+    write_stdout(text);
+  }
+  return 0;
+}
+
 int run_generate(const GenerateCommand& command) {
+  if (command.beam.num_return > command.beam.beams) {
+    throw UsageError("--num-return: must be at most --beams (" +
+                     std::to_string(command.beam.beams) + "), got " +
+                     std::to_string(command.beam.num_return));
+  }
   const Prompt prompt = read_prompt(command.prompt, command.prompt_file, "--prompt", "prompt");
   if (command.attention_out && *command.attention_out == "-") {
     throw UsageError("--attention-out: give a file; standard output carries the generated text");
@@ -188,6 +228,8 @@ int run_generate(const GenerateCommand& command) {
     }
     truncate_prompt(prompt_ids, prompt, context, options.max_new_tokens);
   }
+
+  if (command.beam.beams > 1) return run_beam_search(command, *model, prompt, prompt_ids, options);
 
   GenerateCallbacks callbacks;
   std::optional<GenerationAttentionRecorder> attention_recorder;

@@ -10,6 +10,7 @@
 #include "src/base/error.h"
 #include "src/kernels/weight_type.h"
 #include "src/tasks/attention_capture.h"
+#include "src/tasks/beam_search.h"
 #include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
 
@@ -50,6 +51,7 @@ struct GenerateCommand {
   std::optional<std::string> prompt;
   std::optional<std::filesystem::path> prompt_file;  // "-" = standard input
   GenerateOptions options;
+  BeamSearchOptions beam;  // used when beam.beams > 1
   bool truncate = false;
   bool json = false;
   // JSON Lines with the attention row behind each generated token, when given.

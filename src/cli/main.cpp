@@ -215,6 +215,22 @@ int run_command_line(int argc, char** argv) {
                    "keep tokens at least this fraction as likely as the most likely; 0 = off")
       ->check(number_check("in [0, 1]", [](double v) { return v >= 0 && v <= 1; }));
   generate_app
+      ->add_option("--beams", generate.beam.beams,
+                   "beam search with this many beams (1: off); deterministic, as Hugging Face's")
+      ->check(whole_number<int>())
+      ->check(positive());
+  generate_app
+      ->add_option("--num-return", generate.beam.num_return,
+                   "beam search: how many of the best sequences to print (at most --beams)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  generate_app
+      ->add_option("--length-penalty", generate.beam.length_penalty,
+                   "beam search: a finished sequence scores sum log p / length^this")
+      ->check(finite());
+  generate_app->add_flag("--early-stopping", generate.beam.early_stopping,
+                         "beam search: stop once --beams sequences have finished");
+  generate_app
       ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
                    "repetition penalty; 1 = off")
       ->check(positive())

@@ -16,8 +16,8 @@
 namespace attn {
 
 struct BeamSearchOptions {
-  int beams = 4;
-  int num_return = 4;  // at most beams
+  int beams = 1;       // 1: beam search is greedy search
+  int num_return = 1;  // at most beams
   int max_new_tokens = 24;
   float length_penalty = 1.0f;
   bool early_stopping = false;
