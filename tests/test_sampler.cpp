@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <vector>
 
 #include "src/tasks/sampler.h"
+#include "tests/cli_util.h"
 
 namespace attn {
 namespace {
@@ -90,6 +92,34 @@ TEST(SamplerFilters, FiltersApplyInHuggingFacesOrder) {
   expect_top_ranks({.top_k = 5, .top_p = 0.9f}, 4, 1.0);
   expect_top_ranks({.top_k = 5, .top_p = 0.8f}, 3, 1.0);
   expect_top_ranks({.top_k = 5, .top_p = 0.9f, .min_p = 0.3f}, 3, 1.0);
+}
+
+// A fixed seed gives the same sampled tokens whatever the thread count.
+TEST(SamplerSeed, SameSeedSameTokensAcrossThreadCounts) {
+  std::vector<std::string> texts;
+  for (const char* threads : {"1", "2"}) {
+    const test::CommandResult result =
+        test::run_attn({"generate", "-p", "The jury said", "-n", "24", "--temp", "0.9", "--top-p",
+                        "0.95", "--min-p", "0.02", "--seed", "7", "-t", threads});
+    ASSERT_EQ(result.exit_status, 0) << test::describe(result);
+    texts.push_back(result.out);
+  }
+  EXPECT_EQ(texts[0], texts[1]);
+}
+
+// Without --seed, --json reports the seed drawn, and giving it back repeats the text.
+TEST(SamplerSeed, TheReportedSeedRepeatsTheRun) {
+  const std::vector<std::string> args = {"generate", "-p",     "The jury said", "-n",
+                                         "24",       "--temp", "0.9",           "--json"};
+  const test::CommandResult first = test::run_attn(args);
+  ASSERT_EQ(first.exit_status, 0) << test::describe(first);
+  const auto out = nlohmann::json::parse(first.out);
+  std::vector<std::string> again = args;
+  again.push_back("--seed");
+  again.push_back(std::to_string(out["seed"].get<uint64_t>()));
+  const test::CommandResult second = test::run_attn(again);
+  ASSERT_EQ(second.exit_status, 0) << test::describe(second);
+  EXPECT_EQ(nlohmann::json::parse(second.out)["generated_ids"], out["generated_ids"]);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "src/base/error.h"
 #include "src/base/files.h"
@@ -105,6 +106,9 @@ GenerateOptions with_generation_config(const GenerateCommand& command,
   GenerateOptions options = command.options;
   const GenerationFlagsGiven& given = command.given;
   SamplingOptions& sampling = options.sampling;
+  // Without --seed, a fresh one each run, reported so that the run can be repeated.
+  if (!given.seed) sampling.seed = uint64_t(std::random_device{}()) << 32 | std::random_device{}();
+  spdlog::debug("seed {}", sampling.seed);
   if (!given.max_new_tokens && config.max_new_tokens)
     options.max_new_tokens = *config.max_new_tokens;
   if (config.do_sample == false && !given.temperature) sampling.temperature = 0;
@@ -256,6 +260,7 @@ int run_generate(const GenerateCommand& command) {
       result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
   if (command.json) {
     nlohmann::json out = {{"prompt_ids", prompt_ids},
+                          {"seed", options.sampling.seed},
                           {"generated_ids", result.generated_ids},
                           {"text", result.text},
                           {"stop_reason", result.stop_reason},

@@ -43,6 +43,7 @@ struct GenerationFlagsGiven {
   bool top_k = false;
   bool top_p = false;
   bool repetition_penalty = false;
+  bool seed = false;
 };
 
 struct GenerateCommand {

@@ -235,9 +235,10 @@ int run_command_line(int argc, char** argv) {
                    "repetition penalty; 1 = off")
       ->check(positive())
       ->check(finite());
-  generate_app->add_option("--seed", generate.options.sampling.seed, "random seed")
-      ->check(whole_number<std::uint64_t>())
-      ->capture_default_str();
+  generate_app
+      ->add_option("--seed", generate.options.sampling.seed,
+                   "random seed (default: a random one, shown with -v and in --json)")
+      ->check(whole_number<std::uint64_t>());
   generate_app->add_flag("--ignore-eos", generate.options.ignore_eos, "do not stop at end-of-text");
   generate_app->add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
       ->check(CLI::Validator(
@@ -420,7 +421,8 @@ int run_command_line(int argc, char** argv) {
                            .temperature = generate_app->count("--temp") > 0,
                            .top_k = generate_app->count("--top-k") > 0,
                            .top_p = generate_app->count("--top-p") > 0,
-                           .repetition_penalty = generate_app->count("--repeat-penalty") > 0};
+                           .repetition_penalty = generate_app->count("--repeat-penalty") > 0,
+                           .seed = generate_app->count("--seed") > 0};
          return run_generate(generate);
        }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
