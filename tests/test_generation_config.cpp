@@ -14,9 +14,9 @@ using nlohmann::json;
 
 class GenerationConfigTest : public testing::Test {
  protected:
-  // A copy of the shipped tiny GPT-2 with the given generation_config.json.
-  std::filesystem::path model_with(const json& generation_config) {
-    const auto model = scratch_ / "model";
+  // A copy of the shipped tiny GPT-2 with the given generation_config.json, in scratch/`name`.
+  std::filesystem::path model_with(const json& generation_config, const char* name = "model") {
+    const auto model = scratch_ / name;
     std::filesystem::copy(shipped_model("tiny-gpt2-brown"), model);
     write_file(model / "generation_config.json", generation_config.dump());
     return model;
@@ -55,6 +55,19 @@ TEST_F(GenerationConfigTest, DoSampleTrueUsesItsTopK) {
   const json from_config = generate(model, {"-n", "12", "--seed", "9"});
   const json greedy = generate(shipped_model("tiny-gpt2-brown"), {"--temp", "0", "-n", "12"});
   EXPECT_EQ(from_config["generated_ids"], greedy["generated_ids"]);
+}
+
+TEST_F(GenerationConfigTest, DoSampleTrueUsesItsMinPAndTypicalP) {
+  // min_p 1 keeps only the most likely token: greedy, whatever the temperature.
+  const auto model = model_with({{"do_sample", true}, {"temperature", 5.0}, {"min_p", 1.0}});
+  const json greedy = generate(shipped_model("tiny-gpt2-brown"), {"--temp", "0", "-n", "12"});
+  EXPECT_EQ(generate(model, {"-n", "12", "--seed", "9"})["generated_ids"], greedy["generated_ids"]);
+  // The config's typical_p gives the same tokens as the flag.
+  const auto typical = model_with({{"do_sample", true}, {"typical_p", 0.5}}, "typical");
+  EXPECT_EQ(generate(typical, {"-n", "12", "--seed", "9"})["generated_ids"],
+            generate(shipped_model("tiny-gpt2-brown"),
+                     {"-n", "12", "--seed", "9", "--temp", "1", "--top-k", "50", "--typical-p",
+                      "0.5"})["generated_ids"]);
 }
 
 TEST_F(GenerationConfigTest, StopsAtAnyOfSeveralEosIds) {

@@ -99,8 +99,8 @@ void truncate_prompt(std::vector<int>& prompt_ids, const Prompt& prompt, int con
 
 // The command line's settings, with those it did not give taken from the model's
 // generation_config.json as Hugging Face reads it: do_sample false means greedy; do_sample true
-// samples with its temperature, top_k and top_p (Hugging Face's defaults 1, 50 and 1 where it
-// names none). A folder that says nothing keeps attn's defaults.
+// samples with its temperature, top_k, top_p, min_p and typical_p (Hugging Face's defaults 1, 50,
+// 1, off and 1 where it names none). A folder that says nothing keeps attn's defaults.
 GenerateOptions with_generation_config(const GenerateCommand& command,
                                        const GenerationConfig& config) {
   GenerateOptions options = command.options;
@@ -116,6 +116,8 @@ GenerateOptions with_generation_config(const GenerateCommand& command,
     if (!given.temperature) sampling.temperature = config.temperature.value_or(1.0f);
     if (!given.top_k) sampling.top_k = config.top_k.value_or(50);
     if (!given.top_p) sampling.top_p = config.top_p.value_or(1.0f);
+    if (!given.min_p) sampling.min_p = config.min_p.value_or(0.0f);
+    if (!given.typical_p) sampling.typical_p = config.typical_p.value_or(1.0f);
   }
   if (!given.repetition_penalty && config.repetition_penalty) {
     sampling.repetition_penalty = *config.repetition_penalty;
@@ -159,6 +161,8 @@ nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
   if (config.temperature) out["temperature"] = *config.temperature;
   if (config.top_k) out["top_k"] = *config.top_k;
   if (config.top_p) out["top_p"] = *config.top_p;
+  if (config.min_p) out["min_p"] = *config.min_p;
+  if (config.typical_p) out["typical_p"] = *config.typical_p;
   if (config.repetition_penalty) out["repetition_penalty"] = *config.repetition_penalty;
   if (config.max_new_tokens) out["max_new_tokens"] = *config.max_new_tokens;
   return out;
@@ -174,6 +178,10 @@ int run_beam_search(const GenerateCommand& command, const Model& model, const Pr
   }
   if (command.attention_out) {
     throw UsageError("--attention-out does not go with --beams");
+  }
+  if (command.stream) {
+    throw UsageError(
+        "--stream does not go with --beams: beam search decides its sequences at the end");
   }
   BeamSearchOptions beam = command.beam;
   beam.max_new_tokens = options.max_new_tokens;
@@ -240,6 +248,14 @@ int run_generate(const GenerateCommand& command) {
   if (attention_out) {
     attention_recorder.emplace(select_attention(model->spec(), command.attention));
     callbacks.observer = attention_recorder->observer();
+  }
+  if (command.json && command.stream) {
+    callbacks.on_token = [](int token_id, std::string_view text) {
+      write_stdout(
+          json_text(nlohmann::ordered_json{{"token_id", token_id}, {"text", std::string(text)}}) +
+          "\n");
+      flush_stdout();
+    };
   }
   if (!command.json) {
     write_stdout(prompt.text);

@@ -42,6 +42,8 @@ struct GenerationFlagsGiven {
   bool temperature = false;
   bool top_k = false;
   bool top_p = false;
+  bool min_p = false;
+  bool typical_p = false;
   bool repetition_penalty = false;
   bool seed = false;
 };
@@ -55,6 +57,7 @@ struct GenerateCommand {
   BeamSearchOptions beam;  // used when beam.beams > 1
   bool truncate = false;
   bool json = false;
+  bool stream = false;  // with json: JSON Lines, one per token, before the summary
   // JSON Lines with the attention row behind each generated token, when given.
   std::optional<std::filesystem::path> attention_out;
   AttentionOptions attention;

@@ -215,6 +215,11 @@ int run_command_line(int argc, char** argv) {
                    "keep tokens at least this fraction as likely as the most likely; 0 = off")
       ->check(number_check("in [0, 1]", [](double v) { return v >= 0 && v <= 1; }));
   generate_app
+      ->add_option(
+          "--typical-p", generate.options.sampling.typical_p,
+          "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off")
+      ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
+  generate_app
       ->add_option("--beams", generate.beam.beams,
                    "beam search with this many beams (1: off); deterministic, as Hugging Face's")
       ->check(whole_number<int>())
@@ -248,7 +253,11 @@ int run_command_line(int argc, char** argv) {
                          "keep the end of a prompt longer than the context instead of failing");
   generate_app->add_flag("!--no-cache", generate.options.use_cache,
                          "recompute every position at every step (slow; for checking)");
-  generate_app->add_flag("--json", generate.json, "print one JSON object instead of streaming");
+  generate_app->add_flag("--json", generate.json,
+                         "print one JSON object at the end instead of streaming text");
+  generate_app->add_flag("--stream", generate.stream,
+                         "with --json: first a JSON line {token_id, text} per token as it comes "
+                         "(text output always streams)");
   CLI::Option* attention_out = generate_app->add_option(
       "--attention-out", generate.attention_out,
       "write the attention row behind each generated token to this file (JSON Lines)");
@@ -421,6 +430,8 @@ int run_command_line(int argc, char** argv) {
                            .temperature = generate_app->count("--temp") > 0,
                            .top_k = generate_app->count("--top-k") > 0,
                            .top_p = generate_app->count("--top-p") > 0,
+                           .min_p = generate_app->count("--min-p") > 0,
+                           .typical_p = generate_app->count("--typical-p") > 0,
                            .repetition_penalty = generate_app->count("--repeat-penalty") > 0,
                            .seed = generate_app->count("--seed") > 0};
          return run_generate(generate);

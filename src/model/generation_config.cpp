@@ -44,6 +44,8 @@ GenerationConfig read_generation_config(const std::filesystem::path& dir, const 
     generation.top_k = file.json().at("top_k") == 0 ? 0 : file.positive_int("top_k");
   }
   generation.top_p = file.optional_float_in_range("top_p", 0, 1);
+  generation.min_p = file.optional_float_in_range("min_p", 0, 1);
+  generation.typical_p = file.optional_float_in_range("typical_p", 0, 1);
   generation.repetition_penalty = file.optional_float_in_range("repetition_penalty", 1e-6, 1e6);
   generation.max_new_tokens = file.optional_positive_int("max_new_tokens");
   return generation;

@@ -16,6 +16,8 @@ struct GenerationConfig {
   std::optional<float> temperature;
   std::optional<int> top_k;
   std::optional<float> top_p;
+  std::optional<float> min_p;
+  std::optional<float> typical_p;
   std::optional<float> repetition_penalty;
   std::optional<int> max_new_tokens;
 };

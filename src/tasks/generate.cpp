@@ -19,33 +19,35 @@ double milliseconds_since(Clock::time_point start) {
 // string, and holding back bytes that may still become a stop string or are half a character.
 class TextStream {
  public:
-  TextStream(const std::vector<std::string>& stop, const GenerateCallbacks& callbacks)
-      : stop_(stop), callbacks_(callbacks) {}
+  explicit TextStream(const std::vector<std::string>& stop) : stop_(stop) {}
 
-  // Adds bytes; returns true when a stop string was reached.
-  bool add(std::string_view bytes) {
+  // Adds bytes; returns the text that became safe to show (maybe none). At a stop string,
+  // `stopped` becomes true and the text up to it is returned.
+  std::string add(std::string_view bytes, bool& stopped) {
     text_ += bytes;
     for (const auto& stop : stop_) {
       const std::size_t from = emitted_ > stop.size() ? emitted_ - stop.size() : 0;
       const std::size_t found = text_.find(stop, from);
       if (found != std::string::npos) {
         text_.resize(found);
-        return true;
+        stopped = true;
+        return emit(found);
       }
     }
     std::size_t safe_end = text_.size() - longest_stop_prefix_suffix();
     safe_end = emitted_ +
                complete_utf8_prefix(std::string_view(text_).substr(emitted_, safe_end - emitted_));
-    emit(safe_end);
-    return false;
+    return emit(safe_end);
   }
 
-  // Emits whatever is still held back; returns the whole text.
-  std::string finish() {
-    std::string rest = replace_invalid_utf8(std::string_view(text_).substr(emitted_));
-    if (callbacks_.on_text && !rest.empty()) callbacks_.on_text(rest);
-    return replace_invalid_utf8(text_);
+  // What is still held back (half a character, or the start of a stop string that did not
+  // come), with invalid bytes as U+FFFD.
+  std::string rest() const {
+    return replace_invalid_utf8(std::string_view(text_).substr(emitted_));
   }
+
+  // The whole text, with invalid bytes as U+FFFD.
+  std::string text() const { return replace_invalid_utf8(text_); }
 
  private:
   // Length of the longest end of the text that is the start of some stop string.
@@ -62,18 +64,17 @@ class TextStream {
     return longest;
   }
 
-  void emit(std::size_t end) {
-    if (end <= emitted_) return;
+  std::string emit(std::size_t end) {
+    if (end <= emitted_) return {};
     // Invalid bytes before `end` stay invalid whatever follows: shown as U+FFFD, as in the
     // final text.
-    if (callbacks_.on_text)
-      callbacks_.on_text(
-          replace_invalid_utf8(std::string_view(text_).substr(emitted_, end - emitted_)));
+    std::string shown =
+        replace_invalid_utf8(std::string_view(text_).substr(emitted_, end - emitted_));
     emitted_ = end;
+    return shown;
   }
 
   const std::vector<std::string>& stop_;
-  const GenerateCallbacks& callbacks_;
   std::string text_;
   std::size_t emitted_ = 0;
 };
@@ -97,7 +98,7 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   std::vector<float> logits(spec.vocab_size);
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
-  TextStream stream(options.stop, callbacks);
+  TextStream stream(options.stop);
   const std::vector<int>& eos_ids = model.generation.eos_token_ids;
 
   // Runs the tokens from `first` on (all of them without the cache) and leaves the logits of
@@ -129,8 +130,12 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
     }
     result.generated_ids.push_back(next);
     ids.push_back(next);
-    if (stream.add(
-            model.tokenizer->decode_continuation(std::span(ids).first(ids.size() - 1), next))) {
+    bool stopped = false;
+    const std::string shown = stream.add(
+        model.tokenizer->decode_continuation(std::span(ids).first(ids.size() - 1), next), stopped);
+    if (callbacks.on_text && !shown.empty()) callbacks.on_text(shown);
+    if (callbacks.on_token) callbacks.on_token(next, shown);
+    if (stopped) {
       result.stop_reason = "stop";
       break;
     }
@@ -145,7 +150,9 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
     ++result.decode_steps;
   }
   result.decode_ms = milliseconds_since(start);
-  result.text = stream.finish();
+  const std::string rest = stream.rest();
+  if (callbacks.on_text && !rest.empty()) callbacks.on_text(rest);
+  result.text = stream.text();
   return result;
 }
 

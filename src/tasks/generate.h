@@ -23,7 +23,12 @@ struct GenerateCallbacks {
   // The raw logits (vocab) of each step, before sampling.
   std::function<void(std::span<const float> logits)> on_logits;
   // Generated text as it is decided: whole UTF-8 characters only, never past a stop string.
+  // The pieces, joined, are the final text.
   std::function<void(std::string_view text)> on_text;
+  // Each generated token as it is chosen, with the text that became safe to show with it: empty
+  // while a character is half done or the text may still become a stop string. At the end, text
+  // held back that way goes only to on_text.
+  std::function<void(int token_id, std::string_view text)> on_token;
   // Attention and hidden-state hooks for every forward pass.
   const ForwardObserver* observer = nullptr;
 };

@@ -74,6 +74,48 @@ void Sampler::filter(std::span<float> logits, std::span<const int> context) {
     candidates_.resize(kept);
     probabilities.resize(kept);
   }
+  if (options_.typical_p < 1.0f) keep_typical();
+}
+
+void Sampler::keep_typical() {
+  // With q the renormalized survivors and H their entropy, a token is typical when its
+  // information -log q is close to H. Tokens are taken by ascending |-log q - H| until their
+  // mass reaches typical_p, as Hugging Face's TypicalLogitsWarper: it keeps the first
+  // (count of cumulative masses below typical_p) + 1 of that order, and every token tied with
+  // the last of them.
+  const std::size_t n = candidates_.size();
+  const double sum = std::accumulate(probabilities_.begin(), probabilities_.end(), 0.0);
+  double entropy = 0;
+  for (double p : probabilities_) {
+    if (p > 0) entropy -= p / sum * std::log(p / sum);  // an underflowed token adds nothing
+  }
+  std::vector<double>& distance = typical_distance_;
+  distance.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    distance[i] = std::abs(-std::log(probabilities_[i] / sum) - entropy);
+  }
+  std::vector<std::size_t>& order = typical_order_;
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return distance[a] < distance[b]; });
+  std::size_t last = 0;  // the count of cumulative masses below typical_p, at most n - 1
+  double cumulative = 0;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    cumulative += probabilities_[order[i]] / sum;
+    if (cumulative >= options_.typical_p) break;
+    last = i + 1;
+  }
+  const double threshold = distance[order[last]];
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (distance[i] <= threshold) {
+      candidates_[kept] = candidates_[i];
+      probabilities_[kept++] = probabilities_[i];
+    }
+  }
+  candidates_.resize(kept);
+  probabilities_.resize(kept);
 }
 
 int Sampler::next(std::span<float> logits, std::span<const int> context) {

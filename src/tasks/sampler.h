@@ -12,12 +12,16 @@ struct SamplingOptions {
   int top_k = 0;                    // 0 = off
   float top_p = 1.0f;               // 1 = off
   float min_p = 0.0f;               // 0 = off; keep tokens with p >= min_p * (the top p)
+  float typical_p = 1.0f;           // 1 = off; locally typical sampling (Meister et al., 2022)
   float repetition_penalty = 1.0f;  // 1 = off; as Hugging Face (CTRL paper): logit / p or * p
   uint64_t seed = 0;
 };
 
-// Chooses the next token from a row of logits, in Hugging Face's order: repetition penalty,
-// temperature, top-k, top-p, min-p, then a draw (or the argmax when temperature is 0).
+// Chooses the next token from a row of logits, in the order of Hugging Face's logits processors:
+// repetition penalty, temperature, top-k, top-p, min-p, typical-p, then a draw from what is left
+// (or, at temperature 0, the argmax after the repetition penalty, the other filters unused).
+// Each filter sees the distribution the previous ones left: top-p's mass and typical-p's entropy
+// are those of the survivors, renormalized.
 class Sampler {
  public:
   explicit Sampler(const SamplingOptions& options);
@@ -33,6 +37,7 @@ class Sampler {
 
  private:
   void apply_repetition_penalty(std::span<float> logits, std::span<const int> context) const;
+  void keep_typical();
 
   SamplingOptions options_;
   std::mt19937_64 rng_;
@@ -40,6 +45,8 @@ class Sampler {
   // unnormalized probabilities.
   std::vector<int> candidates_;
   std::vector<double> probabilities_;
+  std::vector<double> typical_distance_;    // (candidates) |-log q - entropy|
+  std::vector<std::size_t> typical_order_;  // (candidates) by ascending distance
 };
 
 // Index of the largest value; the lowest index on exact ties, as torch.argmax.
