@@ -67,7 +67,8 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
     batch_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
-    spdlog::debug("repetition {}: {:.1f} ms per batch of {}", r, batch_ms.back(), command.batch);
+    spdlog::info("repetition {}/{}: {:.1f} ms per batch of {}", r + 1, command.repetitions,
+                 batch_ms.back(), command.batch);
   }
   const double ms_per_sequence = median(batch_ms) / command.batch;
   const nlohmann::json out = {{"model", model.name()},
@@ -120,8 +121,9 @@ int run_bench(const BenchCommand& command) {
     prompt_rates.push_back(result.prompt_tokens / (result.prompt_ms / 1000));
     if (result.decode_steps > 0)
       decode_rates.push_back(result.decode_steps / (result.decode_ms / 1000));
-    spdlog::debug("repetition {}: prompt {:.1f} tokens/s, decode {:.1f} tokens/s", r,
-                  prompt_rates.back(), decode_rates.empty() ? 0.0 : decode_rates.back());
+    spdlog::info("repetition {}/{}: prompt {:.1f} tokens/s | decode {:.1f} tokens/s", r + 1,
+                 command.repetitions, prompt_rates.back(),
+                 decode_rates.empty() ? 0.0 : decode_rates.back());
   }
   // Decode reads every weight matrix once per token (the embeddings only one row): that many
   // bytes times tokens/s is the memory bandwidth decode achieves.

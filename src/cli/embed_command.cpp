@@ -9,6 +9,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 #include "src/io/npy.h"
 #include "src/io/output_file.h"
 #include "src/tasks/embed.h"
@@ -238,10 +239,18 @@ int embed_lines(const EmbedCommand& command, const Embedder& embedder,
   if (inputs.empty() && failed_lines == 0) throw Error(source + ": has only empty lines");
   if (inputs.empty()) return 1;
 
+  Progress progress("embed", "lines", command.common.quiet);
+  std::int64_t tokens_done = 0;
+  auto count_done = [&](std::size_t i) {
+    tokens_done += std::int64_t(inputs[i].ids.size());
+    progress.update(std::int64_t(i) + 1, std::int64_t(inputs.size()), tokens_done);
+  };
   if (npy_file) {
     NpyMatrixWriter writer(*npy_file, inputs.size(), std::size_t(model.spec().d_model));
-    embed(model, inputs, embedder.options,
-          [&](std::size_t, std::span<const float> vector) { writer.write_row(vector); });
+    embed(model, inputs, embedder.options, [&](std::size_t i, std::span<const float> vector) {
+      writer.write_row(vector);
+      count_done(i);
+    });
     writer.finish();
     npy_file->commit();
     spdlog::info("-o {}: {} x {} float32, one row per embedded line in file order",
@@ -266,6 +275,7 @@ int embed_lines(const EmbedCommand& command, const Embedder& embedder,
       }
       write_stdout("{\"line\":" + std::to_string(line_numbers[i]) + ",\"text\":" +
                    string_json(texts[i]) + ",\"embedding\":" + float_array_json(vector) + "}\n");
+      count_done(i);
     });
     for (; next_skipped < skipped.size(); ++next_skipped) {
       write_stdout(skipped_line_json(skipped[next_skipped]));

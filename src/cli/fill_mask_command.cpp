@@ -9,6 +9,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/fill_mask.h"
 
@@ -113,10 +114,14 @@ int fill_file(const FillMaskCommand& command, const Model& model, const FillMask
 
   if (inputs.empty() && failed_lines == 0) throw Error(file_name + ": has only blank lines");
 
+  Progress progress("fill-mask", "lines", command.common.quiet);
+  std::int64_t tokens_done = 0;
   fill_mask(model, inputs, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
     const nlohmann::ordered_json out = {
         {"line", line_numbers[i]}, {"text", texts[i]}, {"masks", predictions_json(masks)}};
     write_stdout(json_text(out) + "\n");
+    tokens_done += std::int64_t(inputs[i].ids.size());
+    progress.update(std::int64_t(i) + 1, std::int64_t(inputs.size()), tokens_done);
   });
   flush_stdout();
   spdlog::debug("{}: filled {} lines, {} failed", file_name, inputs.size(), failed_lines);

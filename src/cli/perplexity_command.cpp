@@ -2,43 +2,17 @@
 // (src/tasks/perplexity.h).
 
 #include <spdlog/fmt/fmt.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/perplexity.h"
 
 namespace attn {
-
-namespace {
-
-// Windows done, tokens/s and the time left, redrawn on one line of a terminal.
-class Progress {
- public:
-  explicit Progress(bool shown) : shown_(shown), start_(std::chrono::steady_clock::now()) {}
-
-  void update(int done, int total, int tokens_done) {
-    if (!shown_) return;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double left = done > 0 ? seconds * (total - done) / done : 0;
-    std::fprintf(stderr, "\rperplexity: window %d/%d, %.0f tokens/s, %.0f s left ", done, total,
-                 tokens_done / std::max(seconds, 1e-9), left);
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  bool shown_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-}  // namespace
 
 int run_perplexity(const PerplexityCommand& command) {
   const Prompt text = read_prompt(command.text, command.file, "-p", "text");
@@ -63,7 +37,7 @@ int run_perplexity(const PerplexityCommand& command) {
   const int window = command.window.value_or(model->spec().max_positions);
   const PerplexityOptions options{.window = window, .stride = command.stride.value_or(window)};
 
-  Progress progress(!command.common.quiet && ::isatty(STDERR_FILENO));
+  Progress progress("perplexity", "windows", command.common.quiet);
   int tokens_done = 0;
   const auto start = std::chrono::steady_clock::now();
   const PerplexityResult result = perplexity(*model, ids, options, [&](int done, int total) {
