@@ -15,14 +15,17 @@
 namespace attn::test {
 namespace {
 
+// `max_batch_rows` 1 runs each window on its own; the default packs the short ones.
 void expect_perplexity_matches(const std::filesystem::path& model_dir,
-                               const std::filesystem::path& golden_file) {
+                               const std::filesystem::path& golden_file,
+                               int max_batch_rows = PerplexityOptions{}.max_batch_rows) {
   const auto model = load_model(model_dir);
   double worst_relative = 0, worst_token = 0;
   for (const nlohmann::json& line : read_jsonl(golden_file)) {
     const auto ids = line["ids"].get<std::vector<int>>();
     ASSERT_EQ(model->tokenizer->encode(line["text"].get<std::string>()).ids, ids);
-    const PerplexityOptions options{.window = line["window"], .stride = line["stride"]};
+    const PerplexityOptions options{
+        .window = line["window"], .stride = line["stride"], .max_batch_rows = max_batch_rows};
     const PerplexityResult result = perplexity(*model, ids, options);
     const std::string where = "doc " + line["doc"].dump() + " window " + line["window"].dump() +
                               " stride " + line["stride"].dump();
@@ -64,6 +67,12 @@ TEST(PerplexityGolden, TinyGpt2) {
   ATTN_REQUIRE_SHARED();
   expect_perplexity_matches(shipped_model("tiny-gpt2-brown"),
                             shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl");
+}
+
+TEST(PerplexityGolden, TinyGpt2OneWindowPerPass) {
+  ATTN_REQUIRE_SHARED();
+  expect_perplexity_matches(shipped_model("tiny-gpt2-brown"),
+                            shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl", 1);
 }
 
 TEST(PerplexityGolden, TinyLlama) {

@@ -13,6 +13,7 @@
 #include "src/tasks/beam_search.h"
 #include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
+#include "src/tasks/perplexity.h"
 
 // The subcommands of the attn command line. main.cpp parses the options into these structs and
 // calls run_*; each returns the process exit status.
@@ -114,11 +115,12 @@ struct AttentionCommand {
 
 struct PerplexityCommand {
   CommonOptions common;
-  std::optional<std::string> text;                 // -p
-  std::optional<std::filesystem::path> file;       // "-" = standard input
-  std::optional<int> window;                       // default: the model's context
-  std::optional<int> stride;                       // default: the window
-  std::optional<std::filesystem::path> per_token;  // JSON Lines: id, token, nll per position
+  std::optional<std::string> text;                        // -p
+  std::optional<std::filesystem::path> file;              // "-" = standard input
+  std::optional<int> window;                              // default: the model's context
+  std::optional<int> stride;                              // default: the window
+  int batch_tokens = PerplexityOptions{}.max_batch_rows;  // windows packed per batch, in tokens
+  std::optional<std::filesystem::path> per_token;         // JSON Lines: id, token, nll per position
   bool json = false;
 };
 

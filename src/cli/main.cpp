@@ -380,6 +380,14 @@ int run_command_line(int argc, char** argv) {
                    "giving every scored token more context (default: the window)")
       ->check(whole_number<int>())
       ->check(positive());
+  perplexity_app
+      ->add_option("--batch-tokens", perplexity.batch_tokens,
+                   "windows shorter than this are packed into batches of this many tokens "
+                   "(memory grows with it)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxBatchTokens))
+      ->capture_default_str();
   perplexity_app->add_option("--per-token", perplexity.per_token,
                              "write each token's NLL to this file as JSON Lines");
   perplexity_app->add_flag("--json", perplexity.json, "print one JSON object with every window");

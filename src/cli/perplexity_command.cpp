@@ -35,7 +35,9 @@ int run_perplexity(const PerplexityCommand& command) {
               " token(s); perplexity needs at least 2");
   }
   const int window = command.window.value_or(model->spec().max_positions);
-  const PerplexityOptions options{.window = window, .stride = command.stride.value_or(window)};
+  const PerplexityOptions options{.window = window,
+                                  .stride = command.stride.value_or(window),
+                                  .max_batch_rows = command.batch_tokens};
 
   Progress progress("perplexity", "windows", command.common.quiet);
   int tokens_done = 0;

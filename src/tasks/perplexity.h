@@ -17,6 +17,8 @@ namespace attn {
 struct PerplexityOptions {
   int window = 0;  // tokens per window, at most the model's context
   int stride = 0;  // tokens between window starts, 1..window
+  // Windows shorter than this are packed into batches of up to this many tokens.
+  int max_batch_rows = 1024;
 };
 
 struct PerplexityWindow {
