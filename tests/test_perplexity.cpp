@@ -2,7 +2,11 @@
 // the same windows and scored tokens, mean NLL and perplexity within 1e-5 relative, per-token
 // NLL within 2e-4 (float32 log-softmax alone differs from an exact one by ~5e-5).
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 
@@ -79,6 +83,62 @@ TEST(PerplexityGolden, TinyLlama) {
   ATTN_REQUIRE_SHARED();
   expect_perplexity_matches(shared_dir() / "models/tiny-llama-brown",
                             shared_dir() / "golden/tiny-llama-brown/perplexity.jsonl");
+}
+
+// What attn writes to standard error when that is a terminal (a pseudo-terminal here), standard
+// output going to /dev/null.
+std::string stderr_on_a_terminal(const std::vector<std::string>& args) {
+  int terminal = -1, attn_side = -1;
+  if (::openpty(&terminal, &attn_side, nullptr, nullptr, nullptr) != 0) {
+    ADD_FAILURE() << "openpty failed";
+    return {};
+  }
+  const std::string binary = attn_binary().string();
+  std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, STDIN_FILENO);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(attn_side, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(attn_side);
+  std::string out;
+  char buffer[4096];
+  // Reading the terminal side ends with EIO once attn has exited and closed its side.
+  for (ssize_t n; (n = ::read(terminal, buffer, sizeof buffer)) > 0;) out.append(buffer, n);
+  ::close(terminal);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  return out;
+}
+
+// A progress line on a terminal, ended by a newline; none with -q, and none in a pipe.
+TEST(PerplexityCli, ProgressOnlyOnATerminal) {
+  const std::vector<std::string> args = {"perplexity",
+                                         "-p",
+                                         "The jury said that the city council had done a good "
+                                         "job in the election, and more.",
+                                         "--window",
+                                         "8",
+                                         "-t",
+                                         "1"};
+  const std::string shown = stderr_on_a_terminal(args);
+  EXPECT_NE(shown.find("perplexity: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find(" windows, "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("tokens/s"), std::string::npos) << shown;
+  EXPECT_TRUE(shown.ends_with("\n")) << shown;
+  std::vector<std::string> quiet = args;
+  quiet.push_back("-q");
+  EXPECT_EQ(stderr_on_a_terminal(quiet), "");
+  const CommandResult piped = run_attn(args);
+  ASSERT_EQ(piped.exit_status, 0) << describe(piped);
+  EXPECT_EQ(piped.err, "");
 }
 
 // The command line gives the same figures, and --per-token the golden's per-token NLLs.
