@@ -85,6 +85,27 @@ TEST(PerplexityGolden, TinyLlama) {
                             shared_dir() / "golden/tiny-llama-brown/perplexity.jsonl");
 }
 
+// Packed windows give each family the figures of one window per pass: positions (learned,
+// rotary, partial rotary, ALiBi) restart in every window and attention stays within it.
+TEST(PerplexityPacking, SameAsOneWindowPerPassForEveryDecoderFamily) {
+  ATTN_REQUIRE_SHARED();
+  for (const char* name : {"tiny-llama3-random", "tiny-neox-random", "tiny-phi-random",
+                           "tiny-qwen2-random", "tiny-bloom-random"}) {
+    const auto model = load_model(shared_dir() / "models" / name);
+    std::vector<int> ids;
+    for (int i = 0; i < 300; ++i) ids.push_back((i * 7919 + 13) % model->spec().vocab_size);
+    const PerplexityOptions packed{.window = 48, .stride = 20, .max_batch_rows = 1024};
+    PerplexityOptions one_by_one = packed;
+    one_by_one.max_batch_rows = 1;
+    const PerplexityResult a = perplexity(*model, ids, packed);
+    const PerplexityResult b = perplexity(*model, ids, one_by_one);
+    ASSERT_EQ(a.n_scored, b.n_scored) << name;
+    for (std::size_t p = 1; p < ids.size(); ++p) {
+      EXPECT_NEAR(a.token_nll[p], b.token_nll[p], 1e-4) << name << " position " << p;
+    }
+  }
+}
+
 // What attn writes to standard error when that is a terminal (a pseudo-terminal here), standard
 // output going to /dev/null.
 std::string stderr_on_a_terminal(const std::vector<std::string>& args) {
