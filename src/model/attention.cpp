@@ -1,6 +1,8 @@
-// Multi-head self-attention of one layer, with its KV cache and the position schemes that act
-// inside it (rotary queries and keys, ALiBi score bias). Grouped-query attention: n_head query
-// heads share n_kv_head key/value heads, query head h reading kv head h / (n_head / n_kv_head).
+// Multi-head attention of one layer: self-attention with its KV cache and the position schemes
+// that act inside it (rotary queries and keys, ALiBi and relative-position score biases), and an
+// encoder-decoder's cross-attention over the encoder output. Grouped-query attention: n_head
+// query heads share n_kv_head key/value heads, query head h reading kv head h / (n_head /
+// n_kv_head).
 #include <cblas.h>
 
 #include <algorithm>
@@ -15,11 +17,8 @@ namespace attn {
 void Transformer::attention(int layer, const float* input, const Batch& batch, KVCache& cache,
                             RunState& state, const ForwardObserver* observer) const {
   const AttentionWeights& w = weights_.layers[layer].attention;
-  const int head_dim = spec_.head_dim;
   const int q_dim = spec_.q_dim();
   const int kv_dim = spec_.kv_dim();
-  const int group = spec_.n_head / spec_.n_kv_head;
-  const float scale = 1.0f / std::sqrt(float(head_dim));
   const int rows = batch.rows();
   float* layer_keys = cache.keys.data() + std::size_t(layer) * cache.capacity * kv_dim;
   float* layer_values = cache.values.data() + std::size_t(layer) * cache.capacity * kv_dim;
@@ -30,19 +29,46 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       {.linear = &w.key, .y = new_keys},
       {.linear = &w.value, .y = layer_values + long(batch.cache_offset) * kv_dim}};
   linear_forward_shared_input(projections, input, rows);
-  const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);  // for one-query heads
   if (positions_.rotary) {
     const RotaryEmbedding& rotary = *positions_.rotary;
-    rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, head_dim, state.rotary_cos.data(),
-                  state.rotary_sin.data());
-    rotary.rotate(new_keys, rows, kv_dim, spec_.n_kv_head, head_dim, state.rotary_cos.data(),
+    rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, spec_.head_dim,
+                  state.rotary_cos.data(), state.rotary_sin.data());
+    rotary.rotate(new_keys, rows, kv_dim, spec_.n_kv_head, spec_.head_dim, state.rotary_cos.data(),
                   state.rotary_sin.data());
   }
+  attend(layer, layer_keys, layer_values, false, batch, w.output, state, observer);
+}
+
+void Transformer::cross_attention(int layer, const float* input, const Batch& batch,
+                                  RunState& state, const ForwardObserver* observer) const {
+  const AttentionWeights& w = weights_.layers[layer].cross->attention;
+  const CrossAttentionMemory& memory = *batch.memory;
+  const std::size_t layer_offset = std::size_t(layer) * memory.length * memory.kv_dim;
+  linear_forward(state.query.data(), input, batch.rows(), w.query);
+  attend(layer, memory.keys.data() + layer_offset, memory.values.data() + layer_offset, true, batch,
+         w.output, state, observer);
+}
+
+void Transformer::attend(int layer, const float* layer_keys, const float* layer_values, bool cross,
+                         const Batch& batch, const Linear& output, RunState& state,
+                         const ForwardObserver* observer) const {
+  const int head_dim = spec_.head_dim;
+  const int q_dim = spec_.q_dim();
+  const int kv_dim = spec_.kv_dim();
+  const int group = spec_.n_head / spec_.n_kv_head;
+  const float scale = spec_.scaled_attention ? 1.0f / std::sqrt(float(head_dim)) : 1.0f;
+  const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);  // for one-query heads
+  // Position biases and the causal mask act on self-attention only: cross-attention sees every
+  // source token.
+  const bool causal = spec_.causal && !cross;
+  const bool alibi = !positions_.alibi_slopes.empty() && !cross;
+  const RelativePositionBias* relative =
+      positions_.relative_bias && !cross ? &*positions_.relative_bias : nullptr;
 
   for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceSlice& seq = batch.sequences[s];
-    const int n_keys = seq.n_past + seq.length;
-    const long first_key = long(seq.row) + batch.cache_offset - seq.n_past;
+    const int n_keys = cross ? batch.memory->length : seq.n_past + seq.length;
+    const long first_key = cross ? 0 : long(seq.row) + batch.cache_offset - seq.n_past;
     // One task per head, each with its own scores (length, n_keys).
     auto head_scores = [&](int h) { return state.scores.data() + long(h) * state.scores_per_head; };
     thread_pool().run(spec_.n_head, [&](int h) {
@@ -57,20 +83,28 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       // than the arithmetic: it goes through the f32 kernels instead.
       if (seq.length == 1) {
         f32_kernels.dot_rows(scores, keys, kv_dim, query, head_dim, n_keys);
-        for (int j = 0; j < n_keys; ++j) scores[j] *= scale;
+        if (scale != 1.0f) {
+          for (int j = 0; j < n_keys; ++j) scores[j] *= scale;
+        }
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
                     query, q_dim, keys, kv_dim, 0.0f, scores, n_keys);
       }
       for (int i = 0; i < seq.length; ++i) {
         float* row = scores + long(i) * n_keys;
-        if (!positions_.alibi_slopes.empty()) {
+        if (alibi) {
           // BLOOM adds slope * key position rather than -slope * distance: the two differ by a
           // constant per row, which the softmax removes.
           const float slope = positions_.alibi_slopes[h];
           for (int j = 0; j < n_keys; ++j) row[j] += slope * float(j);
         }
-        const int visible = spec_.causal ? seq.n_past + i + 1 : n_keys;
+        if (relative) {
+          // Key j of a query at position n_past + i: offset j - (n_past + i).
+          const int* buckets =
+              state.offset_buckets.data() + (state.max_context - 1) - (seq.n_past + i);
+          for (int j = 0; j < n_keys; ++j) row[j] += relative->table[buckets[j] * spec_.n_head + h];
+        }
+        const int visible = causal ? seq.n_past + i + 1 : n_keys;
         softmax_row(row, visible);
         std::fill(row + visible, row + n_keys, 0.0f);
       }
@@ -85,15 +119,16 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       }
     });
     // Observers run on this thread, after the parallel part, so they need no locking.
-    if (observer && observer->on_attention) {
-      for (int h = 0; h < spec_.n_head; ++h) {
-        if (observer->wants_attention(layer, h)) {
-          observer->on_attention(layer, h, int(s), head_scores(h), seq.length, n_keys);
-        }
+    if (!observer) continue;
+    const auto& report = cross ? observer->on_cross_attention : observer->on_attention;
+    if (!report) continue;
+    for (int h = 0; h < spec_.n_head; ++h) {
+      if (observer->wants_attention(layer, h)) {
+        report(layer, h, int(s), head_scores(h), seq.length, n_keys);
       }
     }
   }
-  linear_forward(state.sublayer.data(), state.context.data(), rows, w.output);
+  linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), output);
 }
 
 }  // namespace attn

@@ -27,7 +27,7 @@ std::vector<int> read_token_ids(const JsonFile& file, const char* key, int vocab
 }  // namespace
 
 GenerationConfig read_generation_config(const std::filesystem::path& dir, const JsonFile& config,
-                                        int vocab_size) {
+                                        int vocab_size, bool encoder_decoder) {
   const std::filesystem::path path = dir / "generation_config.json";
   std::optional<JsonFile> own_file;
   if (entry_exists(path)) own_file.emplace(path);
@@ -48,6 +48,21 @@ GenerationConfig read_generation_config(const std::filesystem::path& dir, const 
   generation.typical_p = file.optional_float_in_range("typical_p", 0, 1);
   generation.repetition_penalty = file.optional_float_in_range("repetition_penalty", 1e-6, 1e6);
   generation.max_new_tokens = file.optional_positive_int("max_new_tokens");
+  generation.num_beams = file.optional_positive_int("num_beams", 1000);
+  // Read for encoder-decoders only: nothing else uses it, and a decoder's stray bos_token_id
+  // must not fail its load.
+  for (const char* key : {"decoder_start_token_id", "bos_token_id"}) {
+    for (const JsonFile* source : {&file, &config}) {
+      if (!encoder_decoder) break;
+      if (generation.decoder_start_token_id || !source->has(key) || source->json()[key].is_null()) {
+        continue;
+      }
+      const std::vector<int> ids = read_token_ids(*source, key, vocab_size);
+      if (ids.size() != 1)
+        source->fail(key, "must be one token id, got " + brief_json(source->json()[key]));
+      generation.decoder_start_token_id = ids[0];
+    }
+  }
   return generation;
 }
 

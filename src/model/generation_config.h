@@ -20,11 +20,14 @@ struct GenerationConfig {
   std::optional<float> typical_p;
   std::optional<float> repetition_penalty;
   std::optional<int> max_new_tokens;
+  // Encoder-decoders: the first decoder input (decoder_start_token_id, else bos_token_id).
+  std::optional<int> decoder_start_token_id = std::nullopt;
+  std::optional<int> num_beams = std::nullopt;  // the default beam count (OPUS-MT ships 4)
 };
 
 // Reads generation_config.json from `dir` if present, else `config`; every id is checked to be
-// below vocab_size.
+// below vocab_size. decoder_start_token_id only for an encoder-decoder.
 GenerationConfig read_generation_config(const std::filesystem::path& dir, const JsonFile& config,
-                                        int vocab_size);
+                                        int vocab_size, bool encoder_decoder = false);
 
 }  // namespace attn

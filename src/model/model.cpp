@@ -281,7 +281,23 @@ void read_bert_embeddings(TensorSource& tensors, ModelParts& parts, float eps) {
   parts.weights.embedding_norm = tensors.layer_norm(prefix + "LayerNorm", e, eps);
 }
 
+float* TensorSource::new_table(int64_t elements) {
+  return static_cast<float*>(allocate(std::size_t(elements) * sizeof(float)));
+}
+
 std::string Model::name() const { return dir.filename().string(); }
+
+ModelKind Model::kind() const {
+  if (encoder) return ModelKind::kEncoderDecoder;
+  return spec().causal ? ModelKind::kDecoder : ModelKind::kEncoder;
+}
+
+void Model::require_single_stack(const std::string& command) const {
+  if (encoder) {
+    throw UsageError(command + ": '" + model_type +
+                     "' is an encoder-decoder (translation) model; use attn translate");
+  }
+}
 
 std::string Model::compute_dtype() const {
   // The types of the weight matrices, the most bytes first ("q8_0", or "q8_0 + f32" when some
@@ -320,6 +336,8 @@ const std::vector<Architecture>& architectures() {
       {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
       {"phi", {"model.", ""}, map_phi},
       {"bloom", {"transformer.", ""}, map_bloom},
+      {"marian", {"model.", ""}, map_marian},
+      {"t5", {""}, map_t5},
   };
   return table;
 }
@@ -388,12 +406,17 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();
   model->missing_head = parts.missing_head;
-  model->generation = read_generation_config(dir, config, vocab_size);
+  model->generation = read_generation_config(dir, config, vocab_size, parts.encoder != nullptr);
   if (model->generation.eos_token_ids.empty() && model->tokenizer->eos_id()) {
     model->generation.eos_token_ids = {*model->tokenizer->eos_id()};
   }
   model->transformer = std::make_unique<Transformer>(parts.spec, std::move(parts.weights),
                                                      std::move(parts.positions));
+  if (parts.encoder) {
+    model->encoder =
+        std::make_unique<Transformer>(parts.encoder->spec, std::move(parts.encoder->weights),
+                                      std::move(parts.encoder->positions));
+  }
   model->load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   spdlog::debug("loaded {} ({}, {} parameters) in {:.1f} ms", dir.string(), model->model_type,

@@ -43,6 +43,9 @@ class TensorSource {
   Linear embedding(const std::string& name, int64_t rows, int64_t width);
   // `embedding` as an output head: itself, or a copy in the type of the model's matrices.
   Linear tied_head(const Linear& embedding);
+  // New storage for a table computed at load (Marian's sinusoidal positions), living as long
+  // as the model.
+  float* new_table(int64_t elements);
   // A LayerNorm stored as NAME.weight/NAME.bias or, in older BERT checkpoints, NAME.gamma/beta.
   Norm layer_norm(const std::string& name, int64_t d, float eps);
   // An RMSNorm: NAME.weight only.
@@ -90,6 +93,9 @@ struct ModelParts {
   PositionScheme positions;
   // Why the model has no output head, when it has none (e.g. a bare BertModel).
   std::string missing_head;
+  // An encoder-decoder's encoder; the parts above are then its decoder, whose layers have
+  // cross-attention.
+  std::unique_ptr<ModelParts> encoder = nullptr;
 };
 
 // A decoder's output head: the token embedding when `tied` (tie_word_embeddings), else the
@@ -149,6 +155,15 @@ ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors);
 ModelParts map_phi(const JsonFile& config, TensorSource& tensors);
 ModelParts map_bloom(const JsonFile& config, TensorSource& tensors);
+ModelParts map_marian(const JsonFile& config, TensorSource& tensors);
+ModelParts map_t5(const JsonFile& config, TensorSource& tensors);
+
+// What a model is made of, which decides the commands that run it.
+enum class ModelKind {
+  kDecoder,         // generate, perplexity (GPT-2, Llama, ...)
+  kEncoder,         // fill-mask, embed (BERT, ...)
+  kEncoderDecoder,  // translate (Marian, T5)
+};
 
 // A loaded Hugging Face model folder.
 struct Model {
@@ -157,7 +172,9 @@ struct Model {
   std::string architecture;  // config.json architectures[0], when given
   std::unique_ptr<SafeTensors> weights_file;
   std::deque<std::unique_ptr<float[]>> repacked_weights;  // weights rearranged or converted at load
+  // The model, or an encoder-decoder's decoder (whose layers then have cross-attention).
   std::unique_ptr<Transformer> transformer;
+  std::unique_ptr<Transformer> encoder;  // an encoder-decoder's encoder, else null
   std::unique_ptr<Tokenizer> tokenizer;
   GenerationConfig generation;
   int64_t parameter_count = 0;
@@ -165,7 +182,11 @@ struct Model {
   double load_ms = 0;
 
   const ArchSpec& spec() const { return transformer->spec(); }
+  ModelKind kind() const;
   std::string name() const;
+  // Refuses an encoder-decoder for a command that runs one stack alone (`command`: "generate"),
+  // pointing to attn translate.
+  void require_single_stack(const std::string& command) const;
   // The weight types the matrices are computed in, the most bytes first: "f16", or
   // "q8_0 + f32" when some matrices could not be quantized.
   std::string compute_dtype() const;

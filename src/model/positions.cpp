@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numbers>
 
 namespace attn {
@@ -91,6 +92,40 @@ std::vector<float> alibi_slopes(int n_heads) {
     slopes.push_back(float(std::pow(double(extra_base), k)));
   }
   return slopes;
+}
+
+std::vector<float> sinusoidal_position_table(int n_positions, int dim) {
+  const int half = dim / 2;
+  std::vector<float> table(std::size_t(n_positions) * dim);
+  for (int p = 0; p < n_positions; ++p) {
+    float* row = table.data() + std::size_t(p) * dim;
+    for (int i = 0; i < half; ++i) {
+      const double angle = p / std::pow(10000.0, 2.0 * i / dim);
+      row[i] = float(std::sin(angle));
+      row[half + i] = float(std::cos(angle));
+    }
+  }
+  return table;
+}
+
+int RelativePositionBias::bucket(int offset) const {
+  int buckets = num_buckets;
+  int bucket = 0;
+  int distance;
+  if (bidirectional) {
+    buckets /= 2;
+    if (offset > 0) bucket += buckets;
+    distance = std::abs(offset);
+  } else {
+    distance = std::max(-offset, 0);
+  }
+  const int max_exact = buckets / 2;
+  if (distance < max_exact) return bucket + distance;
+  // float32 throughout, as the torch code; truncated toward zero as .to(torch.long).
+  const float scaled = std::log(float(distance) / float(max_exact)) /
+                       float(std::log(double(max_distance) / max_exact)) *
+                       float(buckets - max_exact);
+  return bucket + std::min(max_exact + int(scaled), buckets - 1);
 }
 
 }  // namespace attn

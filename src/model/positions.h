@@ -1,9 +1,10 @@
 #pragma once
 
-// How positions enter attention. Three schemes, each optional, all owned by the attention layer:
-// a learned table added to the embeddings (GPT-2, BERT), a rotation of queries and keys by a
-// position-dependent angle (RoPE: Llama, Qwen2, GPT-NeoX, Phi), and a per-head linear penalty
-// added to the scores (ALiBi: BLOOM).
+// How positions enter attention. Four schemes, each optional, all owned by the attention layer:
+// a table added to the embeddings (learned: GPT-2, BERT; fixed sinusoids: Marian), a rotation of
+// queries and keys by a position-dependent angle (RoPE: Llama, Qwen2, GPT-NeoX, Phi), a per-head
+// linear penalty added to the scores (ALiBi: BLOOM), and a learned per-head score for buckets
+// of relative offsets (T5).
 
 #include <optional>
 #include <span>
@@ -51,6 +52,28 @@ std::vector<float> rotary_inverse_frequencies(int dim, double theta);
 // the series for 2n for the remaining heads. Head h adds slope[h] * key_position to its scores.
 std::vector<float> alibi_slopes(int n_heads);
 
+// Marian's fixed sinusoidal table (n_positions, dim), as MarianSinusoidalPositionalEmbedding
+// builds it: angle(p, i) = p / 10000^(2i / dim) for i < dim / 2, computed in double; the first
+// half of each row holds sin of the angles, the second half their cos (not interleaved as in
+// the original paper). dim must be even.
+std::vector<float> sinusoidal_position_table(int n_positions, int dim);
+
+// T5's relative position bias: a learned score per head for each bucket of key - query offsets,
+// added to the attention scores. Small offsets get a bucket each, larger ones logarithmically
+// wider buckets up to max_distance, beyond which all share the last. Bidirectional buckets (the
+// encoder) keep the sign apart, with half the buckets each; unidirectional ones (the decoder)
+// map keys after the query to bucket 0. T5 computes it in the first layer and shares it.
+struct RelativePositionBias {
+  const float* table = nullptr;  // (num_buckets, n_head)
+  int num_buckets = 32;
+  int max_distance = 128;
+  bool bidirectional = true;
+
+  // The bucket of key position - query position, as Hugging Face's _relative_position_bucket
+  // (its logarithm in float32).
+  int bucket(int offset) const;
+};
+
 struct PositionScheme {
   // (table_offset + max_positions, embedding width), added to the embeddings: position p reads
   // row table_offset + p.
@@ -61,6 +84,7 @@ struct PositionScheme {
   std::optional<int> padding_token;
   std::optional<RotaryEmbedding> rotary;  // rotates queries and keys
   std::vector<float> alibi_slopes;        // (n_head) added score bias, or empty
+  std::optional<RelativePositionBias> relative_bias = std::nullopt;
 };
 
 }  // namespace attn

@@ -15,6 +15,7 @@ void Batch::clear() {
   positions.clear();
   sequences.clear();
   cache_offset = 0;
+  memory = nullptr;
 }
 
 void Batch::add_sequence(std::span<const int> ids, std::span<const int> types, int n_past) {
@@ -93,6 +94,9 @@ void Transformer::embed(const Batch& batch, float* embedded) const {
       }
       float* row = embedded + long(r) * e;
       table_kernels.to_floats(row, table.element(long(id) * table.row_stride), e);
+      if (spec_.embedding_scale != 1.0f) {
+        for (int i = 0; i < e; ++i) row[i] *= spec_.embedding_scale;
+      }
       if (weights_.token_type_embedding) {
         const int type = batch.type_ids.empty() ? 0 : batch.type_ids[r];
         if (type < 0 || type >= spec_.n_token_types) {
@@ -135,6 +139,9 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   const int d = spec_.d_model;
   const long size = long(rows) * d;
   if (rows > state.max_rows) throw std::logic_error("batch larger than the run state");
+  if (batch.memory && batch.memory->length > state.max_context) {
+    throw std::logic_error("cross-attention memory longer than the run state's context");
+  }
   for (const SequenceSlice& seq : batch.sequences) {
     if (seq.n_past + seq.length > state.max_context ||
         seq.row + batch.cache_offset + seq.length > cache.capacity) {
@@ -147,6 +154,11 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   float* normed = state.normed.data();
   if (positions_.rotary) {
     positions_.rotary->angles(batch.positions, state.rotary_cos.data(), state.rotary_sin.data());
+  }
+  if (positions_.relative_bias && state.offset_buckets.empty()) {
+    for (int offset = 1 - state.max_context; offset < state.max_context; ++offset) {
+      state.offset_buckets.push_back(positions_.relative_bias->bucket(offset));
+    }
   }
 
   // (rows, e): the embeddings, projected to d_model when they are narrower (ALBERT).
@@ -163,11 +175,19 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   for (int layer = 0; layer < n_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
     float* sublayer = state.sublayer.data();
+    if (w.cross && !batch.memory) {
+      throw std::logic_error("a decoder with cross-attention run without the encoder output");
+    }
     switch (spec_.topology) {
       case BlockTopology::kPreNorm:
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, cache, state, observer);
         add_in_place(hidden, sublayer, size);
+        if (w.cross) {
+          norm_forward(normed, hidden, rows, d, w.cross->norm);
+          cross_attention(layer, normed, batch, state, observer);
+          add_in_place(hidden, sublayer, size);
+        }
         norm_forward(normed, hidden, rows, d, *w.ffn_norm);
         feed_forward(layer, normed, rows, state, sublayer);
         add_in_place(hidden, sublayer, size);
@@ -176,6 +196,11 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
         attention(layer, hidden, batch, cache, state, observer);
         add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, w.attention_norm);
+        if (w.cross) {
+          cross_attention(layer, hidden, batch, state, observer);
+          add_in_place(hidden, sublayer, size);
+          norm_forward(hidden, hidden, rows, d, w.cross->norm);
+        }
         feed_forward(layer, hidden, rows, state, sublayer);
         add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, *w.ffn_norm);
@@ -211,12 +236,35 @@ std::array<int64_t, kWeightTypeCount> Transformer::matrix_bytes_per_token() cons
       count(*linear);
     }
     if (layer.ffn.gate) count(*layer.ffn.gate);
+    // The cross-attention's keys and values are computed once per input, not per token.
+    if (layer.cross) {
+      count(layer.cross->attention.query);
+      count(layer.cross->attention.output);
+    }
   }
   if (weights_.head) {
     if (weights_.head->transform) count(weights_.head->transform->dense);
     count(weights_.head->decoder);
   }
   return bytes;
+}
+
+CrossAttentionMemory Transformer::cross_attention_memory(const float* encoder_output,
+                                                         int length) const {
+  const int kv_dim = spec_.kv_dim();
+  CrossAttentionMemory memory{
+      .length = length,
+      .kv_dim = kv_dim,
+      .keys = std::vector<float>(std::size_t(spec_.n_layer) * length * kv_dim),
+      .values = std::vector<float>(std::size_t(spec_.n_layer) * length * kv_dim)};
+  for (int layer = 0; layer < spec_.n_layer; ++layer) {
+    const AttentionWeights& w = weights_.layers[layer].cross->attention;
+    const std::size_t offset = std::size_t(layer) * length * kv_dim;
+    const LinearOutput projections[] = {{.linear = &w.key, .y = memory.keys.data() + offset},
+                                        {.linear = &w.value, .y = memory.values.data() + offset}};
+    linear_forward_shared_input(projections, encoder_output, length);
+  }
+  return memory;
 }
 
 void Transformer::compute_logits(RunState& state, std::span<const int> rows, float* logits) const {
@@ -228,6 +276,9 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
   float* gathered = state.normed.data();
   for (int i = 0; i < n; ++i) {
     std::copy_n(state.hidden.data() + long(rows[i]) * d, d, gathered + long(i) * d);
+  }
+  if (head.input_scale != 1.0f) {
+    for (long i = 0; i < long(n) * d; ++i) gathered[i] *= head.input_scale;
   }
   const float* head_input = gathered;
   if (head.transform) {

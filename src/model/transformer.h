@@ -14,10 +14,12 @@ namespace attn {
 
 // Where the norms sit around the two sublayers of a block: the one place the families' block
 // topologies differ.
+// An encoder-decoder's decoder has a third sublayer, cross-attention over the encoder's output,
+// between the two, with its own norm placed the same way (T5 pre-norm, Marian post-norm).
 enum class BlockTopology {
-  kPreNorm,   // GPT-2, Llama, BLOOM:  x += attn(norm1(x)); x += ffn(norm2(x))
-  kPostNorm,  // BERT:                 x = norm1(x + attn(x)); x = norm2(x + ffn(x))
-  kParallel,  // GPT-NeoX, Phi:        x += attn(norm1(x)) + ffn(norm2(x)), Phi's norm2 = norm1
+  kPreNorm,   // GPT-2, Llama, BLOOM, T5:  x += attn(norm1(x)); x += ffn(norm2(x))
+  kPostNorm,  // BERT, Marian:             x = norm1(x + attn(x)); x = norm2(x + ffn(x))
+  kParallel,  // GPT-NeoX, Phi:            x += attn(norm1(x)) + ffn(norm2(x)), Phi's norm2 = norm1
 };
 
 // The architecture as data: everything that distinguishes one model family's forward pass from
@@ -40,6 +42,12 @@ struct ArchSpec {
   // projected up to it (ALBERT's embedding_size); 0 when they are d_model wide.
   int embedding_dim = 0;
 
+  // Multiplies the token embedding before positions are added (Marian's scale_embedding:
+  // sqrt(d_model)).
+  float embedding_scale = 1.0f;
+  // Scores are q.k / sqrt(head_dim); T5 folds that into its query weights and uses q.k.
+  bool scaled_attention = true;
+
   int embedding_width() const { return embedding_dim > 0 ? embedding_dim : d_model; }
 
   int q_dim() const { return n_head * head_dim; }
@@ -60,11 +68,19 @@ struct FeedForwardWeights {
   Linear down;                 // d_ff -> d_model
 };
 
+// A decoder layer's attention over the encoder output: queries from the decoder, keys and values
+// from the encoder (computed once per input: CrossAttentionMemory).
+struct CrossAttentionWeights {
+  Norm norm;  // pre-norm: the sublayer input; post-norm: after the add
+  AttentionWeights attention;
+};
+
 struct LayerWeights {
   Norm attention_norm;  // pre-norm and parallel: the block input; post-norm: after the add
   AttentionWeights attention;
   std::optional<Norm> ffn_norm;  // absent only in a parallel block sharing attention_norm (Phi)
   FeedForwardWeights ffn;
+  std::optional<CrossAttentionWeights> cross = std::nullopt;  // encoder-decoders' decoder only
 };
 
 // A masked-LM head's first step: dense layer, activation, LayerNorm.
@@ -79,6 +95,8 @@ struct HeadTransform {
 struct OutputHead {
   std::optional<HeadTransform> transform;
   Linear decoder;  // (vocab, width) as [out, in]; often the token embedding itself (tied)
+  // Multiplies the head's input: T5 scales by d_model^-0.5 before its tied output matrix.
+  float input_scale = 1.0f;
 };
 
 // Embeddings are embedding_width() wide (e below): d_model, or less when projected (ALBERT).
@@ -104,6 +122,15 @@ struct SequenceSlice {
   int n_past = 0;
 };
 
+// The encoder's output as every decoder layer's cross-attention sees it: keys and values
+// projected once per input by each layer's cross-attention weights.
+struct CrossAttentionMemory {
+  int length = 0;  // source tokens
+  int kv_dim = 0;
+  std::vector<float> keys;    // (n_layer, length, kv_dim)
+  std::vector<float> values;  // (n_layer, length, kv_dim)
+};
+
 // Tokens of one or more sequences packed row after row: the linear layers see one tall matrix,
 // so short sequences are batched without padding; attention stays within each sequence.
 struct Batch {
@@ -114,6 +141,8 @@ struct Batch {
   // Row r writes its key and value into cache row r + cache_offset: a decoder step at position
   // p uses cache_offset p; a packed encoder batch uses 0.
   int cache_offset = 0;
+  // An encoder-decoder's decoder: the encoder output every sequence's cross-attention reads.
+  const CrossAttentionMemory* memory = nullptr;
   int rows() const { return static_cast<int>(token_ids.size()); }
 
   // Empties the batch, keeping its buffers for the next one.
@@ -155,6 +184,9 @@ struct RunState {
   // at most min(max_rows, max_context) queries.
   long scores_per_head;
   std::vector<float> scores;  // (n_head, scores_per_head)
+  // Relative position bias (T5): the bucket of each key - query offset in -(max_context - 1)
+  // .. max_context - 1, at index offset + max_context - 1; filled at the first pass.
+  std::vector<int> offset_buckets;  // (2 max_context - 1) or empty
 };
 
 // Optional hooks into a forward pass, for tests and for the attention dump. With no observer
@@ -170,6 +202,11 @@ struct ForwardObserver {
   // The residual stream (rows, d_model): layer -1 after the embeddings, 0..n_layer-1 after
   // each block, n_layer after the final norm (when the architecture has one).
   std::function<void(int layer, const float* hidden, int rows)> on_hidden;
+  // An encoder-decoder's cross-attention, as on_attention (wants_attention chooses the heads
+  // too): rows are decoder queries, n_keys the source tokens.
+  std::function<void(int layer, int head, int sequence, const float* probabilities, int n_queries,
+                     int n_keys)>
+      on_cross_attention;
 };
 
 class Transformer {
@@ -190,6 +227,10 @@ class Transformer {
   // matrices: every linear layer (ALBERT's shared layers once per use) and the output head.
   std::array<int64_t, kWeightTypeCount> matrix_bytes_per_token() const;
 
+  // The keys and values every layer's cross-attention reads from `encoder_output`
+  // (length, d_model), the final hidden states of the encoder.
+  CrossAttentionMemory cross_attention_memory(const float* encoder_output, int length) const;
+
   // logits (rows.size(), vocab) for the given rows of state.hidden.
   void compute_logits(RunState& state, std::span<const int> rows, float* logits) const;
 
@@ -198,6 +239,17 @@ class Transformer {
   // state.sublayer = attention of layer `layer` over `input` (rows, d_model).
   void attention(int layer, const float* input, const Batch& batch, KVCache& cache, RunState& state,
                  const ForwardObserver* observer) const;
+  // state.sublayer = cross-attention of layer `layer` from `input` (rows, d_model) over
+  // batch.memory.
+  void cross_attention(int layer, const float* input, const Batch& batch, RunState& state,
+                       const ForwardObserver* observer) const;
+  // The heads of state.query (rows, q_dim) over the layer's keys and values (a KV cache's or
+  // the cross-attention memory's rows, kv_dim wide) into state.context (rows, q_dim), then
+  // through `output` into state.sublayer. Self-attention keys of sequence s start at cache row
+  // row + cache_offset - n_past and are masked and biased by position; cross-attention keys are
+  // all memory rows.
+  void attend(int layer, const float* keys, const float* values, bool cross, const Batch& batch,
+              const Linear& output, RunState& state, const ForwardObserver* observer) const;
   // output (rows, d_model) = feed-forward of layer `layer` over `input` (rows, d_model).
   void feed_forward(int layer, const float* input, int rows, RunState& state, float* output) const;
 

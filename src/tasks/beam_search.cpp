@@ -77,7 +77,7 @@ void log_softmax(std::span<const float> logits, std::vector<float>& out) {
 }  // namespace
 
 BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids,
-                             const BeamSearchOptions& options) {
+                             const BeamSearchOptions& options, const CrossAttentionMemory* memory) {
   const ArchSpec& spec = model.spec();
   const int k = options.beams;
   if (k < 1) throw UsageError("--beams: must be >= 1, got " + std::to_string(k));
@@ -99,7 +99,7 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
 
   // Each running beam: its new tokens, summed log-probability (float32, as Hugging Face keeps
   // it), and its own KV cache (the prompt's keys and values copied, never recomputed).
-  RunState state(spec, n_prompt, capacity);
+  RunState state(spec, n_prompt, std::max(capacity, memory ? memory->length : 0));
   std::vector<KVCache> caches(1, KVCache(spec, capacity, spec.n_layer));
   std::vector<std::vector<int>> tokens(k);
   std::vector<float> scores(k, -1e9f);
@@ -110,6 +110,7 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
   // The prompt, once; every beam starts from it.
   Batch batch;
   batch.add_sequence(prompt_ids);
+  batch.memory = memory;
   model.transformer->forward(batch, caches[0], state);
   const int last = n_prompt - 1;
   model.transformer->compute_logits(state, std::span(&last, 1), logits.data());
@@ -173,6 +174,7 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
       batch.clear();
       batch.add_sequence(std::span(&tokens[b].back(), 1), {}, position);
       batch.cache_offset = position;
+      batch.memory = memory;
       model.transformer->forward(batch, caches[b], state);
       const int row = 0;
       model.transformer->compute_logits(state, std::span(&row, 1), logits.data());

@@ -35,7 +35,10 @@ struct BeamSearchResult {
   int steps = 0;
 };
 
+// An encoder-decoder's decoder also reads `memory`, the encoder output of its source
+// (translate.h); its prompt is the decoder start token.
 BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids,
-                             const BeamSearchOptions& options);
+                             const BeamSearchOptions& options,
+                             const CrossAttentionMemory* memory = nullptr);
 
 }  // namespace attn

@@ -82,7 +82,8 @@ class TextStream {
 }  // namespace
 
 GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
-                        const GenerateOptions& options, const GenerateCallbacks& callbacks) {
+                        const GenerateOptions& options, const GenerateCallbacks& callbacks,
+                        const CrossAttentionMemory* memory) {
   const Transformer& transformer = *model.transformer;
   const ArchSpec& spec = transformer.spec();
   const int n_prompt = static_cast<int>(prompt_ids.size());
@@ -94,7 +95,8 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   }
   const int capacity = std::min<long>(spec.max_positions, long(n_prompt) + options.max_new_tokens);
   KVCache cache(spec, capacity, spec.n_layer);
-  RunState state(spec, options.use_cache ? n_prompt : capacity, capacity);
+  RunState state(spec, options.use_cache ? n_prompt : capacity,
+                 std::max(capacity, memory ? memory->length : 0));
   std::vector<float> logits(spec.vocab_size);
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
@@ -109,6 +111,7 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
     batch.clear();
     batch.add_sequence(std::span(ids).subspan(first), {}, first);
     batch.cache_offset = first;
+    batch.memory = memory;
     transformer.forward(batch, cache, state, callbacks.observer);
     const int last = batch.rows() - 1;
     transformer.compute_logits(state, std::span(&last, 1), logits.data());

@@ -44,8 +44,10 @@ struct GenerateResult {
 };
 
 // Autoregressive generation: one batched pass over the prompt, then one pass per new token over
-// that token alone, reading earlier keys and values from the KV cache.
+// that token alone, reading earlier keys and values from the KV cache. An encoder-decoder's
+// decoder also reads `memory`, the encoder output of its source (translate.h).
 GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
-                        const GenerateOptions& options, const GenerateCallbacks& callbacks = {});
+                        const GenerateOptions& options, const GenerateCallbacks& callbacks = {},
+                        const CrossAttentionMemory* memory = nullptr);
 
 }  // namespace attn
