@@ -75,6 +75,16 @@ struct CommandResult {
   std::string err;
 };
 
+// The lines of a program's output, without their "\n".
+inline std::vector<std::string> split_lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos;
+       begin = end + 1) {
+    lines.push_back(text.substr(begin, end - begin));
+  }
+  return lines;
+}
+
 inline std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

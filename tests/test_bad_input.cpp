@@ -687,5 +687,73 @@ TEST_F(BadInputTest, StreamedTextIsThePromptAndTheJsonText) {
   EXPECT_EQ(streamed.out, prompt + text + "\n");
 }
 
+// ---- Encoder-decoders (issue 12; their folders are in ../shared) ----
+
+// A copy of a ../shared test model for the test to break.
+std::filesystem::path copy_shared_model(const TempDir& scratch, const char* name) {
+  const auto model = scratch / name;
+  std::filesystem::copy(shared_dir() / "models" / name, model);
+  return model;
+}
+
+TEST_F(BadInputTest, GenerateOnAnEncoderDecoder) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = (shared_dir() / "models/tiny-t5-random").string();
+  expect_clean_failure(
+      run({"generate", "-m", model, "-p", "The jury"}), kUsageError,
+      {"generate: 't5' is an encoder-decoder (translation) model; use attn translate"});
+  expect_clean_failure(run({"perplexity", "-m", model, "-p", "The jury"}), kUsageError,
+                       {"perplexity: 't5' is an encoder-decoder"});
+}
+
+TEST_F(BadInputTest, TranslateWithADecoder) {
+  expect_clean_failure(run({"translate", "-m", shipped_model("tiny-gpt2-brown"), "The jury"}),
+                       kUsageError,
+                       {"translate: needs an encoder-decoder (Marian, T5); 'gpt2' is a decoder"});
+}
+
+TEST_F(BadInputTest, TargetForADecoderOnlyModel) {
+  expect_clean_failure(
+      run({"attention", "-m", shipped_model("tiny-gpt2-brown"), "The jury", "--target", "x"}),
+      kUsageError, {"--target: only for an encoder-decoder (Marian, T5); 'gpt2' is a decoder"});
+}
+
+TEST_F(BadInputTest, DecoderStartTokenOutsideTheVocabulary) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model(scratch_, "tiny-marian-random");
+  json generation = json::parse(read_file(model / "generation_config.json"));
+  generation["decoder_start_token_id"] = 8000;
+  write_file(model / "generation_config.json", generation.dump());
+  expect_clean_failure(run({"translate", "-m", model, "The jury"}), kBadInput,
+                       {(model / "generation_config.json").string() +
+                        ": field 'decoder_start_token_id' must be a token id below vocab_size "
+                        "8000"});
+}
+
+TEST_F(BadInputTest, DecoderStartTokenMissing) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model(scratch_, "tiny-t5-random");
+  std::filesystem::remove(model / "generation_config.json");
+  edit_config(model, [](json& config) { config.erase("decoder_start_token_id"); });
+  expect_clean_failure(run({"translate", "-m", model, "The jury"}), kBadInput,
+                       {(model / "config.json").string() + ": decoder_start_token_id: missing"});
+}
+
+TEST_F(BadInputTest, SourceLongerThanTheContext) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model(scratch_, "tiny-marian-random");
+  edit_config(model, [](json& config) { config["max_position_embeddings"] = 16; });
+  const std::string source =
+      "The jury said it did find that many of the voters had been registered twice.";
+  expect_clean_failure(run({"translate", "-m", model, source}), kBadInput,
+                       {"TEXT: ", "tokens, more than the model's context of 16 (use --truncate"});
+  const CommandResult truncated = run({"translate", "-m", model, source, "--truncate", "--json"});
+  ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
+  const json out = json::parse(truncated.out);
+  EXPECT_EQ(out["source_ids"].size(), 16u);
+  EXPECT_EQ(out["source_ids"].back(), 0) << "the final </s> is kept";
+  EXPECT_LE(out["generated_ids"].size(), 15u) << "the decoder's context: start + 15 tokens";
+}
+
 }  // namespace
 }  // namespace attn::test

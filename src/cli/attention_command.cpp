@@ -1,10 +1,11 @@
 // attn attention: the attention weights of one text (or BERT sentence pair) as JSON, bertviz
-// JSON or an HTML page.
+// JSON or an HTML page; for an encoder-decoder, its encoder, decoder and cross-attention.
 #include <spdlog/spdlog.h>
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
 #include "src/tasks/attention_capture.h"
+#include "src/tasks/translate.h"
 
 namespace attn {
 namespace {
@@ -12,51 +13,140 @@ namespace {
 // Above this the user is told how large the output will be before the work starts.
 constexpr double kLargeOutputBytes = 100e6;
 
+// Without --target, the decoder runs over the model's own greedy translation, at most this long.
+constexpr int kMaxOwnTranslationTokens = 64;
+
+void warn_if_large(double bytes, const std::string& shape) {
+  if (bytes > kLargeOutputBytes) {
+    spdlog::warn(
+        "attention: the output will be up to {:.0f} MB ({}); --layers, --heads and --precision "
+        "make it smaller",
+        bytes / 1e6, shape);
+  }
+}
+
+// The decoder's input: [start] + the target's ids without their final end-of-sequence (what the
+// decoder reads when it is trained to produce the target), or [start] + the model's own greedy
+// translation of the source.
+std::vector<int> decoder_input(const AttentionCommand& command, const Model& model,
+                               std::span<const int> source_ids) {
+  std::vector<int> ids = decoder_prompt(model);
+  if (command.target) {
+    std::vector<int> target = model.tokenizer->encode_target(*command.target).ids;
+    const std::vector<int>& eos = model.generation.eos_token_ids;
+    if (!target.empty() && std::find(eos.begin(), eos.end(), target.back()) != eos.end()) {
+      target.pop_back();
+    }
+    ids.insert(ids.end(), target.begin(), target.end());
+  } else {
+    GenerateOptions options;
+    options.max_new_tokens = std::min(kMaxOwnTranslationTokens, model.spec().max_positions - 1);
+    options.sampling.temperature = 0;
+    const TranslateResult translation = translate(model, source_ids, options);
+    const std::vector<int>& generated = translation.generation.generated_ids;
+    ids.insert(ids.end(), generated.begin(), generated.end());
+  }
+  if (int(ids.size()) > model.spec().max_positions) {
+    throw Error("--target: " + std::to_string(ids.size()) +
+                " decoder tokens, more than the model's context of " +
+                std::to_string(model.spec().max_positions));
+  }
+  return ids;
+}
+
+int run_encoder_decoder_attention(const AttentionCommand& command, const Model& model,
+                                  OutputFile& out, AttentionDocumentInfo info) {
+  const ArchSpec& encoder_spec = model.encoder->spec();
+  const ArchSpec& decoder_spec = model.spec();
+  const AttentionSelection encoder_selection = select_attention(encoder_spec, command.attention);
+  const AttentionSelection decoder_selection = select_attention(decoder_spec, command.attention);
+  const std::vector<int>& source_ids = info.encoding.ids;
+  if (int(source_ids.size()) > encoder_spec.max_positions) {
+    throw Error("TEXT: " + std::to_string(source_ids.size()) + " tokens, more than the model's " +
+                "context of " + std::to_string(encoder_spec.max_positions));
+  }
+  info.decoder_ids = decoder_input(command, model, source_ids);
+  info.decoder_tokens = token_strings(*model.tokenizer, info.decoder_ids);
+  info.target = command.target;
+  info.n_layers = encoder_spec.n_layer;
+  info.n_heads = encoder_spec.n_head;
+  info.n_decoder_layers = decoder_spec.n_layer;
+  info.n_decoder_heads = decoder_spec.n_head;
+  const int n_source = int(source_ids.size()), n_target = int(info.decoder_ids.size());
+  const int precision = command.attention.precision;
+  warn_if_large(
+      estimated_attention_bytes(encoder_selection, n_source, false, precision) +
+          estimated_attention_bytes(decoder_selection, n_target, true, precision) +
+          estimated_attention_bytes(decoder_selection, std::max(n_source, n_target), false,
+                                    precision),
+      std::to_string(n_source) + " source and " + std::to_string(n_target) + " target tokens");
+
+  AttentionWriter writer(out, command.format, precision, info);
+  std::optional<AttentionSection> current;
+  capture_encoder_decoder_attention(model, source_ids, info.decoder_ids, encoder_selection,
+                                    decoder_selection,
+                                    [&](AttentionSection section, int layer, int head,
+                                        const float* p, int n_queries, int n_keys) {
+                                      if (section != current) writer.begin_section(section);
+                                      current = section;
+                                      writer.add_head(layer, head, p, n_queries, n_keys);
+                                    });
+  writer.finish();
+  out.commit();
+  return 0;
+}
+
 }  // namespace
 
 int run_attention(const AttentionCommand& command) {
   require_utf8(command.text, "TEXT");
   if (command.pair) require_utf8(*command.pair, "--pair");
+  if (command.target) require_utf8(*command.target, "--target");
   // Opened first, so that an unwritable path fails before the model is even loaded.
   OutputFile out(command.output, "-o");
   auto model = load_model(command.common.model_dir, command.common.dtype);
   const ArchSpec& spec = model->spec();
-  const AttentionSelection selection = select_attention(spec, command.attention);
+  const bool encoder_decoder = model->kind() == ModelKind::kEncoderDecoder;
   if (command.pair && spec.causal) {
     throw UsageError("--pair: sentence pairs need an encoder such as BERT; '" + model->model_type +
-                     "' is a decoder");
+                     "' is a" + (encoder_decoder ? "n encoder-decoder" : " decoder"));
   }
+  if (command.target && !encoder_decoder) {
+    throw UsageError("--target: only for an encoder-decoder (Marian, T5); '" + model->model_type +
+                     "' is " + (spec.causal ? "a decoder" : "an encoder"));
+  }
+  if (encoder_decoder) check_translation_model(*model, "attention");
 
   Encoding encoding = model->tokenizer->encode(command.text, command.pair);
   std::vector<std::string> tokens = token_strings(*model->tokenizer, encoding.ids);
-  const AttentionDocumentInfo info{.model = model->name(),
-                                   .model_type = model->model_type,
-                                   .text = command.text,
-                                   .pair = command.pair,
-                                   .encoding = std::move(encoding),
-                                   .tokens = std::move(tokens),
-                                   .n_layers = spec.n_layer,
-                                   .n_heads = spec.n_head};
+  AttentionDocumentInfo info{.model = model->name(),
+                             .model_type = model->model_type,
+                             .text = command.text,
+                             .pair = command.pair,
+                             .encoding = std::move(encoding),
+                             .tokens = std::move(tokens),
+                             .n_layers = spec.n_layer,
+                             .n_heads = spec.n_head};
   const int n_tokens = int(info.encoding.ids.size());
   // Bad text is bad input (exit status 1), as for every command.
   if (n_tokens == 0) throw Error("TEXT: gives no tokens");
+  if (encoder_decoder) return run_encoder_decoder_attention(command, *model, out, std::move(info));
+
+  const AttentionSelection selection = select_attention(spec, command.attention);
   if (n_tokens > spec.max_positions) {
     throw Error("TEXT: " + std::to_string(n_tokens) + " tokens, more than the model's " +
                 "context of " + std::to_string(spec.max_positions));
   }
-  const double bytes =
-      estimated_attention_bytes(selection, n_tokens, spec.causal, command.attention.precision);
-  if (bytes > kLargeOutputBytes) {
-    spdlog::warn(
-        "attention: the output will be up to {:.0f} MB ({} layers x {} heads x {}x{} weights); "
-        "--layers, --heads and --precision make it smaller",
-        bytes / 1e6, selection.layers.size(), selection.heads.size(), n_tokens, n_tokens);
-  }
+  warn_if_large(
+      estimated_attention_bytes(selection, n_tokens, spec.causal, command.attention.precision),
+      std::to_string(selection.layers.size()) + " layers x " +
+          std::to_string(selection.heads.size()) + " heads x " + std::to_string(n_tokens) + "x" +
+          std::to_string(n_tokens) + " weights");
 
   AttentionWriter writer(out, command.format, command.attention.precision, info);
   capture_attention(*model, info.encoding, selection,
                     [&](int layer, int head, const float* probabilities, int n) {
-                      writer.add_head(layer, head, probabilities, n);
+                      writer.add_head(layer, head, probabilities, n, n);
                     });
   writer.finish();
   out.commit();

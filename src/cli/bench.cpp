@@ -98,6 +98,7 @@ int run_encoder_bench(const BenchCommand& command, const Model& model) {
 
 int run_bench(const BenchCommand& command) {
   auto model = load_model(command.common.model_dir, command.common.dtype);
+  model->require_single_stack("bench");
   const ArchSpec& spec = model->spec();
   if (!spec.causal) return run_encoder_bench(command, *model);
   // In 64 bits: -p and -n are each at most 2^31 - 1.

@@ -128,6 +128,11 @@ GenerateOptions with_generation_config(const GenerateCommand& command,
 // "learned", "learned (from row 2)", "rotary (32 dims per head, theta 10000, linear x2)",
 // "alibi".
 std::string describe_positions(const PositionScheme& positions) {
+  if (positions.relative_bias) {
+    return fmt::format("relative buckets ({}, up to distance {})",
+                       positions.relative_bias->num_buckets, positions.relative_bias->max_distance);
+  }
+  if (positions.sinusoidal) return "sinusoidal";
   if (positions.learned_table) {
     return positions.table_offset == 0
                ? "learned"
@@ -223,6 +228,7 @@ int run_generate(const GenerateCommand& command) {
   std::optional<OutputFile> attention_out;
   if (command.attention_out) attention_out.emplace(command.attention_out, "--attention-out");
   auto model = load_model(command.common.model_dir, command.common.dtype);
+  model->require_single_stack("generate");
   if (!model->spec().causal) {
     throw UsageError(model->dir.string() + ": generate needs a decoder model; '" +
                      model->model_type + "' is an encoder (try fill-mask)");
@@ -335,7 +341,9 @@ int run_info(const CommonOptions& common, bool json) {
       {"model", model->name()},
       {"model_type", model->model_type},
       {"architecture", model->architecture},
-      {"kind", spec.causal ? "decoder" : "encoder"},
+      {"kind", model->kind() == ModelKind::kEncoderDecoder ? "encoder-decoder"
+               : spec.causal                               ? "decoder"
+                                                           : "encoder"},
       {"n_layers", spec.n_layer},
       {"d_model", spec.d_model},
       {"n_heads", spec.n_head},
@@ -351,6 +359,13 @@ int run_info(const CommonOptions& common, bool json) {
       {"output_head", model->transformer->has_head()},
   };
   if (spec.embedding_dim > 0) out["embedding_dim"] = spec.embedding_dim;
+  if (model->encoder) {
+    // The sizes above are the decoder's; the encoder's layer count may differ.
+    out["encoder_layers"] = model->encoder->spec().n_layer;
+    if (model->generation.decoder_start_token_id) {
+      out["decoder_start_token_id"] = *model->generation.decoder_start_token_id;
+    }
+  }
   if (spec.causal) out["generation_defaults"] = generation_defaults(model->generation);
   if (sentence_transformers) {
     const EmbeddingOptions embedding = embedding_options(*model, sentence_transformers);

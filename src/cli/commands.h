@@ -108,8 +108,25 @@ struct AttentionCommand {
   CommonOptions common;
   std::string text;
   std::optional<std::string> pair;
+  // Encoder-decoders: the decoder's text, teacher-forced; without it, the model's own
+  // translation of `text`.
+  std::optional<std::string> target;
   std::optional<std::filesystem::path> output;  // standard output when absent
   AttentionFormat format = AttentionFormat::kJson;
+  AttentionOptions attention;
+};
+
+struct TranslateCommand {
+  CommonOptions common;
+  std::optional<std::string> text;
+  std::optional<std::filesystem::path> file;  // one source per line; "-" = standard input
+  std::optional<int> max_new_tokens;          // default: generation_config.json, else 256
+  BeamSearchOptions beam;                     // beams from generation_config.json when not given
+  bool beams_given = false;
+  bool truncate = false;
+  bool json = false;
+  // JSON Lines with the cross-attention row behind each generated token, when given.
+  std::optional<std::filesystem::path> attention_out;
   AttentionOptions attention;
 };
 
@@ -146,6 +163,7 @@ int run_info(const CommonOptions& common, bool json);
 int run_bench(const BenchCommand& command);
 int run_fill_mask(const FillMaskCommand& command);
 int run_attention(const AttentionCommand& command);
+int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
 
 // Throws Error "<what>: invalid UTF-8 at byte N" for text that is not UTF-8.

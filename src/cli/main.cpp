@@ -111,10 +111,16 @@ void check_command_name(const CLI::App& app, int argc, char** argv) {
 constexpr int kMaxThreads = 1024;
 
 // -m, -t, -v, -q: on every subcommand.
+// default_model: a folder of the repository's models/, or nullptr to require -m.
 void add_common_options(CLI::App& command, CommonOptions& common, const char* default_model) {
-  common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
-  command.add_option("-m,--model", common.model_dir, "Hugging Face model folder")
-      ->capture_default_str();
+  CLI::Option* model =
+      command.add_option("-m,--model", common.model_dir, "Hugging Face model folder");
+  if (default_model) {
+    common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
+    model->capture_default_str();
+  } else {
+    model->required();
+  }
   command.add_option("-t,--threads", common.threads, "threads (default: the cores attn may use)")
       ->check(whole_number<int>())
       ->check(non_negative())
@@ -318,6 +324,49 @@ int run_command_line(int argc, char** argv) {
   embed_app->add_flag("--similarity", embed.similarity,
                       "print the cosine similarity of every pair of texts (as attn similarity)");
 
+  TranslateCommand translate;
+  CLI::App* translate_app =
+      app.add_subcommand("translate", "translate with an encoder-decoder (Marian, T5)");
+  add_common_options(*translate_app, translate.common, nullptr);
+  translate_app->add_option("text", translate.text,
+                            "source text (none: --file, or standard input one source per line)");
+  translate_app->add_option("--file", translate.file,
+                            "one source per line ('-': stdin); prints one JSON line per line");
+  translate_app
+      ->add_option("-n,--max-new-tokens", translate.max_new_tokens,
+                   "most tokens to generate (default: the model's generation_config.json, "
+                   "else 256)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  translate_app
+      ->add_option("--beams", translate.beam.beams,
+                   "beam search with this many beams (default: the model's num_beams, else 1: "
+                   "greedy)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  translate_app
+      ->add_option("--num-return", translate.beam.num_return,
+                   "beam search: how many of the best translations to print (at most --beams)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  translate_app
+      ->add_option("--length-penalty", translate.beam.length_penalty,
+                   "beam search: a finished translation scores sum log p / length^this")
+      ->check(finite());
+  translate_app->add_flag("--early-stopping", translate.beam.early_stopping,
+                          "beam search: stop once --beams translations have finished");
+  translate_app->add_flag("--truncate", translate.truncate,
+                          "keep the first tokens of a source longer than the context instead of "
+                          "failing");
+  translate_app->add_flag("--json", translate.json,
+                          "print one JSON object at the end instead of streaming text");
+  CLI::Option* translate_attention_out = translate_app->add_option(
+      "--attention-out", translate.attention_out,
+      "write the cross-attention row over the source behind each generated token (JSON Lines)");
+  for (CLI::Option* option : add_attention_options(*translate_app, translate.attention)) {
+    option->needs(translate_attention_out);
+  }
+
   EmbedCommand similarity;
   similarity.similarity = true;
   CLI::App* similarity_app = app.add_subcommand(
@@ -334,6 +383,9 @@ int run_command_line(int argc, char** argv) {
   add_common_options(*attention_app, attention.common, "tiny-gpt2-brown");
   attention_app->add_option("text", attention.text, "text to run through the model")->required();
   attention_app->add_option("--pair", attention.pair, "second sentence (encoders)");
+  attention_app->add_option("--target", attention.target,
+                            "encoder-decoders: the decoder's text, teacher-forced (default: the "
+                            "model's own translation of TEXT)");
   attention_app->add_option("-o,--output", attention.output,
                             "output file (default: standard output)");
   const std::map<std::string, AttentionFormat> attention_formats = {
@@ -452,6 +504,11 @@ int run_command_line(int argc, char** argv) {
       {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
       {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); }},
       {bench_app, bench.common, [&] { return run_bench(bench); }},
+      {translate_app, translate.common,
+       [&] {
+         translate.beams_given = translate_app->count("--beams") > 0;
+         return run_translate(translate);
+       }},
   };
   for (const auto& subcommand : subcommands) {
     if (subcommand.app->parsed()) {

@@ -25,6 +25,7 @@ int run_perplexity(const PerplexityCommand& command) {
     per_token.emplace(command.per_token, "--per-token");
   }
   auto model = load_model(command.common.model_dir, command.common.dtype);
+  model->require_single_stack("perplexity");
   if (!model->spec().causal) {
     throw UsageError(model->dir.string() + ": perplexity needs a decoder model; '" +
                      model->model_type + "' is an encoder");

@@ -65,6 +65,7 @@ ModelParts read_stack(const JsonFile& config, TensorSource& tensors, const std::
   }
   parts.weights.token_embedding = embedding;
   parts.positions.learned_table = position_table;
+  parts.positions.sinusoidal = true;
   return parts;
 }
 

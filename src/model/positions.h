@@ -85,6 +85,7 @@ struct PositionScheme {
   std::optional<RotaryEmbedding> rotary;  // rotates queries and keys
   std::vector<float> alibi_slopes;        // (n_head) added score bias, or empty
   std::optional<RelativePositionBias> relative_bias = std::nullopt;
+  bool sinusoidal = false;  // learned_table holds Marian's fixed sinusoids, not learned rows
 };
 
 }  // namespace attn

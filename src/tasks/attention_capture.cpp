@@ -12,6 +12,7 @@
 
 #include "src/base/error.h"
 #include "src/tasks/attention_view_html.h"  // generated from src/tasks/attention_view.html
+#include "src/tasks/translate.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -81,15 +82,28 @@ void write_weight_row(OutputFile& out, const float* values, int n, int precision
   out.write(std::string_view(begin, end - begin));
 }
 
-// Writes probabilities (n, n) as a JSON array of rows.
-void write_weight_matrix(OutputFile& out, const float* probabilities, int n, int precision,
-                         std::string& scratch) {
+// Writes probabilities (n_rows, n_columns) as a JSON array of rows.
+void write_weight_matrix(OutputFile& out, const float* probabilities, int n_rows, int n_columns,
+                         int precision, std::string& scratch) {
   out.write('[');
-  for (int row = 0; row < n; ++row) {
+  for (int row = 0; row < n_rows; ++row) {
     if (row > 0) out.write(',');
-    write_weight_row(out, probabilities + long(row) * n, n, precision, scratch);
+    write_weight_row(out, probabilities + long(row) * n_columns, n_columns, precision, scratch);
   }
   out.write(']');
+}
+
+const char* section_key(AttentionSection section, AttentionFormat format) {
+  const bool bertviz = format == AttentionFormat::kBertviz;
+  switch (section) {
+    case AttentionSection::kEncoder:
+      return bertviz ? "encoder_attention" : "encoder";
+    case AttentionSection::kDecoder:
+      return bertviz ? "decoder_attention" : "decoder";
+    case AttentionSection::kCross:
+      return bertviz ? "cross_attention" : "cross";
+  }
+  return "";
 }
 
 }  // namespace
@@ -164,6 +178,55 @@ void capture_attention(const Model& model, const Encoding& encoding,
   model.transformer->forward(batch, cache, state, &observer, n_layers);
 }
 
+void capture_encoder_decoder_attention(const Model& model, std::span<const int> source_ids,
+                                       std::span<const int> decoder_ids,
+                                       const AttentionSelection& encoder_selection,
+                                       const AttentionSelection& decoder_selection,
+                                       const SectionHeadCallback& on_head) {
+  ForwardObserver encoder_observer;
+  encoder_observer.wants_attention = [&](int layer, int head) {
+    return encoder_selection.contains(layer, head);
+  };
+  encoder_observer.on_attention = [&](int layer, int head, int, const float* p, int n_queries,
+                                      int n_keys) {
+    on_head(AttentionSection::kEncoder, layer, head, p, n_queries, n_keys);
+  };
+  const CrossAttentionMemory memory = encode_source(model, source_ids, &encoder_observer);
+
+  // The decoder reports self- and cross-attention layer by layer, interleaved: the cross heads
+  // ((T, S) each) wait until the decoder section is written.
+  struct Held {
+    int layer, head;
+    std::vector<float> probabilities;
+  };
+  std::vector<Held> cross;
+  const int n = int(decoder_ids.size());
+  ForwardObserver decoder_observer;
+  decoder_observer.wants_attention = [&](int layer, int head) {
+    return decoder_selection.contains(layer, head);
+  };
+  decoder_observer.on_attention = [&](int layer, int head, int, const float* p, int n_queries,
+                                      int n_keys) {
+    on_head(AttentionSection::kDecoder, layer, head, p, n_queries, n_keys);
+  };
+  decoder_observer.on_cross_attention = [&](int layer, int head, int, const float* p, int n_queries,
+                                            int n_keys) {
+    cross.push_back({layer, head, std::vector<float>(p, p + long(n_queries) * n_keys)});
+  };
+  const ArchSpec& spec = model.spec();
+  const int n_layers = decoder_selection.layers.back() + 1;
+  KVCache cache(spec, n, n_layers);
+  RunState state(spec, n, std::max(n, memory.length));
+  Batch batch;
+  batch.add_sequence(decoder_ids);
+  batch.memory = &memory;
+  model.transformer->forward(batch, cache, state, &decoder_observer, n_layers);
+  for (const Held& head : cross) {
+    on_head(AttentionSection::kCross, head.layer, head.head, head.probabilities.data(), n,
+            memory.length);
+  }
+}
+
 char* format_weight(char* out, float weight, int precision) {
   static constexpr uint32_t kPowersOfTen[] = {1,      10,      100,      1000,      10000,
                                               100000, 1000000, 10000000, 100000000, 1000000000};
@@ -211,10 +274,17 @@ AttentionWriter::AttentionWriter(OutputFile& out, AttentionFormat format, int pr
                                  const AttentionDocumentInfo& info)
     : out_(out), format_(format), precision_(precision) {
   const bool for_html = format == AttentionFormat::kHtml;
+  const bool encoder_decoder = !info.decoder_ids.empty();
+  if (format == AttentionFormat::kBertviz && encoder_decoder) {
+    out_.write("{\"encoder_tokens\":" + json_list(info.tokens, false) +
+               ",\"decoder_tokens\":" + json_list(info.decoder_tokens, false));
+    return;
+  }
   if (format == AttentionFormat::kBertviz) {
     const std::string tokens = json_list(info.tokens, false);
     out_.write(R"({"attention":[{"name":"All","left_text":)" + tokens +
                ",\"right_text\":" + tokens + ",\"attn\":[\n");
+    section_open_ = true;
     return;
   }
   if (for_html) out_.write(page_around_document().first);
@@ -225,16 +295,43 @@ AttentionWriter::AttentionWriter(OutputFile& out, AttentionFormat format, int pr
   header += ",\"tokens\":" + json_list(info.tokens, for_html) +
             ",\"token_ids\":" + json_list(info.encoding.ids, for_html);
   if (info.pair) header += ",\"type_ids\":" + json_list(info.encoding.type_ids, for_html);
+  if (encoder_decoder) {
+    if (info.target) header += ",\"target\":" + json_string(*info.target, for_html);
+    header += ",\"decoder_tokens\":" + json_list(info.decoder_tokens, for_html) +
+              ",\"decoder_ids\":" + json_list(info.decoder_ids, for_html);
+  }
   header += ",\"n_layers\":" + std::to_string(info.n_layers) +
-            ",\"n_heads\":" + std::to_string(info.n_heads) + ",\"attention\":[\n";
+            ",\"n_heads\":" + std::to_string(info.n_heads);
+  if (encoder_decoder) {
+    header += ",\"n_decoder_layers\":" + std::to_string(info.n_decoder_layers) +
+              ",\"n_decoder_heads\":" + std::to_string(info.n_decoder_heads);
+  } else {
+    header += ",\"attention\":[\n";
+    section_open_ = true;
+  }
   out_.write(header);
+}
+
+void AttentionWriter::begin_section(AttentionSection section) {
+  close_section();
+  out_.write(std::string(",\"") + section_key(section, format_) + "\":[\n");
+  section_open_ = true;
+  sections_ = true;
+}
+
+void AttentionWriter::close_section() {
+  if (current_layer_ >= 0) close_layer();
+  current_layer_ = -1;
+  if (section_open_) out_.write("]");
+  section_open_ = false;
 }
 
 void AttentionWriter::close_layer() {
   out_.write(format_ == AttentionFormat::kBertviz ? "]" : "]}");
 }
 
-void AttentionWriter::add_head(int layer, int head, const float* probabilities, int n_tokens) {
+void AttentionWriter::add_head(int layer, int head, const float* probabilities, int n_queries,
+                               int n_keys) {
   if (layer != current_layer_) {
     if (current_layer_ >= 0) {
       close_layer();
@@ -248,37 +345,39 @@ void AttentionWriter::add_head(int layer, int head, const float* probabilities, 
     out_.write(",\n");
   }
   if (format_ == AttentionFormat::kBertviz) {
-    write_weight_matrix(out_, probabilities, n_tokens, precision_, row_);
+    write_weight_matrix(out_, probabilities, n_queries, n_keys, precision_, row_);
     return;
   }
   out_.write("{\"head\":" + std::to_string(head) + ",\"weights\":");
-  write_weight_matrix(out_, probabilities, n_tokens, precision_, row_);
+  write_weight_matrix(out_, probabilities, n_queries, n_keys, precision_, row_);
   out_.write('}');
 }
 
 void AttentionWriter::finish() {
-  if (current_layer_ >= 0) close_layer();
-  switch (format_) {
-    case AttentionFormat::kJson:
-      out_.write("]}\n");
-      break;
-    case AttentionFormat::kBertviz:
-      out_.write("]}]}\n");
-      break;
-    case AttentionFormat::kHtml:
-      out_.write("]}");
-      out_.write(page_around_document().second);
-      break;
+  // A single-stack document's one section stays open inside its wrapping ("attention": [...]}
+  // in attn's schema, "attn": [...]}]} in bertviz's); an encoder-decoder's sections are keys of
+  // the document itself.
+  const bool single_section = !sections_;
+  close_section();
+  if (format_ == AttentionFormat::kBertviz && single_section) {
+    out_.write("}]}\n");
+    return;
+  }
+  out_.write("}");
+  if (format_ == AttentionFormat::kHtml) {
+    out_.write(page_around_document().second);
+  } else {
+    out_.write("\n");
   }
 }
 
-GenerationAttentionRecorder::GenerationAttentionRecorder(AttentionSelection selection)
-    : selection_(std::move(selection)) {
+GenerationAttentionRecorder::GenerationAttentionRecorder(AttentionSelection selection, bool cross)
+    : selection_(std::move(selection)), cross_(cross) {
   observer_.wants_attention = [this](int layer, int head) {
     return selection_.contains(layer, head);
   };
-  observer_.on_attention = [this](int layer, int head, int, const float* probabilities,
-                                  int n_queries, int n_keys) {
+  auto& report = cross ? observer_.on_cross_attention : observer_.on_attention;
+  report = [this](int layer, int head, int, const float* probabilities, int n_queries, int n_keys) {
     // The first selected head of a pass starts the pass's record.
     if (layer == selection_.layers.front() && head == selection_.heads.front()) {
       passes_.emplace_back();
@@ -300,7 +399,7 @@ void GenerationAttentionRecorder::write_jsonl(OutputFile& out, const Tokenizer& 
     const std::string token = replace_invalid_utf8(tokenizer.token_string(generated_ids[step]));
     out.write("{\"step\":" + std::to_string(step) + ",\"token_id\":" +
               std::to_string(generated_ids[step]) + ",\"token\":" + json_string(token, false) +
-              ",\"position\":" + std::to_string(n_keys - 1) + ",\"attention\":[");
+              ",\"position\":" + std::to_string(cross_ ? step : n_keys - 1) + ",\"attention\":[");
     const float* row = rows.data();
     for (std::size_t l = 0; l < selection_.layers.size(); ++l) {
       out.write(std::string(l > 0 ? "," : "") +

@@ -50,6 +50,25 @@ using AttentionHeadCallback =
 void capture_attention(const Model& model, const Encoding& encoding,
                        const AttentionSelection& selection, const AttentionHeadCallback& on_head);
 
+// The three kinds of attention of an encoder-decoder, in the order they are reported.
+enum class AttentionSection { kEncoder, kDecoder, kCross };
+
+// Receives one head of one section: probabilities (n_queries, n_keys).
+using SectionHeadCallback =
+    std::function<void(AttentionSection section, int layer, int head, const float* probabilities,
+                       int n_queries, int n_keys)>;
+
+// An encoder-decoder's attention: the encoder over source_ids, then the decoder over
+// decoder_ids (teacher-forced, one pass) reading the source. Hands every selected head to
+// `on_head` section by section (encoder, decoder, cross), each layer by layer with heads
+// ascending. `encoder_selection` indexes the encoder's layers and heads, `decoder_selection`
+// the decoder's.
+void capture_encoder_decoder_attention(const Model& model, std::span<const int> source_ids,
+                                       std::span<const int> decoder_ids,
+                                       const AttentionSelection& encoder_selection,
+                                       const AttentionSelection& decoder_selection,
+                                       const SectionHeadCallback& on_head);
+
 // Writes a probability with `precision` (1-9) decimals, rounded half away from zero, trailing
 // zeros trimmed ("0.25", "1", "0"); returns the end. Needs at most precision + 2 characters.
 // Throws Error for NaN.
@@ -71,6 +90,13 @@ struct AttentionDocumentInfo {
   std::vector<std::string> tokens;  // token_string of each id, as valid UTF-8
   int n_layers = 0;
   int n_heads = 0;
+  // Encoder-decoders: the decoder's input ([start] + target), the target text when the user
+  // gave one, and the decoder's sizes; the fields above describe the source and the encoder.
+  std::vector<int> decoder_ids = {};
+  std::vector<std::string> decoder_tokens = {};
+  std::optional<std::string> target = std::nullopt;
+  int n_decoder_layers = 0;
+  int n_decoder_heads = 0;
 };
 
 // The token strings of `ids`, as the tokenizer shows them, made valid UTF-8.
@@ -81,20 +107,27 @@ double estimated_attention_bytes(const AttentionSelection& selection, int n_toke
                                  int precision);
 
 // Streams one attention document to `out`: the header from the constructor, then add_head for
-// every selected head in capture order, then finish(). Nothing is held back but one row.
+// every selected head in capture order, then finish(). Nothing is held back but one row. An
+// encoder-decoder's document (info.decoder_ids not empty) has three sections instead of one
+// ("encoder", "decoder", "cross"; bertviz's encoder_attention, decoder_attention,
+// cross_attention): begin_section before each section's heads.
 class AttentionWriter {
  public:
   AttentionWriter(OutputFile& out, AttentionFormat format, int precision,
                   const AttentionDocumentInfo& info);
-  void add_head(int layer, int head, const float* probabilities, int n_tokens);
+  void begin_section(AttentionSection section);
+  void add_head(int layer, int head, const float* probabilities, int n_queries, int n_keys);
   void finish();
 
  private:
   void close_layer();
+  void close_section();
 
   OutputFile& out_;
   AttentionFormat format_;
   int precision_;
+  bool section_open_ = false;
+  bool sections_ = false;  // an encoder-decoder's document, whose sections are named
   int current_layer_ = -1;
   std::string row_;  // scratch for one formatted row
 };
@@ -102,9 +135,12 @@ class AttentionWriter {
 // Records, during generation, the attention of the last position of every forward pass: the
 // query whose output chose the next token. Give observer() to GenerateCallbacks. Rows are kept
 // until write_jsonl, because the token a pass chooses is known only after generate() returns.
+//
+// With `cross` (an encoder-decoder's translation) it records the cross-attention instead: each
+// line is the row of the decoder query at position k over the source tokens.
 class GenerationAttentionRecorder {
  public:
-  explicit GenerationAttentionRecorder(AttentionSelection selection);
+  explicit GenerationAttentionRecorder(AttentionSelection selection, bool cross = false);
   GenerationAttentionRecorder(const GenerationAttentionRecorder&) = delete;
   GenerationAttentionRecorder& operator=(const GenerationAttentionRecorder&) = delete;
 
@@ -117,6 +153,7 @@ class GenerationAttentionRecorder {
 
  private:
   AttentionSelection selection_;
+  bool cross_;
   ForwardObserver observer_;
   // Per forward pass: the selected heads' last rows one after another in (layer, head) order,
   // each as long as the keys of that pass.

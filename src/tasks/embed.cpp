@@ -10,6 +10,7 @@
 namespace attn {
 
 void check_embedding_model(const Model& model) {
+  model.require_single_stack("embed");
   if (model.spec().causal) {
     throw UsageError(model.dir.string() +
                      ": sentence embeddings need an encoder (BERT, RoBERTa, "

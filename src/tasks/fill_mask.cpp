@@ -13,6 +13,7 @@
 namespace attn {
 
 void check_fill_mask_model(const Model& model) {
+  model.require_single_stack("fill-mask");
   if (model.spec().causal) {
     throw UsageError(model.dir.string() + ": fill-mask needs an encoder with a masked-LM head; '" +
                      model.model_type + "' is a decoder (try generate)");
