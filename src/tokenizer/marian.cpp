@@ -167,7 +167,7 @@ class MarianTokenizer final : public Tokenizer {
   int unk_id_ = 0;
   int eos_id_ = 0;
   std::unordered_map<int, std::string> added_texts_;  // convert_ids_to_tokens of added tokens
-  std::unordered_set<std::string> own_texts_;         // decoded on their own (join_decoded_tokens)
+  std::unordered_set<std::string> own_texts_;         // decoded on their own (decode_token_runs)
 };
 
 MarianTokenizer::MarianTokenizer(SentencePieceModel source, SentencePieceModel target,
@@ -205,7 +205,7 @@ MarianTokenizer::MarianTokenizer(SentencePieceModel source, SentencePieceModel t
     added_texts_[token.id] = token.content;
     vocab_size_ = std::max(vocab_size_, token.id + 1);
   }
-  // PreTrainedTokenizer._decode's "legacy added tokens" (see join_decoded_tokens).
+  // PreTrainedTokenizer._decode's "legacy added tokens" (see decode_token_runs).
   for (const AddedToken& token : special_config.added_tokens) {
     if (!special_tokens_.is_special_text(token.content)) own_texts_.insert(token.content);
   }
@@ -289,13 +289,8 @@ void MarianTokenizer::check_id(int id) const {
 }
 
 std::string MarianTokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {
-  std::vector<std::string> tokens;
-  for (int id : ids) {
-    check_id(id);
-    if (!(skip_special_tokens && is_special(id))) tokens.push_back(token_string(id));
-  }
-  return join_decoded_tokens(
-      tokens, own_texts_,
+  return decode_token_runs(
+      *this, ids, skip_special_tokens, own_texts_,
       [this](const std::vector<std::string>& run) { return tokens_to_string(run); }, joining_);
 }
 

@@ -860,13 +860,8 @@ std::string SentencePieceTokenizer::tokens_to_string(const std::vector<std::stri
 // runs of other tokens between them through convert_tokens_to_string.
 std::string SentencePieceTokenizer::decode(std::span<const int> ids,
                                            bool skip_special_tokens) const {
-  std::vector<std::string> tokens;
-  for (int id : ids) {
-    check_id(id);
-    if (!(skip_special_tokens && is_special(id))) tokens.push_back(token_text(id));
-  }
-  return join_decoded_tokens(
-      tokens, plain_added_texts_,
+  return decode_token_runs(
+      *this, ids, skip_special_tokens, plain_added_texts_,
       [this](const std::vector<std::string>& run) { return tokens_to_string(run); },
       {settings_.spaces_between_special_tokens, settings_.clean_up_tokenization_spaces});
 }

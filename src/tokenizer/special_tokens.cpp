@@ -300,13 +300,16 @@ Encoding SequenceTemplate::apply(std::span<const int> first,
   return encoding;
 }
 
-std::string join_decoded_tokens(
-    std::span<const std::string> tokens, const std::unordered_set<std::string>& own_texts,
+std::string decode_token_runs(
+    const Tokenizer& tokenizer, std::span<const int> ids, bool skip_special_tokens,
+    const std::unordered_set<std::string>& own_texts,
     const std::function<std::string(const std::vector<std::string>&)>& tokens_to_string,
     DecodeJoining joining) {
   std::vector<std::string> sub_texts;
   std::vector<std::string> run;
-  for (const std::string& token : tokens) {
+  for (int id : ids) {
+    std::string token = tokenizer.token_string(id);  // refuses an id outside the vocabulary
+    if (skip_special_tokens && tokenizer.is_special(id)) continue;
     if (!own_texts.contains(token)) {
       run.push_back(token);
       continue;

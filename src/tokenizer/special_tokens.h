@@ -152,19 +152,20 @@ struct TextSegment {
 std::vector<TextSegment> split_added_tokens(std::string_view text,
                                             std::span<const AddedToken> tokens);
 
-// PreTrainedTokenizer._decode (transformers 4.40) of the tokens that convert_ids_to_tokens gave
-// (special ones already dropped when skipping them): the tokens of `own_texts` (its "legacy added
-// tokens": added tokens that are not special, and additional special tokens past the class's
-// vocab_size) are written as they are, the runs of other tokens between them go through the
-// class's convert_tokens_to_string (`tokens_to_string`); the texts are joined with a space when
-// spaces_between_special_tokens, then cleaned up (clean_up_tokenization) when
-// clean_up_tokenization_spaces.
+// PreTrainedTokenizer._decode (transformers 4.40): the tokenizer's token strings of the ids
+// (convert_ids_to_tokens; the special ones dropped when skip_special_tokens), of which those in
+// `own_texts` (its "legacy added tokens": added tokens that are not special, and additional
+// special tokens past the class's vocab_size) are written as they are, and the runs of other
+// tokens between them go through the class's convert_tokens_to_string (`tokens_to_string`); the
+// texts are joined with a space when spaces_between_special_tokens, then cleaned up
+// (clean_up_tokenization) when clean_up_tokenization_spaces.
 struct DecodeJoining {
   bool spaces_between_special_tokens = true;
   bool clean_up_tokenization_spaces = true;
 };
-std::string join_decoded_tokens(
-    std::span<const std::string> tokens, const std::unordered_set<std::string>& own_texts,
+std::string decode_token_runs(
+    const Tokenizer& tokenizer, std::span<const int> ids, bool skip_special_tokens,
+    const std::unordered_set<std::string>& own_texts,
     const std::function<std::string(const std::vector<std::string>&)>& tokens_to_string,
     DecodeJoining joining);
 
