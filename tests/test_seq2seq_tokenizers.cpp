@@ -186,6 +186,11 @@ TEST(Seq2SeqTokenizerSpecial, T5LegacyFalseGivesTextAfterASpecialTokenNoSpace) {
             std::vector<std::string>(legacy_tokens.begin(), legacy_tokens.begin() + 4));
   EXPECT_FALSE(tokens[4].starts_with("\xE2\x96\x81")) << tokens[4];
   EXPECT_EQ(ids.back(), 1);
+  // Decoding: SentencePiece drops the "▁" that starts a run of pieces when the model removes
+  // extra whitespace, as this one does, even with the dummy prefix off: "</s>", then "▁world"
+  // (209) decoded on its own, "world".
+  EXPECT_EQ(legacy.decode(std::vector<int>{1, 209}, false), "</s>world");
+  EXPECT_EQ(modern->decode(std::vector<int>{1, 209}, false), "</s>world");
   // Text of known characters, without a leading space, is encoded the same either way. (An
   // unknown character at the start is not: without the dummy prefix its "▁" joins the unknown
   // piece, as in LlamaTokenizer's legacy: false.)

@@ -420,7 +420,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   int unk_id_ = 0;                         // what a piece the model does not know becomes
   std::vector<PieceKind> kinds_;           // by piece id
   std::vector<std::int16_t> byte_values_;  // by piece id; -1 unless a byte piece
-  bool consume_bos_space_ = true;          // the model's add_dummy_prefix, effectively
+  bool consume_bos_space_ = true;          // SentencePiece's decoding drops the first "▁"
   // convert_ids_to_tokens of the ids that are not simply a piece: added and fixed tokens.
   std::unordered_map<int, std::string> own_text_;
   std::unordered_set<std::string> plain_added_texts_;  // added tokens decoded on their own
@@ -459,8 +459,11 @@ SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceModel model,
                         return piece + piece_id_offset_;
                       }),
       sequence_template_(special_tokens_.resolve(settings_.sequence_template)),
-      // legacy: false decodes with the processor whose dummy prefix is off.
-      consume_bos_space_(settings_.legacy && model_.add_dummy_prefix) {
+      // legacy: false decodes with the processor whose dummy prefix is off. SentencePiece takes
+      // the leading "▁" off when the model adds a dummy prefix or removes extra whitespace
+      // (T5's nmt_nfkc models do, with the prefix off too).
+      consume_bos_space_((settings_.legacy && model_.add_dummy_prefix) ||
+                         model_.remove_extra_whitespaces) {
   kinds_.resize(piece_count_);
   byte_values_.assign(piece_count_, -1);
   for (int id = 0; id < piece_count_; ++id) {
