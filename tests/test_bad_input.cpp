@@ -11,6 +11,7 @@
 #include "tests/hostile_util.h"
 #include "tests/safetensors_util.h"
 #include "tests/test_paths.h"
+#include "tests/tokenizer_test_util.h"
 
 namespace attn::test {
 namespace {
@@ -362,6 +363,129 @@ TEST_F(BadInputTest, PromptLongerThanTheSlidingWindow) {
   });
   expect_clean_failure(run({"generate", "-m", model, "-p", "one two three four five six"}),
                        kBadInput, {"the prompt is 6 tokens, longer than the model's context of 4"});
+}
+
+// ---- The tokenizers of the sequence-to-sequence families (Marian, T5) ----
+
+// attn does not run these families yet: their config.json (model_type marian, t5) is refused
+// before the tokenizer is read, so the tokenizer's own errors are checked on load_tokenizer: an
+// attn::Error of one line that names the file and the problem.
+class Seq2SeqTokenizerBadInput : public BadInputTest {
+ protected:
+  std::filesystem::path copy_shared_model(const char* name) {
+    const auto copy = scratch_ / name;
+    std::filesystem::copy(shared_dir() / "models" / name, copy);
+    return copy;
+  }
+
+  void edit_vocabulary(const std::filesystem::path& model, const std::function<void(json&)>& edit) {
+    json vocab = json::parse(read_file(model / "vocab.json"));
+    edit(vocab);
+    write_file(model / "vocab.json", vocab.dump());
+  }
+
+  static void expect_tokenizer_error(const std::filesystem::path& model,
+                                     const std::vector<std::string>& parts) {
+    const std::string message = error_message([&] { load_tokenizer(model); });
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    for (const std::string& part : parts) EXPECT_TRUE(Contains(message, part));
+  }
+};
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianWithoutTargetSpm) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model("tiny-marian-random");
+  std::filesystem::remove(model / "target.spm");
+  expect_tokenizer_error(model, {(model / "target.spm").string() +
+                                 ": missing; MarianTokenizer needs source.spm, target.spm and "
+                                 "vocab.json"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianVocabularyNotAnObject) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model("tiny-marian-random");
+  write_file(model / "vocab.json", "[\"</s>\", \"<unk>\"]");
+  expect_tokenizer_error(model, {(model / "vocab.json").string() +
+                                 ": expected a non-empty object mapping pieces to ids"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianVocabularyIdOutOfRange) {
+  ATTN_REQUIRE_SHARED();
+  // The ids of vocab.json are 0 .. n-1: <pad>, the last, moved past them leaves a gap.
+  const auto model = copy_shared_model("tiny-marian-random");
+  edit_vocabulary(model, [](json& vocab) { vocab["<pad>"] = 8000; });
+  expect_tokenizer_error(model, {(model / "vocab.json").string() +
+                                 ": piece '<pad>' has id 8000; the ids of 8000 pieces must be 0 "
+                                 "to 7999"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianVocabularyIdGivenTwice) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model("tiny-marian-random");
+  edit_vocabulary(model, [](json& vocab) { vocab["<pad>"] = 1; });
+  expect_tokenizer_error(model,
+                         {(model / "vocab.json").string() + ": id 1 is given to both '", "<unk>"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianVocabularyWithoutTheUnkToken) {
+  ATTN_REQUIRE_SHARED();
+  // transformers refuses a vocab.json without the unk (or pad) token; attn also wants </s>.
+  const auto model = copy_shared_model("tiny-marian-random");
+  edit_vocabulary(model, [](json& vocab) {
+    vocab["<unk2>"] = vocab["<unk>"];
+    vocab.erase("<unk>");
+  });
+  expect_tokenizer_error(model, {(model / "vocab.json").string() +
+                                 ": has no '<unk>' (the unk_token), which MarianTokenizer needs"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianVocabularyOfAnotherModel) {
+  ATTN_REQUIRE_SHARED();
+  // Well-formed, with the special tokens, but none of the pieces of the SentencePiece models:
+  // every text would come out as <unk>.
+  const auto model = copy_shared_model("tiny-marian-random");
+  edit_vocabulary(model, [](json& vocab) {
+    json renamed = json::object();
+    for (const auto& [piece, id] : vocab.items()) {
+      const bool special = piece == "</s>" || piece == "<unk>" || piece == "<pad>";
+      renamed[special ? piece : piece + "@@"] = id;
+    }
+    vocab = renamed;
+  });
+  expect_tokenizer_error(model, {(model / "vocab.json").string() +
+                                 ": holds only 3 of the 8000 pieces of source.spm, so it is not "
+                                 "the vocabulary of that model"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, MarianAddedTokenDisagreeingWithTheVocabulary) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model("tiny-marian-random");
+  json config = json::parse(read_file(model / "tokenizer_config.json"));
+  config["added_tokens_decoder"]["5"] = config["added_tokens_decoder"]["0"];  // </s>
+  config["added_tokens_decoder"].erase("0");
+  write_file(model / "tokenizer_config.json", config.dump());
+  expect_tokenizer_error(model, {(model / "tokenizer_config.json").string() +
+                                 ": added token '</s>' has id 5 but vocab.json gives it 0"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, T5ModelIsNotASentencePieceModel) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = copy_shared_model("tiny-t5-random");
+  write_file(model / "spiece.model", "not a model");
+  expect_tokenizer_error(model,
+                         {(model / "spiece.model").string() + ": not a SentencePiece model"});
+}
+
+TEST_F(Seq2SeqTokenizerBadInput, T5AddedTokensJsonWithABadId) {
+  ATTN_REQUIRE_SHARED();
+  // Read when tokenizer_config.json has no added_tokens_decoder.
+  const auto model = copy_shared_model("tiny-t5-random");
+  json config = json::parse(read_file(model / "tokenizer_config.json"));
+  config.erase("added_tokens_decoder");
+  write_file(model / "tokenizer_config.json", config.dump());
+  write_file(model / "added_tokens.json", R"({"<extra_id_0>": "8099"})");
+  expect_tokenizer_error(model, {(model / "added_tokens.json").string() +
+                                 ": \"<extra_id_0>\": id \"8099\" is not a token id"});
 }
 
 // ---- model.safetensors ----

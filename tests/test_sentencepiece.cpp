@@ -350,9 +350,9 @@ TEST(TokenizerChoice, FolderWithoutTokenizerFilesNamesThoseLookedFor) {
   const auto dir = folder_with(test::shipped_model("tiny-gpt2-brown"), {"config.json"});
   EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
                        dir->path().string() +
-                           ": no tokenizer files (looked for tokenizer.model, spiece.model, "
-                           "sentencepiece.bpe.model, vocab.json + merges.txt, vocab.txt and "
-                           "tokenizer.json)"));
+                           ": no tokenizer files (looked for source.spm, tokenizer.model, "
+                           "spiece.model, sentencepiece.bpe.model, vocab.json + merges.txt, "
+                           "vocab.txt and tokenizer.json)"));
 }
 
 // ---- Broken tokenizer.model: one line, exit 1, nothing modified ---------------------------------

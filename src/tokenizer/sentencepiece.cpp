@@ -62,8 +62,8 @@ struct AlbertTokenize {
 };
 
 // Everything that differs between the transformers classes that run a SentencePiece model
-// (LlamaTokenizer, AlbertTokenizer, XLMRobertaTokenizer): their constructor's defaults and the
-// settings of the folder's tokenizer_config.json.
+// (LlamaTokenizer, AlbertTokenizer, XLMRobertaTokenizer, T5Tokenizer): their constructor's
+// defaults and the settings of the folder's tokenizer_config.json.
 struct SentencePieceSettings {
   std::string class_name;
   NamedTokenDefaults named_defaults;
@@ -89,6 +89,13 @@ struct SentencePieceSettings {
   bool strip_text = false;  // str.strip() of the result (ALBERT, XLM-R)
   bool spaces_between_special_tokens = false;
   bool clean_up_tokenization_spaces = false;
+
+  // T5Tokenizer's _add_eos_if_not_present: a sequence that already ends with its template suffix
+  // does not get it a second time.
+  bool suffix_once = false;
+  // T5Tokenizer's extra_ids: the sentinels <extra_id_0> ... <extra_id_{n-1}>, additional special
+  // tokens with the ids after the pieces, counted down: <extra_id_0> is the last id.
+  std::optional<int> extra_ids;
 };
 
 SentencePieceSettings llama_settings(const json& config, const std::string& file) {
@@ -169,24 +176,107 @@ SentencePieceSettings xlm_roberta_settings(const json& config, const std::string
   return settings;
 }
 
-// The SentencePiece files attn reads, each with the one class that reads it.
-struct SentencePieceFile {
-  const char* name;
+SentencePieceSettings t5_settings(const json& config, const std::string& file) {
+  SentencePieceSettings settings;
+  settings.class_name = "T5Tokenizer";
+  settings.named_defaults = {{NamedToken::kEos, special_token("</s>")},
+                             {NamedToken::kUnk, special_token("<unk>")},
+                             {NamedToken::kPad, special_token("<pad>")}};
+  // build_inputs_with_special_tokens: A </s> (B </s>), each </s> only when the sequence does not
+  // end with one already; create_token_type_ids_from_sequences: all 0.
+  settings.sequence_template = {{}, {NamedToken::kEos}, {}, {NamedToken::kEos}, 0};
+  settings.suffix_once = true;
+  // legacy: false encodes as LlamaTokenizer's legacy: false does (T5Tokenizer's tokenize and
+  // _tokenize are the same code): the model without its dummy prefix, the prefix space added
+  // once to the whole text, so that text right after a special token gets no space of its own.
+  settings.legacy = config_flag(config, "legacy", true, file);
+  settings.add_prefix_space = config_flag(config, "add_prefix_space", true, file);
+  settings.drop_first_prefix_space = settings.add_prefix_space;
+  settings.space_before_special = SpaceBeforeSpecial::kAlways;
+  settings.strip_text = true;
+  settings.spaces_between_special_tokens =
+      config_flag(config, "spaces_between_special_tokens", true, file);
+  settings.clean_up_tokenization_spaces =
+      config_flag(config, "clean_up_tokenization_spaces", true, file);
+  settings.extra_ids = 100;
+  if (config.contains("extra_ids") && !config["extra_ids"].is_null()) {
+    const json& extra_ids = config["extra_ids"];
+    if (!extra_ids.is_number_integer() || extra_ids.get<std::int64_t>() < 0 ||
+        extra_ids.get<std::int64_t>() > 100'000) {
+      throw Error(file + ": 'extra_ids' must be an integer from 0 to 100000, got " +
+                  brief_json(extra_ids));
+    }
+    settings.extra_ids = extra_ids.get<int>();
+  }
+  return settings;
+}
+
+// The SentencePiece files attn reads, each with the classes that read it.
+struct SentencePieceClass {
+  const char* file;
   const char* class_name;
   SentencePieceSettings (*settings)(const json& config, const std::string& file);
-  bool is_default;  // the class when the folder does not declare one
+  bool is_default;  // the class of the file when the folder does not declare one
 };
-constexpr SentencePieceFile kSentencePieceFiles[] = {
+constexpr SentencePieceClass kSentencePieceClasses[] = {
     {"tokenizer.model", "LlamaTokenizer", llama_settings, true},
     {"spiece.model", "AlbertTokenizer", albert_settings, false},
+    {"spiece.model", "T5Tokenizer", t5_settings, false},
     {"sentencepiece.bpe.model", "XLMRobertaTokenizer", xlm_roberta_settings, false}};
 
-// The first of kSentencePieceFiles the folder has, or null.
-const SentencePieceFile* find_sentencepiece_file(const fs::path& model_dir) {
-  for (const SentencePieceFile& file : kSentencePieceFiles) {
-    if (entry_exists(model_dir / file.name)) return &file;
+// The file of the first of kSentencePieceClasses the folder has, or null.
+const char* find_sentencepiece_file(const fs::path& model_dir) {
+  for (const SentencePieceClass& entry : kSentencePieceClasses) {
+    if (entry_exists(model_dir / entry.file)) return entry.file;
   }
   return nullptr;
+}
+
+// The entry of kSentencePieceClasses for `file` and the class the folder declares.
+const SentencePieceClass& find_sentencepiece_class(const fs::path& model_dir, const char* file) {
+  std::vector<std::string_view> classes;
+  bool has_default = false;
+  for (const SentencePieceClass& entry : kSentencePieceClasses) {
+    if (std::string_view(entry.file) != file) continue;
+    // The default class, if any, goes first.
+    classes.insert(entry.is_default ? classes.begin() : classes.end(), entry.class_name);
+    has_default = has_default || entry.is_default;
+  }
+  const std::string class_name =
+      sentencepiece_class(model_dir, model_dir / file, classes, has_default);
+  for (const SentencePieceClass& entry : kSentencePieceClasses) {
+    if (std::string_view(entry.file) == file && entry.class_name == class_name) return entry;
+  }
+  throw Error(model_dir.string() + ": no SentencePiece class " + class_name);  // not reached
+}
+
+// T5Tokenizer.__init__'s sentinels: the <extra_id_N> of additional_special_tokens (made when it
+// has none), each an added token (lstrip, rstrip, special) with id piece_count - 1 + extra_ids
+// - N unless the folder's added tokens give that id already.
+void add_extra_ids(SpecialTokenConfig& config, int extra_ids, int piece_count,
+                   const std::string& file) {
+  const auto count = static_cast<int>(std::count_if(
+      config.additional_special_tokens.begin(), config.additional_special_tokens.end(),
+      [](const std::string& token) { return token.find("<extra_id_") != std::string::npos; }));
+  if (count == 0) {
+    for (int i = 0; i < extra_ids; ++i) {
+      config.additional_special_tokens.push_back("<extra_id_" + std::to_string(i) + ">");
+    }
+  } else if (count != extra_ids) {
+    throw Error(file + ": extra_ids is " + std::to_string(extra_ids) +
+                " but additional_special_tokens has " + std::to_string(count) +
+                " <extra_id_N> tokens; T5Tokenizer needs the two to agree");
+  }
+  std::unordered_set<int> given;
+  for (const AddedToken& token : config.added_tokens) given.insert(token.id);
+  for (int i = 0; i < extra_ids; ++i) {
+    const int id = piece_count - 1 + extra_ids - i;
+    if (given.contains(id)) continue;
+    AddedToken sentinel = special_token("<extra_id_" + std::to_string(i) + ">", /*lstrip=*/true);
+    sentinel.id = id;
+    sentinel.rstrip = true;
+    config.added_tokens.push_back(std::move(sentinel));
+  }
 }
 
 // ---- AlbertTokenizer's text preparation -------------------------------------------------------
@@ -315,7 +405,6 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::vector<std::string> split_digit_comma_pieces(std::vector<std::string> pieces) const;
   int piece_token_id(const std::string& piece) const;
   std::string tokens_to_string(const std::vector<std::string>& tokens) const;
-  std::string decode_difference(std::span<const int> previous_ids, int id) const;
   const sentencepiece::SentencePieceProcessor& encoder() const {
     return settings_.legacy ? *model_.processor : *model_.without_dummy_prefix;
   }
@@ -331,7 +420,7 @@ class SentencePieceTokenizer final : public Tokenizer {
   int unk_id_ = 0;                         // what a piece the model does not know becomes
   std::vector<PieceKind> kinds_;           // by piece id
   std::vector<std::int16_t> byte_values_;  // by piece id; -1 unless a byte piece
-  bool consume_bos_space_ = true;          // the model's add_dummy_prefix, effectively
+  bool consume_bos_space_ = true;          // SentencePiece's decoding drops the first "▁"
   // convert_ids_to_tokens of the ids that are not simply a piece: added and fixed tokens.
   std::unordered_map<int, std::string> own_text_;
   std::unordered_set<std::string> plain_added_texts_;  // added tokens decoded on their own
@@ -370,8 +459,11 @@ SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceModel model,
                         return piece + piece_id_offset_;
                       }),
       sequence_template_(special_tokens_.resolve(settings_.sequence_template)),
-      // legacy: false decodes with the processor whose dummy prefix is off.
-      consume_bos_space_(settings_.legacy && model_.add_dummy_prefix) {
+      // legacy: false decodes with the processor whose dummy prefix is off. SentencePiece takes
+      // the leading "▁" off when the model adds a dummy prefix or removes extra whitespace
+      // (T5's nmt_nfkc models do, with the prefix off too).
+      consume_bos_space_((settings_.legacy && model_.add_dummy_prefix) ||
+                         model_.remove_extra_whitespaces) {
   kinds_.resize(piece_count_);
   byte_values_.assign(piece_count_, -1);
   for (int id = 0; id < piece_count_; ++id) {
@@ -401,6 +493,7 @@ SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceModel model,
     own_text_[id] = text;
     vocab_size_ = std::max(vocab_size_, id + 1);
   }
+  const int class_vocab_size = vocab_size_;  // the class's vocab_size, without added tokens
   const int id_limit = vocab_size_ + static_cast<int>(special_config.added_tokens.size());
   for (const AddedToken& token : special_config.added_tokens) {
     if (token.id >= id_limit) {
@@ -416,6 +509,15 @@ SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceModel model,
   const auto fixed_unk = fixed_ids_.find("<unk>");
   unk_id_ = fixed_unk != fixed_ids_.end() ? fixed_unk->second
                                           : model_.processor->unk_id() + piece_id_offset_;
+  // PreTrainedTokenizer._decode's "legacy added tokens": the added tokens that are not special,
+  // and the additional special tokens past the class's vocab_size (T5's sentinels).
+  for (const std::string& content : special_config.additional_special_tokens) {
+    const std::optional<int> id = special_tokens_.added_token_id(content);
+    if (id && *id >= class_vocab_size) {
+      plain_added_texts_.insert(content);
+      plain_added_ids_.insert(*id);
+    }
+  }
   for (const AddedToken& token : special_config.added_tokens) {
     if (special_tokens_.is_special_text(token.content)) continue;
     plain_added_texts_.insert(token.content);
@@ -456,9 +558,19 @@ void SentencePieceTokenizer::check_id(int id) const {
 
 Encoding SentencePieceTokenizer::encode(std::string_view text,
                                         std::optional<std::string_view> pair) const {
-  const std::vector<int> first = sequence_ids(text, "text");
+  // suffix_once: a sequence that ends with its suffix has it taken off, to be put back once.
+  auto without_suffix = [&](std::vector<int> ids, const std::vector<int>& suffix) {
+    if (settings_.suffix_once && !suffix.empty() && ids.size() >= suffix.size() &&
+        std::equal(suffix.rbegin(), suffix.rend(), ids.rbegin())) {
+      ids.resize(ids.size() - suffix.size());
+    }
+    return ids;
+  };
+  const std::vector<int> first =
+      without_suffix(sequence_ids(text, "text"), sequence_template_.first_suffix);
   if (!pair) return sequence_template_.apply(first, std::nullopt);
-  const std::vector<int> second = sequence_ids(*pair, "pair");
+  const std::vector<int> second =
+      without_suffix(sequence_ids(*pair, "pair"), sequence_template_.second_suffix);
   return sequence_template_.apply(first, second);
 }
 
@@ -751,30 +863,10 @@ std::string SentencePieceTokenizer::tokens_to_string(const std::vector<std::stri
 // runs of other tokens between them through convert_tokens_to_string.
 std::string SentencePieceTokenizer::decode(std::span<const int> ids,
                                            bool skip_special_tokens) const {
-  std::vector<std::string> sub_texts;
-  std::vector<std::string> run;
-  for (int id : ids) {
-    check_id(id);
-    if (skip_special_tokens && is_special(id)) continue;
-    const std::string& token = token_text(id);
-    if (plain_added_texts_.contains(token)) {
-      if (!run.empty()) {
-        std::string text = tokens_to_string(run);
-        if (!text.empty()) sub_texts.push_back(std::move(text));
-        run.clear();
-      }
-      sub_texts.push_back(token);
-    } else {
-      run.push_back(token);
-    }
-  }
-  if (!run.empty()) sub_texts.push_back(tokens_to_string(run));
-  std::string text;
-  for (std::size_t i = 0; i < sub_texts.size(); ++i) {
-    if (i > 0 && settings_.spaces_between_special_tokens) text += ' ';
-    text += sub_texts[i];
-  }
-  return settings_.clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
+  return decode_token_runs(
+      *this, ids, skip_special_tokens, plain_added_texts_,
+      [this](const std::vector<std::string>& run) { return tokens_to_string(run); },
+      {settings_.spaces_between_special_tokens, settings_.clean_up_tokenization_spaces});
 }
 
 // What `id` adds to decode(previous_ids + id, true) after decode(previous_ids, true), with byte
@@ -786,7 +878,7 @@ std::string SentencePieceTokenizer::decode_continuation(std::span<const int> pre
                                                         int id) const {
   check_id(id);
   if (is_special(id)) return "";
-  if (settings_.strip_text) return decode_difference(previous_ids, id);
+  if (settings_.strip_text) return decode_difference(*this, previous_ids, id);
   std::size_t run_begin = plain_added_ids_.empty() ? 0 : previous_ids.size();
   while (run_begin > 0) {
     const int previous = previous_ids[run_begin - 1];
@@ -815,44 +907,34 @@ std::string SentencePieceTokenizer::decode_continuation(std::span<const int> pre
   return added;
 }
 
-// decode(previous_ids + id, true) after what it shares with decode(previous_ids, true).
-std::string SentencePieceTokenizer::decode_difference(std::span<const int> previous_ids,
-                                                      int id) const {
-  std::vector<int> ids(previous_ids.begin(), previous_ids.end());
-  const std::string before = decode(ids, true);
-  ids.push_back(id);
-  const std::string after = decode(ids, true);
-  const auto common = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
-  return after.substr(static_cast<std::size_t>(common.second - after.begin()));
-}
-
 }  // namespace
 
 std::optional<fs::path> sentencepiece_model_file(const fs::path& model_dir) {
-  const SentencePieceFile* file = find_sentencepiece_file(model_dir);
+  const char* file = find_sentencepiece_file(model_dir);
   if (file == nullptr) return std::nullopt;
-  return model_dir / file->name;
+  return model_dir / file;
 }
 
-std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_dir) {
-  const SentencePieceFile* file = find_sentencepiece_file(model_dir);
-  if (file == nullptr) {
-    throw Error(model_dir.string() +
-                ": no SentencePiece model (looked for tokenizer.model, spiece.model and "
-                "sentencepiece.bpe.model)");
-  }
-  const fs::path model_path = model_dir / file->name;
-  SentencePieceModel model = read_sentencepiece_model(model_path);
-
-  // The file's name tells the class, as long as the folder does not declare another.
+std::string sentencepiece_class(const fs::path& model_dir, const fs::path& model_file,
+                                std::span<const std::string_view> classes, bool first_is_default) {
   const std::optional<std::string> declared = declared_tokenizer_class(model_dir);
-  if (declared ? *declared != file->class_name : !file->is_default) {
-    throw Error(model_path.string() + ": " +
-                (declared ? "the folder's tokenizer class is " + brief_text(*declared)
-                          : std::string("neither tokenizer_config.json (tokenizer_class) nor "
-                                        "config.json (model_type) names the tokenizer class")) +
-                "; attn reads " + file->name + " with " + file->class_name + " only");
+  if (declared && std::find(classes.begin(), classes.end(), *declared) != classes.end()) {
+    return *declared;
   }
+  if (!declared && first_is_default && !classes.empty()) return std::string(classes.front());
+  std::string readers;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    if (i > 0) readers += i + 1 == classes.size() ? " or " : ", ";
+    readers += classes[i];
+  }
+  throw Error(model_file.string() + ": " +
+              (declared ? "the folder's tokenizer class is " + brief_text(*declared)
+                        : std::string("neither tokenizer_config.json (tokenizer_class) nor "
+                                      "config.json (model_type) names the tokenizer class")) +
+              "; attn reads " + model_file.filename().string() + " with " + readers + " only");
+}
+
+json read_sentencepiece_tokenizer_config(const fs::path& model_dir) {
   const fs::path config_path = model_dir / "tokenizer_config.json";
   json config = json::object();
   if (entry_exists(config_path)) {
@@ -865,10 +947,31 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_di
     throw Error(config_path.string() + ": sp_model_kwargs " +
                 brief_json(config["sp_model_kwargs"]) + " is not supported");
   }
-  SentencePieceSettings settings = file->settings(config, config_path.string());
+  return config;
+}
+
+std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_dir) {
+  const char* file = find_sentencepiece_file(model_dir);
+  if (file == nullptr) {
+    throw Error(model_dir.string() +
+                ": no SentencePiece model (looked for tokenizer.model, spiece.model and "
+                "sentencepiece.bpe.model)");
+  }
+  const fs::path model_path = model_dir / file;
+  SentencePieceModel model = read_sentencepiece_model(model_path);
+
+  // The file's name tells the class, or the folder declares one of those that read the file.
+  const SentencePieceClass& reader = find_sentencepiece_class(model_dir, file);
+  const json config = read_sentencepiece_tokenizer_config(model_dir);
+  const fs::path config_path = model_dir / "tokenizer_config.json";
+  SentencePieceSettings settings = reader.settings(config, config_path.string());
   if (!settings.legacy) model.without_dummy_prefix = read_model_without_dummy_prefix(model_path);
-  const SpecialTokenConfig special_config =
+  SpecialTokenConfig special_config =
       read_special_token_config(model_dir, config, settings.named_defaults, settings.class_name);
+  if (settings.extra_ids) {
+    add_extra_ids(special_config, *settings.extra_ids, model.processor->GetPieceSize(),
+                  config_path.string());
+  }
   return std::make_unique<SentencePieceTokenizer>(std::move(model), std::move(settings),
                                                   special_config, model_path.string(),
                                                   config_path.string());

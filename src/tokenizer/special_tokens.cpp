@@ -110,6 +110,31 @@ std::vector<AddedToken> read_added_tokens_decoder(const json& config, const std:
   return tokens;
 }
 
+// added_tokens.json ({"<extra_id_0>": 32099, ...}), the older record of the added tokens: each
+// neither lstrip nor rstrip, special when it is one of the special tokens named so far.
+std::vector<AddedToken> read_added_tokens_json(const fs::path& path,
+                                               const SpecialTokenConfig& config) {
+  const std::string file = path.string();
+  const json tokens = read_json_file(path, kMaxConfigBytes);
+  if (!tokens.is_object()) throw Error(file + ": expected an object mapping tokens to ids");
+  std::unordered_set<std::string> special(config.additional_special_tokens.begin(),
+                                          config.additional_special_tokens.end());
+  for (const std::optional<AddedToken>& named : config.named) {
+    if (named) special.insert(named->content);
+  }
+  std::vector<AddedToken> added;
+  for (const auto& [content, id] : tokens.items()) {
+    const std::string where = file + ": \"" + brief_text(content) + "\"";
+    if (content.empty()) throw Error(file + ": an added token is empty");
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        id.get<std::int64_t>() > kMaxTokenId) {
+      throw Error(where + ": id " + brief_json(id) + " is not a token id");
+    }
+    added.push_back({content, id.get<int>(), special.contains(content), false, false});
+  }
+  return added;
+}
+
 }  // namespace
 
 AddedToken special_token(std::string content, bool lstrip) {
@@ -133,6 +158,10 @@ SpecialTokenConfig read_special_token_config(const fs::path& model_dir,
     const json map = read_json_file(map_path, kMaxConfigBytes);
     if (!map.is_object()) throw Error(map_path.string() + ": expected a JSON object");
     read_named_tokens(map, map_path.string(), defaults, config);
+  }
+  const fs::path added_path = model_dir / "added_tokens.json";
+  if (!tokenizer_config.contains("added_tokens_decoder") && entry_exists(added_path)) {
+    config.added_tokens = read_added_tokens_json(added_path, config);
   }
   return config;
 }
@@ -269,6 +298,36 @@ Encoding SequenceTemplate::apply(std::span<const int> first,
     encoding.type_ids.resize(encoding.ids.size(), second_type_id);
   }
   return encoding;
+}
+
+std::string decode_token_runs(
+    const Tokenizer& tokenizer, std::span<const int> ids, bool skip_special_tokens,
+    const std::unordered_set<std::string>& own_texts,
+    const std::function<std::string(const std::vector<std::string>&)>& tokens_to_string,
+    DecodeJoining joining) {
+  std::vector<std::string> sub_texts;
+  std::vector<std::string> run;
+  for (int id : ids) {
+    std::string token = tokenizer.token_string(id);  // refuses an id outside the vocabulary
+    if (skip_special_tokens && tokenizer.is_special(id)) continue;
+    if (!own_texts.contains(token)) {
+      run.push_back(token);
+      continue;
+    }
+    if (!run.empty()) {
+      std::string text = tokens_to_string(run);
+      if (!text.empty()) sub_texts.push_back(std::move(text));
+      run.clear();
+    }
+    sub_texts.push_back(token);
+  }
+  if (!run.empty()) sub_texts.push_back(tokens_to_string(run));
+  std::string text;
+  for (std::size_t i = 0; i < sub_texts.size(); ++i) {
+    if (i > 0 && joining.spaces_between_special_tokens) text += ' ';
+    text += sub_texts[i];
+  }
+  return joining.clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
 }
 
 }  // namespace attn

@@ -51,8 +51,9 @@ using NamedTokenDefaults = std::map<NamedToken, AddedToken>;
 // What a model folder says about its added and special tokens, read as transformers 4.40's
 // from_pretrained reads it: the added tokens of tokenizer_config.json (added_tokens_decoder) and
 // its named tokens, each a string (which keeps the class default's flags), an AddedToken object
-// (with its own flags) or null (none); special_tokens_map.json overrides the named tokens only
-// when tokenizer_config.json has no added_tokens_decoder (the older format).
+// (with its own flags) or null (none); when tokenizer_config.json has no added_tokens_decoder
+// (the older format), special_tokens_map.json overrides the named tokens and added_tokens.json
+// ({content: id}) gives the added tokens, neither lstrip nor rstrip, special when named so.
 struct SpecialTokenConfig {
   std::vector<AddedToken> added_tokens;  // ids known
   std::array<std::optional<AddedToken>, kNamedTokenCount> named;
@@ -150,5 +151,22 @@ struct TextSegment {
 // valid UTF-8.
 std::vector<TextSegment> split_added_tokens(std::string_view text,
                                             std::span<const AddedToken> tokens);
+
+// PreTrainedTokenizer._decode (transformers 4.40): the tokenizer's token strings of the ids
+// (convert_ids_to_tokens; the special ones dropped when skip_special_tokens), of which those in
+// `own_texts` (its "legacy added tokens": added tokens that are not special, and additional
+// special tokens past the class's vocab_size) are written as they are, and the runs of other
+// tokens between them go through the class's convert_tokens_to_string (`tokens_to_string`); the
+// texts are joined with a space when spaces_between_special_tokens, then cleaned up
+// (clean_up_tokenization) when clean_up_tokenization_spaces.
+struct DecodeJoining {
+  bool spaces_between_special_tokens = true;
+  bool clean_up_tokenization_spaces = true;
+};
+std::string decode_token_runs(
+    const Tokenizer& tokenizer, std::span<const int> ids, bool skip_special_tokens,
+    const std::unordered_set<std::string>& own_texts,
+    const std::function<std::string(const std::vector<std::string>&)>& tokens_to_string,
+    DecodeJoining joining);
 
 }  // namespace attn

@@ -1,15 +1,18 @@
 #include "src/tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/bpe.h"
+#include "src/tokenizer/marian.h"
 #include "src/tokenizer/sentencepiece.h"
 #include "src/tokenizer/unicode.h"
 #include "src/tokenizer/wordpiece.h"
@@ -104,6 +107,7 @@ std::string tokenizer_json_model_type(const fs::path& path) {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_files(const fs::path& model_dir) {
+  if (entry_exists(model_dir / kMarianSourceModel)) return load_marian_tokenizer(model_dir);
   if (sentencepiece_model_file(model_dir)) return load_sentencepiece_tokenizer(model_dir);
   if (entry_exists(model_dir / "vocab.json") && entry_exists(model_dir / "merges.txt")) {
     return load_bpe_tokenizer(model_dir);
@@ -118,7 +122,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_files(const fs::path& model_dir) {
                 "\"; attn reads \"BPE\" and \"WordPiece\" tokenizers from tokenizer.json");
   }
   throw Error(model_dir.string() +
-              ": no tokenizer files (looked for tokenizer.model, spiece.model, "
+              ": no tokenizer files (looked for source.spm, tokenizer.model, spiece.model, "
               "sentencepiece.bpe.model, vocab.json + merges.txt, vocab.txt and tokenizer.json)");
 }
 
@@ -194,6 +198,16 @@ std::optional<std::string> named_token_content(const json& value, const std::str
     return value["content"].get<std::string>();
   }
   throw Error(where + ": expected a string, an object with \"content\", or null");
+}
+
+std::string decode_difference(const Tokenizer& tokenizer, std::span<const int> previous_ids,
+                              int id) {
+  std::vector<int> ids(previous_ids.begin(), previous_ids.end());
+  const std::string before = tokenizer.decode(ids, true);
+  ids.push_back(id);
+  const std::string after = tokenizer.decode(ids, true);
+  const auto common = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
+  return after.substr(static_cast<std::size_t>(common.second - after.begin()));
 }
 
 std::string clean_up_tokenization(std::string text) {

@@ -19,7 +19,7 @@ struct Encoding {
 };
 
 // One interface for every tokenizer family (byte-level BPE: GPT-2, RoBERTa; WordPiece: BERT,
-// DistilBERT; SentencePiece: Llama, ALBERT, XLM-RoBERTa). Implementations must be
+// DistilBERT; SentencePiece: Llama, ALBERT, XLM-RoBERTa, T5, Marian). Implementations must be
 // token-for-token identical to Hugging Face's slow tokenizers.
 class Tokenizer {
  public:
@@ -27,11 +27,17 @@ class Tokenizer {
 
   // Text -> ids with the model's default special tokens, as Hugging Face's tokenizer.encode():
   // GPT-2 adds nothing, BERT and ALBERT add [CLS] A [SEP] (B [SEP]), RoBERTa and XLM-R
-  // <s> A </s> (</s> B </s>), Llama BOS A (BOS B).
+  // <s> A </s> (</s> B </s>), Llama BOS A (BOS B), T5 A </s> (B </s>), Marian A (B) </s>.
   // Special tokens written literally in the text (e.g. "<|endoftext|>", "[MASK]") are single
   // tokens. Throws Error when a pair is given to a tokenizer that has no notion of pairs.
   virtual Encoding encode(std::string_view text,
                           std::optional<std::string_view> pair = std::nullopt) const = 0;
+
+  // The encoding of decoder-side text (a translation, a sequence-to-sequence model's output), as
+  // Hugging Face's tokenizer(text_target=text) encodes labels. The same as encode(text) except
+  // for a tokenizer with a model of its own for the target side: Marian encodes with target.spm
+  // (and source.spm in encode()).
+  virtual Encoding encode_target(std::string_view text) const { return encode(text); }
 
   // Ids -> text, as Hugging Face's tokenizer.decode(ids, skip_special_tokens) with the
   // tokenizer's own clean_up_tokenization_spaces setting, e.g. decode([id]) is fill-mask's
@@ -59,8 +65,9 @@ class Tokenizer {
 };
 
 // Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:
-// tokenizer.model (Llama), spiece.model (ALBERT) or sentencepiece.bpe.model (XLM-RoBERTa), all
-// SentencePiece; vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder
+// source.spm (Marian: with target.spm and vocab.json); tokenizer.model (Llama), spiece.model
+// (ALBERT or T5, as the folder's tokenizer class says) or sentencepiece.bpe.model (XLM-RoBERTa),
+// all SentencePiece; vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder
 // says so); vocab.txt (WordPiece: BERT, DistilBERT); tokenizer.json (byte-level BPE or WordPiece,
 // as its model.type says). Errors name the file and what is wrong, or the files looked for when
 // there is none.
@@ -81,6 +88,12 @@ bool config_flag(const nlohmann::json& config, const char* key, bool fallback,
 // and key in the error for anything else.
 std::optional<std::string> named_token_content(const nlohmann::json& value,
                                                const std::string& where);
+
+// decode(previous_ids + id, true) after what it shares with decode(previous_ids, true): a
+// decode_continuation for tokenizers whose decoded text can change before the new token (one
+// that strips its text: a space at the end comes and goes with what follows). Decodes twice.
+std::string decode_difference(const Tokenizer& tokenizer, std::span<const int> previous_ids,
+                              int id);
 
 // transformers' PreTrainedTokenizerBase.clean_up_tokenization (clean_up_tokenization_spaces):
 // " ." -> ".", " n't" -> "n't", and so on, in its order.
