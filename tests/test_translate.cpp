@@ -102,7 +102,9 @@ TEST_P(TranslateCli, BeamSearch) {
 }
 
 // The rows --attention-out writes during the translation, one pass per token through the KV
-// cache, equal the cross-attention rows of attn attention's one pass over the final target.
+// cache, equal the cross-attention rows of attn attention's one pass over the final target,
+// within the attention tolerance (1e-5): a one-query pass sums its dot products in
+// another order than the matrix product of a whole pass, so float32 rounding differs slightly.
 TEST_P(TranslateCli, AttentionOutRowsEqualTheFullPass) {
   const std::string source = golden("generate.jsonl")[3]["source"];
   const std::filesystem::path rows_file = scratch_ / "rows.jsonl";
@@ -131,7 +133,8 @@ TEST_P(TranslateCli, AttentionOutRowsEqualTheFullPass) {
       }
     }
   }
-  EXPECT_LE(worst, 1e-6);
+  EXPECT_LE(worst, 1e-5);
+  std::cout << GetParam() << ": worst |generation row - full pass row|: " << worst << "\n";
 }
 
 // attn attention on an encoder-decoder: every encoder weight, and the decoder and cross rows of
