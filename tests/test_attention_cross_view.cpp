@@ -153,10 +153,16 @@ class AttentionCrossView : public ::testing::Test {
     if (chromium_.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
   }
 
-  // Writes the page for `document` and returns its DOM once the script ran at `address`.
-  std::string render(const json& document, const std::string& address) {
+  // Writes the page for `document` and returns its DOM once the script ran at `address`, and
+  // then `actions` (a script run after the page's, playing the user).
+  std::string render(const json& document, const std::string& address,
+                     const std::string& actions = "") {
+    std::string html = page_for(document);
+    const std::size_t end = html.rfind("</body>");
+    EXPECT_NE(end, std::string::npos);
+    if (!actions.empty()) html.insert(end, "<script>\n" + actions + "\n</script>\n");
     const fs::path page = scratch_ / "page.html";
-    write_file(page, page_for(document));
+    write_file(page, html);
     return rendered_dom(chromium_, page, address);
   }
 
@@ -295,7 +301,7 @@ TEST_F(AttentionCrossViewGolden, EncoderAndDecoderSections) {
               std::string::npos);
     EXPECT_NE(dom.find("<canvas id=\"heatmap\" width=\"8\" height=\"8\""), std::string::npos);
     EXPECT_EQ(count(dom, "class=\"query-label"), 8);
-    EXPECT_NE(dom.find("<div id=\"cross-view\" hidden=\"\""), std::string::npos);
+    EXPECT_EQ(count(dom, "<div id=\"cross-view\"[^>]* hidden=\"\""), 1);
     EXPECT_EQ(count(dom, "<line\\b"), 0);
   }
   {
@@ -307,6 +313,50 @@ TEST_F(AttentionCrossViewGolden, EncoderAndDecoderSections) {
               std::string::npos);
     EXPECT_NE(dom.find("<canvas id=\"heatmap\" width=\"12\" height=\"12\""), std::string::npos);
     EXPECT_EQ(count(dom, "class=\"key-label"), 12);
+  }
+}
+
+// Hovering a target token shows its lines and row instead of the kept query's.
+TEST_F(AttentionCrossViewGolden, HoveringATargetToken) {
+  const std::string dom = render(document_, "#section=cross&layer=1&head=2&query=3", R"(
+    const token = document.querySelector('#target-column .token[data-index="5"]');
+    token.dispatchEvent(new MouseEvent("mouseenter"));)");
+  const std::string query = html_escape(document_["decoder_tokens"][5].get<std::string>());
+  EXPECT_NE(dom.find("· layer 1 · head 2 · query 5 \"" + query + "\"</p>"), std::string::npos);
+  expect_token_spans(dom, "token target", document_["decoder_tokens"], 5);
+  const json& head = weights("cross", 1, 1);
+  EXPECT_EQ(count(dom, "<line [^>]*data-query=\"5\" data-key=\"\\d+\" class=\"active\""),
+            drawn_lines(head, 5));
+  EXPECT_EQ(count(dom, "class=\"active\""), drawn_lines(head, 5));
+  EXPECT_NE(dom.find("<div id=\"row-highlight\" style=\"display: block; top: 108px;"),
+            std::string::npos);
+}
+
+// Changing the section keeps the layer, the head and (when the rows are the same tokens) the
+// kept query: from cross-attention to the decoder's, and then to the encoder's.
+TEST_F(AttentionCrossViewGolden, ChangingTheSection) {
+  const std::string choose = R"(
+    document.querySelector('#target-column .token[data-index="4"]').click();
+    const select = document.getElementById("section-select");
+    select.value = "1";
+    select.dispatchEvent(new Event("change"));)";
+  const json& target = document_["decoder_tokens"];
+  {
+    const std::string dom = render(document_, "#section=cross&layer=1&head=2", choose);
+    EXPECT_NE(dom.find("· decoder self-attention · 12 target tokens · layer 1 · head 2 · query 4 "
+                       "\"" +
+                       html_escape(target[4].get<std::string>()) + "\"</p>"),
+              std::string::npos);
+    expect_token_spans(dom, "token", target, 4);
+    EXPECT_EQ(count(dom, "<div id=\"cross-view\"[^>]* hidden=\"\""), 1);
+  }
+  {
+    const std::string dom = render(document_, "#section=cross&layer=1&head=2", choose + R"(
+      select.value = "0";
+      select.dispatchEvent(new Event("change"));)");
+    EXPECT_NE(dom.find("· encoder self-attention · 8 source tokens · layer 1 · head 2</p>"),
+              std::string::npos);
+    expect_token_spans(dom, "token", document_["tokens"], -1);
   }
 }
 
