@@ -240,6 +240,15 @@ int combining_class(char32_t c) {
   return utf8proc_get_property(static_cast<utf8proc_int32_t>(c))->combining_class;
 }
 
+bool is_bert_punctuation(char32_t c) {
+  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+      (c >= 123 && c <= 126)) {
+    return true;
+  }
+  const utf8proc_category_t category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+  return category >= UTF8PROC_CATEGORY_PC && category <= UTF8PROC_CATEGORY_PO;
+}
+
 }  // namespace attn
 
 namespace attn {

@@ -65,6 +65,10 @@ std::u32string normalize(std::u32string_view text, NormalForm form);
 // unicodedata.combining(): the canonical combining class, 0 for a character that does not combine.
 int combining_class(char32_t c);
 
+// BERT's _is_punctuation: all non-alphanumeric printable ASCII (so "$", "^", "`" count even though
+// Unicode files them as symbols) plus every P* category.
+bool is_bert_punctuation(char32_t c);
+
 }  // namespace attn
 
 namespace attn {

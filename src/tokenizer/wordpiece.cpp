@@ -56,17 +56,6 @@ bool is_bert_whitespace(char32_t c) {
   return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || category(c) == UTF8PROC_CATEGORY_ZS;
 }
 
-// BERT's _is_punctuation: all non-alphanumeric printable ASCII (so "$", "^", "`" count even though
-// Unicode files them as symbols) plus every P* category.
-bool is_punctuation(char32_t c) {
-  if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-      (c >= 123 && c <= 126)) {
-    return true;
-  }
-  const utf8proc_category_t cat = category(c);
-  return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
-}
-
 // BERT's _is_chinese_char: the CJK Unified Ideographs blocks BERT pads with spaces. Hangul,
 // Hiragana and Katakana are deliberately not included (they are written with spaces).
 bool is_chinese_char(char32_t c) {
@@ -660,7 +649,7 @@ void WordPieceTokenizer::append_word(std::u32string_view word, std::vector<int>&
   }
   std::size_t start = 0;
   for (std::size_t i = 0; i < word.size(); ++i) {
-    if (!is_punctuation(word[i])) continue;
+    if (!is_bert_punctuation(word[i])) continue;
     if (i > start) append_word_pieces(word.substr(start, i - start), ids);
     append_word_pieces(word.substr(i, 1), ids);
     start = i + 1;
