@@ -13,6 +13,7 @@
 #include "src/tasks/beam_search.h"
 #include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
+#include "src/tasks/head_stats.h"
 #include "src/tasks/perplexity.h"
 
 // The subcommands of the attn command line. main.cpp parses the options into these structs and
@@ -141,6 +142,24 @@ struct PerplexityCommand {
   bool json = false;
 };
 
+enum class HeadsFormat {
+  kText,  // a table by layer and head, then one line per role
+  kJson,  // every number
+};
+
+struct HeadsCommand {
+  CommonOptions common;
+  std::vector<std::string> texts;
+  std::optional<std::filesystem::path> file;    // one text per line; "-" = standard input
+  std::optional<std::filesystem::path> output;  // -o; standard output when absent
+  HeadsFormat format = HeadsFormat::kText;
+  int batch_tokens = 1024;  // tokens per packed batch
+  // --probe induction / none; default: on for decoders.
+  std::optional<bool> probe;
+  InductionProbeOptions probe_options;
+  bool probe_options_given = false;  // --probe-sequences, --probe-length or --seed
+};
+
 // A text given by an option, a file or standard input, and where it came from, which every
 // error about it names. Bad text is bad input (exit status 1) wherever it came from.
 struct Prompt {
@@ -165,6 +184,7 @@ int run_fill_mask(const FillMaskCommand& command);
 int run_attention(const AttentionCommand& command);
 int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
+int run_heads(const HeadsCommand& command);
 
 // Throws Error "<what>: invalid UTF-8 at byte N" for text that is not UTF-8.
 void require_utf8(std::string_view text, const std::string& what);

@@ -84,6 +84,10 @@ CLI::Validator at_most(int limit) {
   return number_check("<= " + std::to_string(limit), [limit](double v) { return v <= limit; });
 }
 
+// Probe sequences beyond this tell nothing new about a head; the bound keeps a typo from
+// running for hours.
+constexpr int kMaxProbeSequences = 10000;
+
 // More repetitions of a benchmark tell nothing new; the bound keeps a typo from running for days.
 constexpr int kMaxRepetitions = 1000;
 
@@ -401,6 +405,54 @@ int run_command_line(int argc, char** argv) {
       ->default_str("json");
   add_attention_options(*attention_app, attention.attention);
 
+  HeadsCommand heads;
+  CLI::App* heads_app =
+      app.add_subcommand("heads", "what every attention head does: statistics and a role per head");
+  add_common_options(*heads_app, heads.common, "tiny-gpt2-brown");
+  heads_app->add_option("text", heads.texts, "texts to run through the model");
+  heads_app->add_option("--file", heads.file, "one text per line ('-': stdin)");
+  heads_app->add_option("-o,--output", heads.output, "output file (default: standard output)");
+  const std::map<std::string, HeadsFormat> heads_formats = {{"text", HeadsFormat::kText},
+                                                            {"json", HeadsFormat::kJson}};
+  heads_app
+      ->add_option_function<std::string>(
+          "--format", [&](const std::string& name) { heads.format = heads_formats.at(name); },
+          "text (a table and the roles) or json (every number)")
+      ->check(CLI::IsMember(heads_formats))
+      ->default_str("text");
+  heads_app->add_flag_callback(
+      "--json", [&] { heads.format = HeadsFormat::kJson; }, "the same as --format json");
+  heads_app
+      ->add_option("--batch-tokens", heads.batch_tokens,
+                   "tokens per packed batch (memory grows with it)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxBatchTokens))
+      ->capture_default_str();
+  heads_app
+      ->add_option_function<std::string>(
+          "--probe", [&](const std::string& name) { heads.probe = name == "induction"; },
+          "induction: score induction heads on random sequences repeated twice (decoders; the "
+          "default for them), or none")
+      ->check(CLI::IsMember({"induction", "none"}));
+  heads_app
+      ->add_option("--probe-sequences", heads.probe_options.sequences,
+                   "random sequences in the induction probe")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxProbeSequences))
+      ->capture_default_str();
+  heads_app
+      ->add_option("--probe-length", heads.probe_options.length,
+                   "tokens of each probe sequence, before it is repeated (at most half the "
+                   "context)")
+      ->check(whole_number<int>())
+      ->check(number_check(">= 2", [](double v) { return v >= 2; }))
+      ->capture_default_str();
+  heads_app->add_option("--seed", heads.probe_options.seed, "random seed of the probe sequences")
+      ->check(whole_number<std::uint64_t>())
+      ->capture_default_str();
+
   TokenizeCommand tokenize;
   CLI::App* tokenize_app = app.add_subcommand("tokenize", "print token ids and pieces");
   add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
@@ -501,6 +553,13 @@ int run_command_line(int argc, char** argv) {
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
       {attention_app, attention.common, [&] { return run_attention(attention); }},
       {embed_app, embed.common, [&] { return run_embed(embed); }},
+      {heads_app, heads.common,
+       [&] {
+         heads.probe_options_given = heads_app->count("--probe-sequences") > 0 ||
+                                     heads_app->count("--probe-length") > 0 ||
+                                     heads_app->count("--seed") > 0;
+         return run_heads(heads);
+       }},
       {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
       {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); }},
       {bench_app, bench.common, [&] { return run_bench(bench); }},

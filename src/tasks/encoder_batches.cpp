@@ -34,7 +34,8 @@ void truncate_keeping_last(std::vector<int>& values, std::size_t max_length) {
 void run_encoder_batches(
     const Model& model, std::span<const int> lengths, int max_batch_tokens,
     const std::function<void(Batch& batch, std::size_t input)>& add_input,
-    const std::function<void(const Batch& batch, RunState& state, std::size_t begin)>& on_batch) {
+    const std::function<void(const Batch& batch, RunState& state, std::size_t begin)>& on_batch,
+    const ForwardObserver* observer) {
   const std::vector<BatchPlan> plans = plan_batches(lengths, max_batch_tokens);
   if (plans.empty()) return;
   int max_rows = 0;
@@ -47,7 +48,7 @@ void run_encoder_batches(
   for (const BatchPlan& plan : plans) {
     Batch batch;
     for (std::size_t i = plan.begin; i < plan.end; ++i) add_input(batch, i);
-    model.transformer->forward(batch, cache, state);
+    model.transformer->forward(batch, cache, state, observer);
     on_batch(batch, state, plan.begin);
   }
 }

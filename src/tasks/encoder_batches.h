@@ -22,10 +22,12 @@ void truncate_keeping_last(std::vector<int>& values, std::size_t max_length);
 // linear layers see one tall matrix. add_input(batch, i) appends input i as one sequence; after
 // each batch's forward pass, on_batch(batch, state, begin) reads the last hidden states of
 // inputs [begin, begin + batch.sequences.size()) from state.hidden (rows, d_model), before the
-// next batch overwrites them. One KV cache and run state serve every batch.
+// next batch overwrites them. One KV cache and run state serve every batch. `observer`, when
+// given, watches every forward pass. A decoder's inputs run the same way, each from position 0.
 void run_encoder_batches(
     const Model& model, std::span<const int> lengths, int max_batch_tokens,
     const std::function<void(Batch& batch, std::size_t input)>& add_input,
-    const std::function<void(const Batch& batch, RunState& state, std::size_t begin)>& on_batch);
+    const std::function<void(const Batch& batch, RunState& state, std::size_t begin)>& on_batch,
+    const ForwardObserver* observer = nullptr);
 
 }  // namespace attn

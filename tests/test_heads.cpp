@@ -1,0 +1,401 @@
+// Issue 13, head roles: the statistics on hand-made attention matrices, against a float64
+// reference computed from the Hugging Face goldens' attention, and `attn heads` on the command
+// line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "src/tasks/head_stats.h"
+#include "tests/cli_util.h"
+#include "tests/golden.h"
+#include "tests/hostile_util.h"
+#include "tests/test_paths.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// The issue's tolerance between attn's statistics and the reference.
+constexpr double kStatTolerance = 1e-5;
+
+// An input of n tokens with no separator or punctuation.
+HeadStatsInput plain_input(int n) {
+  return {.ids = std::vector<int>(n, 0),
+          .separator = std::vector<char>(n, 0),
+          .punctuation = std::vector<char>(n, 0)};
+}
+
+// The statistics of one head fed the given matrices.
+HeadScores head_scores(bool causal,
+                       const std::vector<std::pair<std::vector<float>, HeadStatsInput>>& matrices) {
+  HeadStatsAccumulator stats(1, 1, causal);
+  for (const auto& [probabilities, input] : matrices) stats.add(0, 0, probabilities.data(), input);
+  return stats.scores()[0];
+}
+
+// A causal (n, n) matrix with row q's weights given by weight(q, k) for k <= q.
+template <class Weight>
+std::vector<float> causal_matrix(int n, Weight weight) {
+  std::vector<float> p(std::size_t(n) * n, 0.0f);
+  for (int q = 0; q < n; ++q) {
+    for (int k = 0; k <= q; ++k) p[q * n + k] = weight(q, k);
+  }
+  return p;
+}
+
+TEST(HeadStats, PurePreviousTokenHead) {
+  const int n = 6;
+  // Row 0 can only see itself; every other row puts all its mass on the token before.
+  const auto p = causal_matrix(n, [](int q, int k) { return float(q == 0 || k == q - 1); });
+  const HeadScores scores = head_scores(true, {{p, plain_input(n)}});
+  EXPECT_DOUBLE_EQ(scores.previous, 1.0);
+  EXPECT_DOUBLE_EQ(scores.entropy, 0.0);
+  EXPECT_DOUBLE_EQ(scores.next, 0.0);
+  EXPECT_DOUBLE_EQ(scores.distance, double(n - 1) / n);  // 1 on every row but the first
+  EXPECT_DOUBLE_EQ(scores.self, 1.0 / n);
+  EXPECT_FALSE(scores.induction.has_value());
+  EXPECT_EQ(scores.role, HeadRole::kPrevious);
+  EXPECT_STREQ(role_name(scores.role), "previous");
+}
+
+TEST(HeadStats, UniformCausalHead) {
+  const int n = 4;
+  const auto p = causal_matrix(n, [](int q, int) { return 1.0f / float(q + 1); });
+  const HeadScores scores = head_scores(true, {{p, plain_input(n)}});
+  // Every row of length > 1 is uniform (entropy 1); row 0 has entropy 0 by definition.
+  EXPECT_NEAR(scores.entropy, double(n - 1) / n, 1e-7);
+  // Row q's expected distance is q / 2.
+  EXPECT_NEAR(scores.distance, double(n - 1) / 4, 1e-7);
+  EXPECT_NEAR(scores.first, (1 + 1 / 2.0 + 1 / 3.0 + 1 / 4.0) / 4, 1e-7);
+  EXPECT_NEAR(scores.previous, (1 / 2.0 + 1 / 3.0 + 1 / 4.0) / 3, 1e-7);
+  // self and first are both 0.52 (row q gives each 1 / (q + 1)): the tie goes to the first
+  // candidate in the documented order.
+  EXPECT_NEAR(scores.self, scores.first, 1e-7);
+  EXPECT_EQ(scores.role, HeadRole::kSelf);
+}
+
+TEST(HeadStats, UniformEncoderHeadWithSeparatorAndPunctuation) {
+  const int n = 5;
+  HeadStatsInput input = plain_input(n);
+  input.separator[4] = 1;
+  input.punctuation[3] = 1;
+  const std::vector<float> p(n * n, 1.0f / n);
+  const HeadScores scores = head_scores(false, {{p, input}});
+  EXPECT_NEAR(scores.entropy, 1.0, 1e-6);
+  EXPECT_NEAR(scores.next, 1.0 / n, 1e-7);
+  EXPECT_NEAR(scores.separator, 1.0 / n, 1e-7);
+  EXPECT_NEAR(scores.punctuation, 1.0 / n, 1e-7);
+  // The mean |q - k| over all n^2 pairs is (n^2 - 1) / (3 n).
+  EXPECT_NEAR(scores.distance, double(n * n - 1) / (3 * n), 1e-6);
+  EXPECT_EQ(scores.role, HeadRole::kMixed);
+  EXPECT_NEAR(scores.role_score, 1.0 / n, 1e-7);
+}
+
+TEST(HeadStats, NextTokenEncoderHead) {
+  const int n = 4;
+  // The last row has no next token: it looks at itself.
+  std::vector<float> p(n * n, 0.0f);
+  for (int q = 0; q < n; ++q) p[q * n + std::min(q + 1, n - 1)] = 1;
+  const HeadScores scores = head_scores(false, {{p, plain_input(n)}});
+  EXPECT_DOUBLE_EQ(scores.next, 1.0);
+  EXPECT_EQ(scores.role, HeadRole::kNext);
+}
+
+TEST(HeadStats, InductionPatternOnARepeatedSequence) {
+  // BOS, then A B C A B C: the second copy's queries (positions 4-6) attend to the token after
+  // their token's first occurrence (positions 2, 3, 4).
+  HeadStatsInput probe = plain_input(7);
+  probe.ids = {0, 11, 12, 13, 11, 12, 13};
+  probe.repeat_start = 1;
+  probe.period = 3;
+  const auto p = causal_matrix(7, [](int q, int k) { return float(q >= 4 ? k == q - 2 : k == 0); });
+  // A text input too, on which the head attends to the first token.
+  const auto text = causal_matrix(3, [](int, int k) { return float(k == 0); });
+  const HeadScores scores = head_scores(true, {{p, probe}, {text, plain_input(3)}});
+  ASSERT_TRUE(scores.induction.has_value());
+  EXPECT_DOUBLE_EQ(*scores.induction, 1.0);
+  // The probe adds to induction only: the other statistics are the text input's.
+  EXPECT_DOUBLE_EQ(scores.first, 1.0);
+  EXPECT_DOUBLE_EQ(scores.distance, (0 + 1 + 2) / 3.0);
+  // Both 1: the first candidate in the documented order wins.
+  EXPECT_EQ(scores.role, HeadRole::kFirst);
+}
+
+TEST(HeadStats, TokenMarks) {
+  auto gpt2 = load_model(source_dir() / "models" / "tiny-gpt2-brown");
+  const HeadStatsInput text =
+      describe_input(*gpt2->tokenizer, gpt2->tokenizer->encode("The cat, the \"mat\".").ids);
+  // The, Ġcat, ",", Ġthe, Ġ", mat, ".
+  EXPECT_EQ(text.punctuation, (std::vector<char>{0, 0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(text.separator, std::vector<char>(7, 0));
+  auto bert = load_model(source_dir() / "models" / "tiny-bert-brown");
+  const HeadStatsInput bert_text =
+      describe_input(*bert->tokenizer, bert->tokenizer->encode("the cat sat.").ids);
+  // [CLS] the cat sat . [SEP]
+  EXPECT_EQ(bert_text.punctuation, (std::vector<char>{0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(bert_text.separator, (std::vector<char>{0, 0, 0, 0, 0, 1}));
+}
+
+// The statistics of every head computed in float64 straight from the definitions in
+// head_stats.h, over the golden attention matrices [layer][head][query][key].
+std::vector<HeadScores> reference_scores(const std::vector<json>& lines,
+                                         const std::vector<HeadStatsInput>& inputs, int n_layers,
+                                         int n_heads, bool causal) {
+  std::vector<HeadScores> all;
+  for (int layer = 0; layer < n_layers; ++layer) {
+    for (int head = 0; head < n_heads; ++head) {
+      HeadScores s{.layer = layer, .head = head};
+      double rows = 0, previous_rows = 0, next_rows = 0;
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        const json& w = lines[i]["attentions"][layer][head];
+        const int n = int(w.size());
+        for (int q = 0; q < n; ++q) {
+          const int length = causal ? q + 1 : n;
+          double entropy = 0;
+          for (int k = 0; k < n; ++k) {
+            const double p = w[q][k].get<double>();
+            if (inputs[i].separator[k]) s.separator += p;
+            if (inputs[i].punctuation[k]) s.punctuation += p;
+            s.distance += p * std::abs(q - k);
+            if (p > 0) entropy -= p * std::log(p);
+          }
+          if (length > 1) s.entropy += entropy / std::log(length);
+          s.self += w[q][q].get<double>();
+          s.first += w[q][0].get<double>();
+          if (q > 0) s.previous += w[q][q - 1].get<double>(), ++previous_rows;
+          if (!causal && q + 1 < n) s.next += w[q][q + 1].get<double>(), ++next_rows;
+          ++rows;
+        }
+      }
+      for (double* value :
+           {&s.self, &s.first, &s.separator, &s.punctuation, &s.distance, &s.entropy}) {
+        *value /= rows;
+      }
+      s.previous /= previous_rows;
+      if (next_rows > 0) s.next /= next_rows;
+      all.push_back(s);
+    }
+  }
+  return all;
+}
+
+void expect_scores_match_reference(const char* model_name) {
+  ATTN_REQUIRE_SHARED();
+  auto model = load_model(source_dir() / "models" / model_name);
+  const ArchSpec& spec = model->spec();
+  const std::vector<json> lines =
+      read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  std::vector<HeadStatsInput> inputs;
+  for (const json& line : lines) {
+    inputs.push_back(describe_input(*model->tokenizer, line["ids"].get<std::vector<int>>()));
+  }
+  // All the golden inputs packed into one batch.
+  HeadStatsAccumulator stats(spec.n_layer, spec.n_head, spec.causal);
+  accumulate_head_stats(*model, inputs, 1024, stats);
+  const std::vector<HeadScores> got = stats.scores();
+  const std::vector<HeadScores> want =
+      reference_scores(lines, inputs, spec.n_layer, spec.n_head, spec.causal);
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const HeadScores& g = got[i];
+    const HeadScores& w = want[i];
+    ASSERT_EQ(g.layer, w.layer);
+    ASSERT_EQ(g.head, w.head);
+    const std::pair<const char*, std::pair<double, double>> pairs[] = {
+        {"previous", {g.previous, w.previous}},
+        {"next", {g.next, w.next}},
+        {"self", {g.self, w.self}},
+        {"first", {g.first, w.first}},
+        {"separator", {g.separator, w.separator}},
+        {"punctuation", {g.punctuation, w.punctuation}},
+        {"distance", {g.distance, w.distance}},
+        {"entropy", {g.entropy, w.entropy}}};
+    for (const auto& [name, values] : pairs) {
+      EXPECT_NEAR(values.first, values.second, kStatTolerance)
+          << model_name << " layer " << g.layer << " head " << g.head << " " << name;
+      worst = std::max(worst, std::abs(values.first - values.second));
+    }
+  }
+  std::cout << model_name << ": worst |statistic - float64 reference| " << worst << "\n";
+}
+
+TEST(HeadStats, Gpt2MatchesReferenceOnGoldenAttention) {
+  expect_scores_match_reference("tiny-gpt2-brown");
+}
+
+TEST(HeadStats, BertMatchesReferenceOnGoldenAttention) {
+  expect_scores_match_reference("tiny-bert-brown");
+}
+
+// `attn heads --json` over the golden texts (one per line of --file) against the reference.
+void expect_cli_matches_reference(const char* model_name) {
+  ATTN_REQUIRE_SHARED();
+  auto model = load_model(source_dir() / "models" / model_name);
+  const ArchSpec& spec = model->spec();
+  const std::vector<json> lines =
+      read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  std::vector<HeadStatsInput> inputs;
+  std::string texts;
+  for (const json& line : lines) {
+    inputs.push_back(describe_input(*model->tokenizer, line["ids"].get<std::vector<int>>()));
+    texts += line["text"].get<std::string>() + "\n";
+  }
+  const TempDir scratch;
+  write_file(scratch / "texts.txt", texts);
+  const CommandResult result =
+      run_attn({"heads", "-m", (source_dir() / "models" / model_name).string(), "--file",
+                (scratch / "texts.txt").string(), "--json", "--probe", "none"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const json document = json::parse(result.out);
+  EXPECT_EQ(document["inputs"], lines.size());
+  EXPECT_EQ(document["probe"], nullptr);
+  const std::vector<HeadScores> want =
+      reference_scores(lines, inputs, spec.n_layer, spec.n_head, spec.causal);
+  ASSERT_EQ(document["heads"].size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const json& got = document["heads"][i];
+    const HeadScores& w = want[i];
+    EXPECT_EQ(got["layer"], w.layer);
+    EXPECT_EQ(got["head"], w.head);
+    EXPECT_EQ(got["induction"], nullptr);
+    const std::pair<const char*, double> values[] = {
+        {"previous", w.previous}, {"next", w.next},           {"self", w.self},
+        {"first", w.first},       {"separator", w.separator}, {"punctuation", w.punctuation},
+        {"distance", w.distance}, {"entropy", w.entropy}};
+    for (const auto& [name, value] : values) {
+      EXPECT_NEAR(got[name].get<double>(), value, kStatTolerance)
+          << model_name << " layer " << w.layer << " head " << w.head << " " << name;
+    }
+  }
+}
+
+TEST(HeadsCommand, Gpt2JsonMatchesReference) { expect_cli_matches_reference("tiny-gpt2-brown"); }
+
+TEST(HeadsCommand, BertJsonMatchesReference) { expect_cli_matches_reference("tiny-bert-brown"); }
+
+TEST(HeadsCommand, TextTableAndRoles) {
+  const CommandResult result =
+      run_attn({"heads", "The jury said that the city was fine.", "It was a dark and stormy night.",
+                "--probe-sequences", "4", "--probe-length", "16"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const std::vector<std::string> lines = split_lines_of(result.out);
+  // A header, the probe line, a blank line, the column names, then 4 x 4 heads.
+  ASSERT_GE(lines.size(), 21u) << result.out;
+  EXPECT_TRUE(lines[0].starts_with("tiny-gpt2-brown: 4 layers x 4 heads, 2 input(s)")) << lines[0];
+  EXPECT_TRUE(lines[1].starts_with("induction probe: 4 random sequences of 16 tokens")) << lines[1];
+  EXPECT_TRUE(lines[4].starts_with("    0    0  ")) << lines[4];
+  EXPECT_TRUE(lines[19].starts_with("    3    3  ")) << lines[19];
+  EXPECT_NE(result.out.find("roles (the largest mass statistic when >= 0.50, else mixed):"),
+            std::string::npos);
+}
+
+// Every number of two documents within `tolerance`, everything else equal.
+void expect_json_close(const json& got, const json& want, double tolerance,
+                       const std::string& where = "") {
+  if (got.is_number_float() || want.is_number_float()) {
+    ASSERT_TRUE(got.is_number() && want.is_number()) << where;
+    EXPECT_NEAR(got.get<double>(), want.get<double>(), tolerance) << where;
+  } else if (got.is_structured()) {
+    ASSERT_EQ(got.type(), want.type()) << where;
+    ASSERT_EQ(got.size(), want.size()) << where;
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      const std::string key = want.is_object() ? it.key() : std::to_string(it - want.begin());
+      expect_json_close(want.is_object() ? got.at(it.key()) : got[it - want.begin()], *it,
+                        tolerance, where + "/" + key);
+    }
+  } else {
+    EXPECT_EQ(got, want) << where;
+  }
+}
+
+// The probe's sequences come from --seed alone: the same scores whatever the thread count. Not
+// bit for bit: the matrix products split their rows among the threads differently, which moves
+// the last bits of a float (about 1e-9 here).
+TEST(HeadsCommand, ProbeIsDeterministicAcrossThreadCounts) {
+  const std::vector<std::string> args = {
+      "heads", "The jury said it did.", "--json", "--probe-sequences",
+      "6",     "--probe-length",        "24",     "--seed",
+      "7"};
+  std::vector<std::string> outputs;
+  for (const char* threads : {"1", "2"}) {
+    std::vector<std::string> with_threads = args;
+    with_threads.insert(with_threads.end(), {"-t", threads});
+    const CommandResult result = run_attn(with_threads);
+    ASSERT_EQ(result.exit_status, 0) << describe(result);
+    outputs.push_back(result.out);
+  }
+  const json document = json::parse(outputs[0]);
+  expect_json_close(json::parse(outputs[1]), document, 1e-6);
+  EXPECT_EQ(document["probe"]["seed"], 7);
+  for (const json& head : document["heads"]) {
+    EXPECT_GE(head["induction"].get<double>(), 0.0);
+    EXPECT_LE(head["induction"].get<double>(), 1.0 + 1e-6);
+  }
+  std::vector<std::string> other_seed = args;
+  other_seed.back() = "8";
+  const CommandResult other = run_attn(other_seed);
+  ASSERT_EQ(other.exit_status, 0) << describe(other);
+  EXPECT_NE(json::parse(other.out)["probe"], document["probe"]);
+}
+
+TEST(HeadStats, ProbeInputsRepeatDistinctTokens) {
+  auto model = load_model(source_dir() / "models" / "tiny-gpt2-brown");
+  const std::vector<HeadStatsInput> probes =
+      induction_probe_inputs(*model, {.sequences = 3, .length = 10, .seed = 5});
+  ASSERT_EQ(probes.size(), 3u);
+  for (const HeadStatsInput& probe : probes) {
+    EXPECT_EQ(probe.repeat_start, 0);  // GPT-2 adds no start token
+    EXPECT_EQ(probe.period, 10);
+    ASSERT_EQ(probe.ids.size(), 20u);
+    const std::vector<int> first(probe.ids.begin(), probe.ids.begin() + 10);
+    EXPECT_EQ(std::vector<int>(probe.ids.begin() + 10, probe.ids.end()), first);
+    EXPECT_EQ(std::set<int>(first.begin(), first.end()).size(), 10u);
+    for (int id : first) EXPECT_FALSE(model->tokenizer->is_special(id));
+  }
+  EXPECT_NE(probes[0].ids, probes[1].ids);
+  // The same seed, the same sequences.
+  const std::vector<HeadStatsInput> again =
+      induction_probe_inputs(*model, {.sequences = 3, .length = 10, .seed = 5});
+  for (std::size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(again[i].ids, probes[i].ids);
+}
+
+// ---- Bad input: one line, exit status 2 for usage, 1 for bad data ----
+
+class HeadsBadInputTest : public HostileTest {};
+
+TEST_F(HeadsBadInputTest, EmptyFile) {
+  write_file(scratch_ / "empty.txt", "");
+  expect_clean_failure(run({"heads", "--file", (scratch_ / "empty.txt").string()}), kBadInput,
+                       {"--file", "is empty"});
+}
+
+TEST_F(HeadsBadInputTest, UnknownFormat) {
+  expect_clean_failure(run({"heads", "The cat sat.", "--format", "yaml"}), kUsageError,
+                       {"--format", "yaml"});
+}
+
+TEST_F(HeadsBadInputTest, ProbeLongerThanHalfTheContext) {
+  // tiny-gpt2-brown's context is 512 tokens: 257 repeated twice do not fit.
+  expect_clean_failure(run({"heads", "The cat sat.", "--probe-length", "257"}), kUsageError,
+                       {"--probe-length", "257", "context of 512", "at most 256"});
+}
+
+TEST_F(HeadsBadInputTest, InductionProbeOnAnEncoder) {
+  const std::string bert = shipped_model("tiny-bert-brown").string();
+  expect_clean_failure(run({"heads", "-m", bert, "the cat sat.", "--probe", "induction"}),
+                       kUsageError, {"--probe induction", "needs a decoder", "'bert'"});
+  expect_clean_failure(run({"heads", "-m", bert, "the cat sat.", "--probe-length", "8"}),
+                       kUsageError, {"--probe-length", "needs a decoder"});
+}
+
+TEST_F(HeadsBadInputTest, NoInput) {
+  expect_clean_failure(run({"heads"}), kUsageError, {"give a text or --file"});
+}
+
+}  // namespace
+}  // namespace attn::test
