@@ -92,6 +92,8 @@ TEST(HeadStats, UniformEncoderHeadWithSeparatorAndPunctuation) {
   // The mean |q - k| over all n^2 pairs is (n^2 - 1) / (3 n).
   EXPECT_NEAR(scores.distance, double(n * n - 1) / (3 * n), 1e-6);
   EXPECT_EQ(scores.role, HeadRole::kMixed);
+  // Every mass statistic is 1/n: the first in the documented order is the strongest.
+  EXPECT_EQ(scores.strongest, HeadRole::kPrevious);
   EXPECT_NEAR(scores.role_score, 1.0 / n, 1e-7);
 }
 

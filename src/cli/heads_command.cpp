@@ -63,16 +63,22 @@ std::string head_name(const HeadScores& scores) {
   return std::to_string(scores.layer) + "." + std::to_string(scores.head);
 }
 
+// "previous", or for a mixed head what it leans to: "mixed:first".
+std::string role_label(const HeadScores& scores) {
+  if (scores.role != HeadRole::kMixed) return role_name(scores.role);
+  return std::string("mixed:") + role_name(scores.strongest);
+}
+
 std::string scores_table(const std::vector<HeadScores>& heads, bool probe) {
   std::string out =
-      fmt::format("{:>5} {:>4}  {:<11} {:>5}  {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}", "layer", "head",
+      fmt::format("{:>5} {:>4}  {:<17} {:>5}  {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}", "layer", "head",
                   "role", "score", "prev", "next", "self", "first", "sep", "punct");
   if (probe) out += fmt::format(" {:>5}", "induc");
   out += fmt::format(" {:>6} {:>7}\n", "dist", "entropy");
   for (const HeadScores& s : heads) {
     out += fmt::format(
-        "{:>5} {:>4}  {:<11} {:>5.2f}  {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f}",
-        s.layer, s.head, role_name(s.role), s.role_score, s.previous, s.next, s.self, s.first,
+        "{:>5} {:>4}  {:<17} {:>5.2f}  {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f}",
+        s.layer, s.head, role_label(s), s.role_score, s.previous, s.next, s.self, s.first,
         s.separator, s.punctuation);
     if (probe) out += fmt::format(" {:>5.2f}", s.induction.value_or(0));
     out += fmt::format(" {:>6.2f} {:>7.2f}\n", s.distance, s.entropy);
@@ -80,7 +86,8 @@ std::string scores_table(const std::vector<HeadScores>& heads, bool probe) {
   return out;
 }
 
-// One line per role found, its heads by score, best first: "previous (2): 0.3 (0.91), 1.2 (0.66)".
+// One line per role found, its heads by score, best first: "previous (2): 0.3 (0.91), 1.2
+// (0.66)"; a mixed head with its strongest statistic: "2.2 (first 0.23)".
 std::string role_summary(const std::vector<HeadScores>& heads) {
   std::map<HeadRole, std::vector<const HeadScores*>> by_role;
   for (const HeadScores& s : heads) by_role[s.role].push_back(&s);
@@ -91,7 +98,11 @@ std::string role_summary(const std::vector<HeadScores>& heads) {
     out += fmt::format("{} ({}):", role_name(role), members.size());
     for (std::size_t i = 0; i < members.size(); ++i) {
       out += fmt::format("{} {}", i > 0 ? "," : "", head_name(*members[i]));
-      if (role != HeadRole::kMixed) out += fmt::format(" ({:.2f})", members[i]->role_score);
+      out +=
+          fmt::format(" ({}{:.2f})",
+                      role == HeadRole::kMixed ? std::string(role_name(members[i]->strongest)) + " "
+                                               : std::string(),
+                      members[i]->role_score);
     }
     out += "\n";
   }
@@ -105,6 +116,7 @@ nlohmann::ordered_json scores_json(const std::vector<HeadScores>& heads) {
                    {"head", s.head},
                    {"role", role_name(s.role)},
                    {"role_score", s.role_score},
+                   {"strongest", role_name(s.strongest)},
                    {"previous", s.previous},
                    {"next", s.next},
                    {"self", s.self},

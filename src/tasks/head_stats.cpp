@@ -131,6 +131,7 @@ std::vector<HeadScores> HeadStatsAccumulator::scores() const {
                          [](const auto& a, const auto& b) { return a.second < b.second; });
     scores.role = best->second >= kRoleThreshold ? best->first : HeadRole::kMixed;
     scores.role_score = best->second;
+    scores.strongest = best->first;
     all.push_back(scores);
   }
   return all;

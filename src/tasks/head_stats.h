@@ -83,7 +83,10 @@ struct HeadScores {
   double entropy = 0;
   std::optional<double> induction = std::nullopt;  // only when probes ran
   HeadRole role = HeadRole::kMixed;
-  double role_score = 0;  // the statistic that named the role (for kMixed: the largest one)
+  double role_score = 0;  // the value of `strongest`
+  // The largest mass statistic, whether or not it reaches the threshold: what a mixed head
+  // leans to.
+  HeadRole strongest = HeadRole::kMixed;
 };
 
 // Sums per (layer, head), fed one attention matrix at a time.
