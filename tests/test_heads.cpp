@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 
 #include "src/tasks/head_stats.h"
@@ -364,6 +365,52 @@ TEST(HeadStats, ProbeInputsRepeatDistinctTokens) {
   const std::vector<HeadStatsInput> again =
       induction_probe_inputs(*model, {.sequences = 3, .length = 10, .seed = 5});
   for (std::size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(again[i].ids, probes[i].ids);
+}
+
+std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    const CommandResult found = run_program("/bin/sh", {"-c", std::string("command -v ") + name});
+    if (found.exit_status == 0) return found.out.substr(0, found.out.find('\n'));
+  }
+  return "";
+}
+
+// The model view in headless chromium: a cell per layer and head, with its role label.
+TEST(HeadsCommand, ModelViewRendersEveryHeadInChromium) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  const TempDir scratch;
+  for (const char* model : {"tiny-gpt2-brown", "tiny-bert-brown"}) {
+    const fs::path page = scratch / (std::string(model) + ".html");
+    const CommandResult made = run_attn({"heads", "-m", shipped_model(model).string(),
+                                         "The cat sat on the mat, a</script>.", "--format", "html",
+                                         "-o", page.string(), "--probe", "none"});
+    ASSERT_EQ(made.exit_status, 0) << describe(made);
+    const std::string html = read_file(page);
+    EXPECT_EQ(html.find("http://"), std::string::npos) << "the page must not load anything";
+    EXPECT_EQ(html.find("https://"), std::string::npos) << "the page must not load anything";
+    TempDir profile;
+    const CommandResult shown = run_program(
+        "/usr/bin/timeout",
+        {"60", chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--user-data-dir=" + profile.path().string(),
+         "--dump-dom", "file://" + page.string()});
+    ASSERT_EQ(shown.exit_status, 0) << describe(shown);
+    const std::string& dom = shown.out;
+    for (int layer = 0; layer < 4; ++layer) {
+      for (int head = 0; head < 4; ++head) {
+        const std::regex cell("class=\"cell role-[a-z]+\" data-layer=\"" + std::to_string(layer) +
+                              "\" data-head=\"" + std::to_string(head) + "\"");
+        EXPECT_TRUE(std::regex_search(dom, cell)) << model << ": no cell " << layer << "." << head;
+      }
+    }
+    const std::regex label("<div class=\"role-label\">[a-z:]+ [0-9.]+</div>");
+    EXPECT_EQ(
+        std::distance(std::sregex_iterator(dom.begin(), dom.end(), label), std::sregex_iterator()),
+        16)
+        << model;
+    EXPECT_NE(dom.find(std::string(model) + ": what every head does"), std::string::npos);
+  }
 }
 
 // ---- Bad input: one line, exit status 2 for usage, 1 for bad data ----

@@ -145,6 +145,7 @@ struct PerplexityCommand {
 enum class HeadsFormat {
   kText,  // a table by layer and head, then one line per role
   kJson,  // every number
+  kHtml,  // a page with every layer and head (src/tasks/heads_view.html)
 };
 
 struct HeadsCommand {

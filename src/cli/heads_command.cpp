@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,10 @@
 #include "src/base/files.h"
 #include "src/cli/commands.h"
 #include "src/io/output_file.h"
+#include "src/tasks/attention_capture.h"
+#include "src/tasks/attention_view_html.h"  // generated from src/tasks/attention_view.html
 #include "src/tasks/head_stats.h"
+#include "src/tasks/heads_view_html.h"  // generated from src/tasks/heads_view.html
 
 namespace attn {
 namespace {
@@ -130,6 +134,50 @@ nlohmann::ordered_json scores_json(const std::vector<HeadScores>& heads) {
   return out;
 }
 
+// The attention document of one input, as `attn attention --format json` writes it (weights
+// rounded to 4 decimals), for the model view's thumbnails and single-head pages.
+nlohmann::ordered_json attention_document(const Model& model, const std::string& text,
+                                          const std::vector<int>& ids) {
+  const ArchSpec& spec = model.spec();
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  capture_attention(model, Encoding{.ids = ids, .type_ids = {}}, select_attention(spec, {}),
+                    [&](int layer, int head, const float* probabilities, int n) {
+                      if (head == 0) layers.push_back({{"layer", layer}, {"heads", {}}});
+                      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+                      for (int q = 0; q < n; ++q) {
+                        std::vector<double> row;
+                        for (int k = 0; k < n; ++k) {
+                          row.push_back(std::round(probabilities[q * n + k] * 1e4) / 1e4);
+                        }
+                        rows.push_back(std::move(row));
+                      }
+                      layers.back()["heads"].push_back({{"head", head}, {"weights", rows}});
+                    });
+  return {{"model", model.name()},  {"model_type", model.model_type},
+          {"text", text},           {"tokens", token_strings(*model.tokenizer, ids)},
+          {"token_ids", ids},       {"n_layers", spec.n_layer},
+          {"n_heads", spec.n_head}, {"attention", std::move(layers)}};
+}
+
+// The model view: src/tasks/heads_view.html with its data in place of the marker.
+std::string heads_page(nlohmann::ordered_json data) {
+  data["head_page"] = kAttentionViewHtml;
+  // Inside a <script> element "</script>" must not appear: '<' (only ever inside a JSON
+  // string) is written \u003c.
+  std::string json;
+  for (char c : json_text(data)) {
+    if (c == '<') {
+      json += "\\u003c";
+    } else {
+      json += c;
+    }
+  }
+  constexpr std::string_view kMarker = "{{HEADS_DATA}}";
+  const std::size_t marker = kHeadsViewHtml.find(kMarker);
+  return std::string(kHeadsViewHtml.substr(0, marker)) + json +
+         std::string(kHeadsViewHtml.substr(marker + kMarker.size()));
+}
+
 }  // namespace
 
 int run_heads(const HeadsCommand& command) {
@@ -151,7 +199,8 @@ int run_heads(const HeadsCommand& command) {
   }
   std::vector<HeadStatsInput> probes;
   if (probe) probes = induction_probe_inputs(*model, command.probe_options);
-  const std::vector<HeadStatsInput> inputs = encode_texts(*model, read_texts(command));
+  const std::vector<std::pair<std::string, std::string>> texts = read_texts(command);
+  const std::vector<HeadStatsInput> inputs = encode_texts(*model, texts);
 
   HeadStatsAccumulator stats(spec.n_layer, spec.n_head, spec.causal);
   accumulate_head_stats(*model, inputs, command.batch_tokens, stats);
@@ -161,7 +210,14 @@ int run_heads(const HeadsCommand& command) {
   long tokens = 0;
   for (const HeadStatsInput& input : inputs) tokens += long(input.ids.size());
 
-  if (command.format == HeadsFormat::kJson) {
+  if (command.format == HeadsFormat::kHtml) {
+    out.write(
+        heads_page({{"model", model->name()},
+                    {"inputs", inputs.size()},
+                    {"role_threshold", kRoleThreshold},
+                    {"heads", scores_json(heads)},
+                    {"document", attention_document(*model, texts[0].first, inputs[0].ids)}}));
+  } else if (command.format == HeadsFormat::kJson) {
     nlohmann::ordered_json document = {
         {"model", model->name()},          {"model_type", model->model_type},
         {"n_layers", spec.n_layer},        {"n_heads", spec.n_head},

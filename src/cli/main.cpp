@@ -412,12 +412,13 @@ int run_command_line(int argc, char** argv) {
   heads_app->add_option("text", heads.texts, "texts to run through the model");
   heads_app->add_option("--file", heads.file, "one text per line ('-': stdin)");
   heads_app->add_option("-o,--output", heads.output, "output file (default: standard output)");
-  const std::map<std::string, HeadsFormat> heads_formats = {{"text", HeadsFormat::kText},
-                                                            {"json", HeadsFormat::kJson}};
+  const std::map<std::string, HeadsFormat> heads_formats = {
+      {"text", HeadsFormat::kText}, {"json", HeadsFormat::kJson}, {"html", HeadsFormat::kHtml}};
   heads_app
       ->add_option_function<std::string>(
           "--format", [&](const std::string& name) { heads.format = heads_formats.at(name); },
-          "text (a table and the roles) or json (every number)")
+          "text (a table and the roles), json (every number) or html (a page with every "
+          "layer and head on the first input)")
       ->check(CLI::IsMember(heads_formats))
       ->default_str("text");
   heads_app->add_flag_callback(
