@@ -96,8 +96,8 @@ class HostileCliTest : public HostileTest {
 TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
   expect_clean_failure(run({"foo"}), kUsageError,
                        {"unknown command 'foo'",
-                        "(commands: generate, fill-mask, embed, similarity, attention, tokenize, "
-                        "info, perplexity, bench)"});
+                        "(commands: generate, fill-mask, embed, translate, similarity, attention, "
+                        "heads, tokenize, info, perplexity, bench)"});
 }
 
 TEST_F(HostileCliTest, NoCommandListsTheCommands) {
