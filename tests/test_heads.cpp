@@ -442,6 +442,24 @@ TEST_F(HeadsBadInputTest, InductionProbeOnAnEncoder) {
                        kUsageError, {"--probe-length", "needs a decoder"});
 }
 
+TEST_F(HeadsBadInputTest, BadLinesAreNamed) {
+  write_file(scratch_ / "texts.txt", "The cat sat.\n\nbad \xff byte\n");
+  expect_clean_failure(run({"heads", "--file", (scratch_ / "texts.txt").string()}), kBadInput,
+                       {"texts.txt: line 3", "UTF-8"});
+  std::string long_text;
+  for (int i = 0; i < 600; ++i) long_text += " cat";
+  expect_clean_failure(run({"heads", "The cat sat.", long_text}), kBadInput,
+                       {"text 2", "more than the model's context of 512"});
+  expect_clean_failure(run({"heads", ""}), kBadInput, {"text 1", "gives no tokens"});
+}
+
+TEST_F(HeadsBadInputTest, EncoderDecoderIsRefused) {
+  ATTN_REQUIRE_SHARED();
+  expect_clean_failure(
+      run({"heads", "-m", (shared_dir() / "models" / "tiny-t5-random").string(), "The cat."}),
+      kUsageError, {"heads", "encoder-decoder"});
+}
+
 TEST_F(HeadsBadInputTest, NoInput) {
   expect_clean_failure(run({"heads"}), kUsageError, {"give a text or --file"});
 }
