@@ -426,12 +426,16 @@ TEST_F(HeadsBadInputTest, EmptyFile) {
 TEST_F(HeadsBadInputTest, UnknownFormat) {
   expect_clean_failure(run({"heads", "The cat sat.", "--format", "yaml"}), kUsageError,
                        {"--format", "yaml"});
+  expect_clean_failure(run({"heads", "The cat sat.", "--format", "html", "--json"}), kUsageError,
+                       {"--json", "--format"});
 }
 
 TEST_F(HeadsBadInputTest, ProbeLongerThanHalfTheContext) {
   // tiny-gpt2-brown's context is 512 tokens: 257 repeated twice do not fit.
   expect_clean_failure(run({"heads", "The cat sat.", "--probe-length", "257"}), kUsageError,
                        {"--probe-length", "257", "context of 512", "at most 256"});
+  expect_clean_failure(run({"heads", "The cat sat.", "--probe-length", "2147483647"}), kUsageError,
+                       {"--probe-length", "2147483647", "at most 256"});
 }
 
 TEST_F(HeadsBadInputTest, InductionProbeOnAnEncoder) {

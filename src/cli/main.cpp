@@ -414,15 +414,18 @@ int run_command_line(int argc, char** argv) {
   heads_app->add_option("-o,--output", heads.output, "output file (default: standard output)");
   const std::map<std::string, HeadsFormat> heads_formats = {
       {"text", HeadsFormat::kText}, {"json", HeadsFormat::kJson}, {"html", HeadsFormat::kHtml}};
+  CLI::Option* heads_format =
+      heads_app
+          ->add_option_function<std::string>(
+              "--format", [&](const std::string& name) { heads.format = heads_formats.at(name); },
+              "text (a table and the roles), json (every number) or html (a page with every "
+              "layer and head on the first input)")
+          ->check(CLI::IsMember(heads_formats))
+          ->default_str("text");
   heads_app
-      ->add_option_function<std::string>(
-          "--format", [&](const std::string& name) { heads.format = heads_formats.at(name); },
-          "text (a table and the roles), json (every number) or html (a page with every "
-          "layer and head on the first input)")
-      ->check(CLI::IsMember(heads_formats))
-      ->default_str("text");
-  heads_app->add_flag_callback(
-      "--json", [&] { heads.format = HeadsFormat::kJson; }, "the same as --format json");
+      ->add_flag_callback(
+          "--json", [&] { heads.format = HeadsFormat::kJson; }, "the same as --format json")
+      ->excludes(heads_format);
   heads_app
       ->add_option("--batch-tokens", heads.batch_tokens,
                    "tokens per packed batch (memory grows with it)")

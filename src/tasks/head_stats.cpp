@@ -184,7 +184,7 @@ std::vector<HeadStatsInput> induction_probe_inputs(const Model& model,
   const Tokenizer& tokenizer = *model.tokenizer;
   const std::vector<int> prefix = tokenizer.encode("").ids;
   const int context = model.spec().max_positions;
-  if (2 * options.length + int(prefix.size()) > context) {
+  if (2 * long(options.length) + long(prefix.size()) > context) {
     throw UsageError("--probe-length: " + std::to_string(options.length) +
                      " tokens repeated twice" + (prefix.empty() ? "" : " after the start token") +
                      " do not fit the model's context of " + std::to_string(context) +
