@@ -271,6 +271,49 @@ int run_command_line(int argc, char** argv) {
     option->needs(attention_out);
   }
 
+  TranslateCommand translate;
+  CLI::App* translate_app =
+      app.add_subcommand("translate", "translate with an encoder-decoder (Marian, T5)");
+  add_common_options(*translate_app, translate.common, nullptr);
+  translate_app->add_option("text", translate.text,
+                            "source text (none: --file, or standard input one source per line)");
+  translate_app->add_option("--file", translate.file,
+                            "one source per line ('-': stdin); prints one JSON line per line");
+  translate_app
+      ->add_option("-n,--max-new-tokens", translate.max_new_tokens,
+                   "most tokens to generate (default: the model's generation_config.json, "
+                   "else 256)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  translate_app
+      ->add_option("--beams", translate.beam.beams,
+                   "beam search with this many beams (default: the model's num_beams, else 1: "
+                   "greedy)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  translate_app
+      ->add_option("--num-return", translate.beam.num_return,
+                   "beam search: how many of the best translations to print (at most --beams)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  translate_app
+      ->add_option("--length-penalty", translate.beam.length_penalty,
+                   "beam search: a finished translation scores sum log p / length^this")
+      ->check(finite());
+  translate_app->add_flag("--early-stopping", translate.beam.early_stopping,
+                          "beam search: stop once --beams translations have finished");
+  translate_app->add_flag("--truncate", translate.truncate,
+                          "keep the first tokens of a source longer than the context instead of "
+                          "failing");
+  translate_app->add_flag("--json", translate.json,
+                          "print one JSON object at the end instead of streaming text");
+  CLI::Option* translate_attention_out = translate_app->add_option(
+      "--attention-out", translate.attention_out,
+      "write the cross-attention row over the source behind each generated token (JSON Lines)");
+  for (CLI::Option* option : add_attention_options(*translate_app, translate.attention)) {
+    option->needs(translate_attention_out);
+  }
+
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
       app.add_subcommand("fill-mask",
@@ -323,49 +366,6 @@ int run_command_line(int argc, char** argv) {
                       "print JSON: [{\"text\", \"embedding\"}], or the --similarity matrix");
   embed_app->add_flag("--similarity", embed.similarity,
                       "print the cosine similarity of every pair of texts (as attn similarity)");
-
-  TranslateCommand translate;
-  CLI::App* translate_app =
-      app.add_subcommand("translate", "translate with an encoder-decoder (Marian, T5)");
-  add_common_options(*translate_app, translate.common, nullptr);
-  translate_app->add_option("text", translate.text,
-                            "source text (none: --file, or standard input one source per line)");
-  translate_app->add_option("--file", translate.file,
-                            "one source per line ('-': stdin); prints one JSON line per line");
-  translate_app
-      ->add_option("-n,--max-new-tokens", translate.max_new_tokens,
-                   "most tokens to generate (default: the model's generation_config.json, "
-                   "else 256)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  translate_app
-      ->add_option("--beams", translate.beam.beams,
-                   "beam search with this many beams (default: the model's num_beams, else 1: "
-                   "greedy)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  translate_app
-      ->add_option("--num-return", translate.beam.num_return,
-                   "beam search: how many of the best translations to print (at most --beams)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  translate_app
-      ->add_option("--length-penalty", translate.beam.length_penalty,
-                   "beam search: a finished translation scores sum log p / length^this")
-      ->check(finite());
-  translate_app->add_flag("--early-stopping", translate.beam.early_stopping,
-                          "beam search: stop once --beams translations have finished");
-  translate_app->add_flag("--truncate", translate.truncate,
-                          "keep the first tokens of a source longer than the context instead of "
-                          "failing");
-  translate_app->add_flag("--json", translate.json,
-                          "print one JSON object at the end instead of streaming text");
-  CLI::Option* translate_attention_out = translate_app->add_option(
-      "--attention-out", translate.attention_out,
-      "write the cross-attention row over the source behind each generated token (JSON Lines)");
-  for (CLI::Option* option : add_attention_options(*translate_app, translate.attention)) {
-    option->needs(translate_attention_out);
-  }
 
   EmbedCommand similarity;
   similarity.similarity = true;
