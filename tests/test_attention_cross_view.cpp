@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/tasks/attention_view_html.h"  // generated from src/tasks/attention_view.html
+#include "tests/chromium_util.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/test_paths.h"
@@ -78,35 +79,14 @@ std::string page_for(const json& document) {
   return page.replace(at, marker.size(), data);
 }
 
-std::string find_chromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    const CommandResult found = run_program("/bin/sh", {"-c", std::string("command -v ") + name});
-    if (found.exit_status == 0) return found.out.substr(0, found.out.find('\n'));
-  }
-  return "";
-}
-
 // The DOM of a page after its scripts ran (headless chromium --dump-dom), giving up after a
 // minute.
 std::string rendered_dom(const std::string& chromium, const fs::path& page,
                          const std::string& address) {
-  TempDir profile;
-  const CommandResult result = run_program(
-      "/usr/bin/timeout",
-      {"60", chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-       "--no-first-run", "--disable-background-networking", "--disable-component-update",
-       "--disable-sync", "--user-data-dir=" + profile.path().string(), "--dump-dom",
-       "file://" + page.string() + address});
+  const CommandResult result =
+      run_chromium(chromium, "file://" + page.string() + address, {"--dump-dom"});
   EXPECT_EQ(result.exit_status, 0) << describe(result);
   return result.out;
-}
-
-std::string html_escape(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    escaped += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
-  }
-  return escaped;
 }
 
 long count(const std::string& text, const std::string& pattern) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "src/tasks/head_stats.h"
+#include "tests/chromium_util.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
@@ -367,14 +368,6 @@ TEST(HeadStats, ProbeInputsRepeatDistinctTokens) {
   for (std::size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(again[i].ids, probes[i].ids);
 }
 
-std::string find_chromium() {
-  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
-    const CommandResult found = run_program("/bin/sh", {"-c", std::string("command -v ") + name});
-    if (found.exit_status == 0) return found.out.substr(0, found.out.find('\n'));
-  }
-  return "";
-}
-
 // The model view in headless chromium: a cell per layer and head, with its role label.
 TEST(HeadsCommand, ModelViewRendersEveryHeadInChromium) {
   const std::string chromium = find_chromium();
@@ -389,12 +382,7 @@ TEST(HeadsCommand, ModelViewRendersEveryHeadInChromium) {
     const std::string html = read_file(page);
     EXPECT_EQ(html.find("http://"), std::string::npos) << "the page must not load anything";
     EXPECT_EQ(html.find("https://"), std::string::npos) << "the page must not load anything";
-    TempDir profile;
-    const CommandResult shown = run_program(
-        "/usr/bin/timeout",
-        {"60", chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--user-data-dir=" + profile.path().string(),
-         "--dump-dom", "file://" + page.string()});
+    const CommandResult shown = run_chromium(chromium, "file://" + page.string(), {"--dump-dom"});
     ASSERT_EQ(shown.exit_status, 0) << describe(shown);
     const std::string& dom = shown.out;
     for (int layer = 0; layer < 4; ++layer) {

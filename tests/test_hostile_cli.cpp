@@ -96,8 +96,12 @@ class HostileCliTest : public HostileTest {
 TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
   expect_clean_failure(run({"foo"}), kUsageError,
                        {"unknown command 'foo'",
-                        "(commands: generate, fill-mask, embed, translate, similarity, attention, "
+                        "(commands: generate, translate, fill-mask, embed, similarity, attention, "
                         "heads, tokenize, info, perplexity, bench)"});
+}
+
+TEST_F(HostileCliTest, TranslateNeedsAModel) {
+  expect_clean_failure(run({"translate", "The jury"}), kUsageError, {"--model is required"});
 }
 
 TEST_F(HostileCliTest, NoCommandListsTheCommands) {

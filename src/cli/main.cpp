@@ -158,6 +158,24 @@ std::vector<CLI::Option*> add_attention_options(CLI::App& command, AttentionOpti
           ->capture_default_str()};
 }
 
+// --beams (described by beams_help), --num-return, --length-penalty, --early-stopping.
+void add_beam_options(CLI::App& command, BeamSearchOptions& beam, const char* beams_help) {
+  command.add_option("--beams", beam.beams, beams_help)
+      ->check(whole_number<int>())
+      ->check(positive());
+  command
+      .add_option("--num-return", beam.num_return,
+                  "beam search: how many of the best sequences to print (at most --beams)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  command
+      .add_option("--length-penalty", beam.length_penalty,
+                  "beam search: a finished sequence scores sum log p / length^this")
+      ->check(finite());
+  command.add_flag("--early-stopping", beam.early_stopping,
+                   "beam search: stop once --beams sequences have finished");
+}
+
 // --pooling, --batch-tokens: how attn embed and attn similarity run the texts.
 void add_embedding_options(CLI::App& command, EmbedCommand& embed) {
   command
@@ -229,22 +247,8 @@ int run_command_line(int argc, char** argv) {
           "--typical-p", generate.options.sampling.typical_p,
           "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off")
       ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
-  generate_app
-      ->add_option("--beams", generate.beam.beams,
-                   "beam search with this many beams (1: off); deterministic, as Hugging Face's")
-      ->check(whole_number<int>())
-      ->check(positive());
-  generate_app
-      ->add_option("--num-return", generate.beam.num_return,
-                   "beam search: how many of the best sequences to print (at most --beams)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  generate_app
-      ->add_option("--length-penalty", generate.beam.length_penalty,
-                   "beam search: a finished sequence scores sum log p / length^this")
-      ->check(finite());
-  generate_app->add_flag("--early-stopping", generate.beam.early_stopping,
-                         "beam search: stop once --beams sequences have finished");
+  add_beam_options(*generate_app, generate.beam,
+                   "beam search with this many beams (1: off); deterministic, as Hugging Face's");
   generate_app
       ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
                    "repetition penalty; 1 = off")
@@ -273,6 +277,35 @@ int run_command_line(int argc, char** argv) {
       "write the attention row behind each generated token to this file (JSON Lines)");
   for (CLI::Option* option : add_attention_options(*generate_app, generate.attention)) {
     option->needs(attention_out);
+  }
+
+  TranslateCommand translate;
+  CLI::App* translate_app =
+      app.add_subcommand("translate", "translate with an encoder-decoder (Marian, T5)");
+  add_common_options(*translate_app, translate.common, nullptr);
+  translate_app->add_option("text", translate.text,
+                            "source text (none: --file, or standard input one source per line)");
+  translate_app->add_option("--file", translate.file,
+                            "one source per line ('-': stdin); prints one JSON line per line");
+  translate_app
+      ->add_option("-n,--max-new-tokens", translate.max_new_tokens,
+                   "most tokens to generate (default: the model's generation_config.json, "
+                   "else 256)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  add_beam_options(*translate_app, translate.beam,
+                   "beam search with this many beams (default: the model's num_beams, else 1: "
+                   "greedy)");
+  translate_app->add_flag("--truncate", translate.truncate,
+                          "keep the first tokens of a source longer than the context instead of "
+                          "failing");
+  translate_app->add_flag("--json", translate.json,
+                          "print one JSON object at the end instead of streaming text");
+  CLI::Option* translate_attention_out = translate_app->add_option(
+      "--attention-out", translate.attention_out,
+      "write the cross-attention row over the source behind each generated token (JSON Lines)");
+  for (CLI::Option* option : add_attention_options(*translate_app, translate.attention)) {
+    option->needs(translate_attention_out);
   }
 
   FillMaskCommand fill_mask;
@@ -327,49 +360,6 @@ int run_command_line(int argc, char** argv) {
                       "print JSON: [{\"text\", \"embedding\"}], or the --similarity matrix");
   embed_app->add_flag("--similarity", embed.similarity,
                       "print the cosine similarity of every pair of texts (as attn similarity)");
-
-  TranslateCommand translate;
-  CLI::App* translate_app =
-      app.add_subcommand("translate", "translate with an encoder-decoder (Marian, T5)");
-  add_common_options(*translate_app, translate.common, nullptr);
-  translate_app->add_option("text", translate.text,
-                            "source text (none: --file, or standard input one source per line)");
-  translate_app->add_option("--file", translate.file,
-                            "one source per line ('-': stdin); prints one JSON line per line");
-  translate_app
-      ->add_option("-n,--max-new-tokens", translate.max_new_tokens,
-                   "most tokens to generate (default: the model's generation_config.json, "
-                   "else 256)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  translate_app
-      ->add_option("--beams", translate.beam.beams,
-                   "beam search with this many beams (default: the model's num_beams, else 1: "
-                   "greedy)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  translate_app
-      ->add_option("--num-return", translate.beam.num_return,
-                   "beam search: how many of the best translations to print (at most --beams)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  translate_app
-      ->add_option("--length-penalty", translate.beam.length_penalty,
-                   "beam search: a finished translation scores sum log p / length^this")
-      ->check(finite());
-  translate_app->add_flag("--early-stopping", translate.beam.early_stopping,
-                          "beam search: stop once --beams translations have finished");
-  translate_app->add_flag("--truncate", translate.truncate,
-                          "keep the first tokens of a source longer than the context instead of "
-                          "failing");
-  translate_app->add_flag("--json", translate.json,
-                          "print one JSON object at the end instead of streaming text");
-  CLI::Option* translate_attention_out = translate_app->add_option(
-      "--attention-out", translate.attention_out,
-      "write the cross-attention row over the source behind each generated token (JSON Lines)");
-  for (CLI::Option* option : add_attention_options(*translate_app, translate.attention)) {
-    option->needs(translate_attention_out);
-  }
 
   EmbedCommand similarity;
   similarity.similarity = true;

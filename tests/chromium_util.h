@@ -1,0 +1,51 @@
+#pragma once
+
+// Headless Chromium for the tests of attn's HTML pages: find it, load a page, read its DOM.
+
+#include <string>
+#include <vector>
+
+#include "tests/cli_util.h"
+
+namespace attn::test {
+
+// The Chromium on the PATH, or "" when there is none.
+inline std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    const CommandResult found = run_program("/bin/sh", {"-c", std::string("command -v ") + name});
+    if (found.exit_status == 0) return found.out.substr(0, found.out.find('\n'));
+  }
+  return "";
+}
+
+// Loads a page in headless chromium with the given output options (--dump-dom prints the DOM
+// after the page's scripts ran), giving up after a minute.
+inline CommandResult run_chromium(const std::string& chromium, const std::string& url,
+                                  const std::vector<std::string>& output_options) {
+  TempDir profile;
+  std::vector<std::string> args = {"60",
+                                   chromium,
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--user-data-dir=" + profile.path().string()};
+  args.insert(args.end(), output_options.begin(), output_options.end());
+  args.push_back(url);
+  return run_program("/usr/bin/timeout", args);
+}
+
+// Text as the DOM serializes it inside an element.
+inline std::string html_escape(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    escaped += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  }
+  return escaped;
+}
+
+}  // namespace attn::test
