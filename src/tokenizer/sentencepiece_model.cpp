@@ -170,6 +170,12 @@ SentencePieceModel read_sentencepiece_model(const std::filesystem::path& path) {
   if (settings.has_denormalizer_spec) {
     throw Error(file + ": models with a denormalizer are not supported");
   }
+  // libsentencepiece loads a model without an unknown piece, then gives id -1 for every piece
+  // it does not know.
+  const int unk_id = model.processor->unk_id();
+  if (unk_id < 0 || unk_id >= model.processor->GetPieceSize()) {
+    throw Error(file + ": not a SentencePiece model (it has no unknown piece)");
+  }
   model.add_dummy_prefix = settings.add_dummy_prefix;
   model.remove_extra_whitespaces = settings.remove_extra_whitespaces;
   model.unknown_surface = settings.unknown_surface;

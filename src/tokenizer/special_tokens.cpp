@@ -327,6 +327,10 @@ std::string decode_token_runs(
     if (i > 0 && joining.spaces_between_special_tokens) text += ' ';
     text += sub_texts[i];
   }
+  // A piece whose text is not UTF-8 (a broken model, or a byte piece without the rest of its
+  // character) shows as U+FFFD, as Python's decode with errors="replace" does; the text is then
+  // what streaming the same ids shows.
+  text = replace_invalid_utf8(text);
   return joining.clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
 }
 
