@@ -187,22 +187,38 @@ std::vector<HeadScores> reference_scores(const std::vector<json>& lines,
   return all;
 }
 
+// A shipped model, its golden attention lines, their inputs as attn describes them, and the
+// float64 reference statistics of the golden matrices.
+struct GoldenReference {
+  std::unique_ptr<Model> model;
+  std::vector<json> lines;
+  std::vector<HeadStatsInput> inputs;
+  std::vector<HeadScores> want;
+};
+
+GoldenReference golden_reference(const char* model_name) {
+  GoldenReference golden;
+  golden.model = load_model(source_dir() / "models" / model_name);
+  golden.lines = read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  for (const json& line : golden.lines) {
+    golden.inputs.push_back(
+        describe_input(*golden.model->tokenizer, line["ids"].get<std::vector<int>>()));
+  }
+  const ArchSpec& spec = golden.model->spec();
+  golden.want =
+      reference_scores(golden.lines, golden.inputs, spec.n_layer, spec.n_head, spec.causal);
+  return golden;
+}
+
 void expect_scores_match_reference(const char* model_name) {
   ATTN_REQUIRE_SHARED();
-  auto model = load_model(source_dir() / "models" / model_name);
-  const ArchSpec& spec = model->spec();
-  const std::vector<json> lines =
-      read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
-  std::vector<HeadStatsInput> inputs;
-  for (const json& line : lines) {
-    inputs.push_back(describe_input(*model->tokenizer, line["ids"].get<std::vector<int>>()));
-  }
+  const GoldenReference golden = golden_reference(model_name);
+  const ArchSpec& spec = golden.model->spec();
   // All the golden inputs packed into one batch.
   HeadStatsAccumulator stats(spec.n_layer, spec.n_head, spec.causal);
-  accumulate_head_stats(*model, inputs, 1024, stats);
+  accumulate_head_stats(*golden.model, golden.inputs, 1024, stats);
   const std::vector<HeadScores> got = stats.scores();
-  const std::vector<HeadScores> want =
-      reference_scores(lines, inputs, spec.n_layer, spec.n_head, spec.causal);
+  const std::vector<HeadScores>& want = golden.want;
   ASSERT_EQ(got.size(), want.size());
   double worst = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
@@ -239,16 +255,10 @@ TEST(HeadStats, BertMatchesReferenceOnGoldenAttention) {
 // `attn heads --json` over the golden texts (one per line of --file) against the reference.
 void expect_cli_matches_reference(const char* model_name) {
   ATTN_REQUIRE_SHARED();
-  auto model = load_model(source_dir() / "models" / model_name);
-  const ArchSpec& spec = model->spec();
-  const std::vector<json> lines =
-      read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
-  std::vector<HeadStatsInput> inputs;
+  const GoldenReference golden = golden_reference(model_name);
+  const std::vector<json>& lines = golden.lines;
   std::string texts;
-  for (const json& line : lines) {
-    inputs.push_back(describe_input(*model->tokenizer, line["ids"].get<std::vector<int>>()));
-    texts += line["text"].get<std::string>() + "\n";
-  }
+  for (const json& line : lines) texts += line["text"].get<std::string>() + "\n";
   const TempDir scratch;
   write_file(scratch / "texts.txt", texts);
   const CommandResult result =
@@ -258,8 +268,7 @@ void expect_cli_matches_reference(const char* model_name) {
   const json document = json::parse(result.out);
   EXPECT_EQ(document["inputs"], lines.size());
   EXPECT_EQ(document["probe"], nullptr);
-  const std::vector<HeadScores> want =
-      reference_scores(lines, inputs, spec.n_layer, spec.n_head, spec.causal);
+  const std::vector<HeadScores>& want = golden.want;
   ASSERT_EQ(document["heads"].size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     const json& got = document["heads"][i];
