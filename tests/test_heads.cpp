@@ -3,6 +3,7 @@
 // line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -32,9 +33,9 @@ HeadStatsInput plain_input(int n) {
 }
 
 // The statistics of one head fed the given matrices.
-HeadScores head_scores(bool causal,
+HeadScores head_scores(HeadAttention attention,
                        const std::vector<std::pair<std::vector<float>, HeadStatsInput>>& matrices) {
-  HeadStatsAccumulator stats(1, 1, causal);
+  HeadStatsAccumulator stats(1, 1, attention);
   for (const auto& [probabilities, input] : matrices) stats.add(0, 0, probabilities.data(), input);
   return stats.scores()[0];
 }
@@ -53,7 +54,7 @@ TEST(HeadStats, PurePreviousTokenHead) {
   const int n = 6;
   // Row 0 can only see itself; every other row puts all its mass on the token before.
   const auto p = causal_matrix(n, [](int q, int k) { return float(q == 0 || k == q - 1); });
-  const HeadScores scores = head_scores(true, {{p, plain_input(n)}});
+  const HeadScores scores = head_scores(HeadAttention::kCausal, {{p, plain_input(n)}});
   EXPECT_DOUBLE_EQ(scores.previous, 1.0);
   EXPECT_DOUBLE_EQ(scores.entropy, 0.0);
   EXPECT_DOUBLE_EQ(scores.next, 0.0);
@@ -67,7 +68,7 @@ TEST(HeadStats, PurePreviousTokenHead) {
 TEST(HeadStats, UniformCausalHead) {
   const int n = 4;
   const auto p = causal_matrix(n, [](int q, int) { return 1.0f / float(q + 1); });
-  const HeadScores scores = head_scores(true, {{p, plain_input(n)}});
+  const HeadScores scores = head_scores(HeadAttention::kCausal, {{p, plain_input(n)}});
   // Every row of length > 1 is uniform (entropy 1); row 0 has entropy 0 by definition.
   EXPECT_NEAR(scores.entropy, double(n - 1) / n, 1e-7);
   // Row q's expected distance is q / 2.
@@ -86,7 +87,7 @@ TEST(HeadStats, UniformEncoderHeadWithSeparatorAndPunctuation) {
   input.separator[4] = 1;
   input.punctuation[3] = 1;
   const std::vector<float> p(n * n, 1.0f / n);
-  const HeadScores scores = head_scores(false, {{p, input}});
+  const HeadScores scores = head_scores(HeadAttention::kBidirectional, {{p, input}});
   EXPECT_NEAR(scores.entropy, 1.0, 1e-6);
   EXPECT_NEAR(scores.next, 1.0 / n, 1e-7);
   EXPECT_NEAR(scores.separator, 1.0 / n, 1e-7);
@@ -104,7 +105,7 @@ TEST(HeadStats, NextTokenEncoderHead) {
   // The last row has no next token: it looks at itself.
   std::vector<float> p(n * n, 0.0f);
   for (int q = 0; q < n; ++q) p[q * n + std::min(q + 1, n - 1)] = 1;
-  const HeadScores scores = head_scores(false, {{p, plain_input(n)}});
+  const HeadScores scores = head_scores(HeadAttention::kBidirectional, {{p, plain_input(n)}});
   EXPECT_DOUBLE_EQ(scores.next, 1.0);
   EXPECT_EQ(scores.role, HeadRole::kNext);
 }
@@ -119,7 +120,8 @@ TEST(HeadStats, InductionPatternOnARepeatedSequence) {
   const auto p = causal_matrix(7, [](int q, int k) { return float(q >= 4 ? k == q - 2 : k == 0); });
   // A text input too, on which the head attends to the first token.
   const auto text = causal_matrix(3, [](int, int k) { return float(k == 0); });
-  const HeadScores scores = head_scores(true, {{p, probe}, {text, plain_input(3)}});
+  const HeadScores scores =
+      head_scores(HeadAttention::kCausal, {{p, probe}, {text, plain_input(3)}});
   ASSERT_TRUE(scores.induction.has_value());
   EXPECT_DOUBLE_EQ(*scores.induction, 1.0);
   // The probe adds to induction only: the other statistics are the text input's.
@@ -144,34 +146,72 @@ TEST(HeadStats, TokenMarks) {
   EXPECT_EQ(bert_text.separator, (std::vector<char>{0, 0, 0, 0, 0, 1}));
 }
 
+TEST(HeadStats, CrossAttentionHeadOnTheSourceEnd) {
+  // 3 target queries over a 4-token source ending in </s>, all their mass on it.
+  HeadStatsInput source = plain_input(4);
+  source.separator[3] = 1;
+  std::vector<float> p(3 * 4, 0.0f);
+  for (int q = 0; q < 3; ++q) p[q * 4 + 3] = 1;
+  HeadStatsAccumulator stats(1, 1, HeadAttention::kCross);
+  stats.add_cross(0, 0, p.data(), 3, source);
+  const HeadScores scores = stats.scores()[0];
+  EXPECT_DOUBLE_EQ(scores.separator, 1.0);
+  EXPECT_DOUBLE_EQ(scores.entropy, 0.0);
+  EXPECT_DOUBLE_EQ(scores.first, 0.0);
+  EXPECT_EQ(scores.role, HeadRole::kSeparator);
+}
+
+TEST(HeadStats, UniformCrossAttentionHeadHasNoPositionalRole) {
+  // 2 target queries spread evenly over 4 source tokens: each statistic over the source is 1/4,
+  // and previous, next and self, which mean nothing across two sequences, are not candidates.
+  HeadStatsInput source = plain_input(4);
+  source.punctuation[2] = 1;
+  const std::vector<float> p(2 * 4, 0.25f);
+  HeadStatsAccumulator stats(1, 1, HeadAttention::kCross);
+  stats.add_cross(0, 0, p.data(), 2, source);
+  const HeadScores scores = stats.scores()[0];
+  EXPECT_NEAR(scores.entropy, 1.0, 1e-7);
+  EXPECT_DOUBLE_EQ(scores.first, 0.25);
+  EXPECT_DOUBLE_EQ(scores.punctuation, 0.25);
+  EXPECT_EQ(scores.previous, 0.0);
+  EXPECT_EQ(scores.distance, 0.0);
+  EXPECT_EQ(scores.role, HeadRole::kMixed);
+  EXPECT_EQ(scores.strongest, HeadRole::kFirst);
+}
+
 // The statistics of every head computed in float64 straight from the definitions in
-// head_stats.h, over the golden attention matrices [layer][head][query][key].
-std::vector<HeadScores> reference_scores(const std::vector<json>& lines,
-                                         const std::vector<HeadStatsInput>& inputs, int n_layers,
-                                         int n_heads, bool causal) {
+// head_stats.h, over one attention tensor [layer][head][query][key] per input: self-attention
+// over keys[i] (its queries are its keys), or cross-attention of target queries over keys[i].
+std::vector<HeadScores> reference_scores(const std::vector<const json*>& attentions,
+                                         const std::vector<HeadStatsInput>& keys, int n_layers,
+                                         int n_heads, HeadAttention attention) {
+  const bool causal = attention == HeadAttention::kCausal;
+  const bool cross = attention == HeadAttention::kCross;
   std::vector<HeadScores> all;
   for (int layer = 0; layer < n_layers; ++layer) {
     for (int head = 0; head < n_heads; ++head) {
       HeadScores s{.layer = layer, .head = head};
       double rows = 0, previous_rows = 0, next_rows = 0;
-      for (std::size_t i = 0; i < lines.size(); ++i) {
-        const json& w = lines[i]["attentions"][layer][head];
-        const int n = int(w.size());
-        for (int q = 0; q < n; ++q) {
-          const int length = causal ? q + 1 : n;
+      for (std::size_t i = 0; i < attentions.size(); ++i) {
+        const json& w = (*attentions[i])[layer][head];
+        const int n_queries = int(w.size()), n_keys = int(w[0].size());
+        for (int q = 0; q < n_queries; ++q) {
+          const int length = causal ? q + 1 : n_keys;
           double entropy = 0;
-          for (int k = 0; k < n; ++k) {
+          for (int k = 0; k < n_keys; ++k) {
             const double p = w[q][k].get<double>();
-            if (inputs[i].separator[k]) s.separator += p;
-            if (inputs[i].punctuation[k]) s.punctuation += p;
-            s.distance += p * std::abs(q - k);
+            if (keys[i].separator[k]) s.separator += p;
+            if (keys[i].punctuation[k]) s.punctuation += p;
+            if (!cross) s.distance += p * std::abs(q - k);
             if (p > 0) entropy -= p * std::log(p);
           }
           if (length > 1) s.entropy += entropy / std::log(length);
-          s.self += w[q][q].get<double>();
           s.first += w[q][0].get<double>();
-          if (q > 0) s.previous += w[q][q - 1].get<double>(), ++previous_rows;
-          if (!causal && q + 1 < n) s.next += w[q][q + 1].get<double>(), ++next_rows;
+          if (!cross) {
+            s.self += w[q][q].get<double>();
+            if (q > 0) s.previous += w[q][q - 1].get<double>(), ++previous_rows;
+            if (!causal && q + 1 < n_keys) s.next += w[q][q + 1].get<double>(), ++next_rows;
+          }
           ++rows;
         }
       }
@@ -179,12 +219,70 @@ std::vector<HeadScores> reference_scores(const std::vector<json>& lines,
            {&s.self, &s.first, &s.separator, &s.punctuation, &s.distance, &s.entropy}) {
         *value /= rows;
       }
-      s.previous /= previous_rows;
+      if (previous_rows > 0) s.previous /= previous_rows;
       if (next_rows > 0) s.next /= next_rows;
       all.push_back(s);
     }
   }
   return all;
+}
+
+// The statistics an attention defines, by name: cross-attention has no positional ones.
+std::vector<std::pair<const char*, double>> defined_statistics(const HeadScores& s,
+                                                               HeadAttention attention) {
+  if (attention == HeadAttention::kCross) {
+    return {{"first", s.first},
+            {"separator", s.separator},
+            {"punctuation", s.punctuation},
+            {"entropy", s.entropy}};
+  }
+  return {{"previous", s.previous}, {"next", s.next},           {"self", s.self},
+          {"first", s.first},       {"separator", s.separator}, {"punctuation", s.punctuation},
+          {"distance", s.distance}, {"entropy", s.entropy}};
+}
+
+// Expects attn's statistics within kStatTolerance of the reference's; returns the worst
+// difference.
+double expect_scores_near(const std::vector<HeadScores>& got, const std::vector<HeadScores>& want,
+                          HeadAttention attention, const std::string& what) {
+  EXPECT_EQ(got.size(), want.size()) << what;
+  double worst = 0;
+  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    EXPECT_EQ(got[i].layer, want[i].layer) << what;
+    EXPECT_EQ(got[i].head, want[i].head) << what;
+    const auto got_values = defined_statistics(got[i], attention);
+    const auto want_values = defined_statistics(want[i], attention);
+    for (std::size_t v = 0; v < got_values.size(); ++v) {
+      EXPECT_NEAR(got_values[v].second, want_values[v].second, kStatTolerance)
+          << what << " layer " << want[i].layer << " head " << want[i].head << " "
+          << want_values[v].first;
+      worst = std::max(worst, std::abs(got_values[v].second - want_values[v].second));
+    }
+  }
+  return worst;
+}
+
+// Expects `attn heads --json`'s heads within kStatTolerance of the reference's; the statistics
+// the attention does not define are null.
+void expect_json_near(const json& heads, const std::vector<HeadScores>& want,
+                      HeadAttention attention, const std::string& what) {
+  ASSERT_EQ(heads.size(), want.size()) << what;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const json& got = heads[i];
+    const HeadScores& w = want[i];
+    EXPECT_EQ(got["layer"], w.layer) << what;
+    EXPECT_EQ(got["head"], w.head) << what;
+    EXPECT_EQ(got["induction"], nullptr) << what;
+    for (const auto& [name, value] : defined_statistics(w, attention)) {
+      EXPECT_NEAR(got[name].get<double>(), value, kStatTolerance)
+          << what << " layer " << w.layer << " head " << w.head << " " << name;
+    }
+    if (attention == HeadAttention::kCross) {
+      for (const char* name : {"previous", "next", "self", "distance"}) {
+        EXPECT_EQ(got[name], nullptr) << what << " " << name;
+      }
+    }
+  }
 }
 
 // A shipped model, its golden attention lines, their inputs as attn describes them, and the
@@ -196,17 +294,23 @@ struct GoldenReference {
   std::vector<HeadScores> want;
 };
 
+HeadAttention self_attention_of(const ArchSpec& spec) {
+  return spec.causal ? HeadAttention::kCausal : HeadAttention::kBidirectional;
+}
+
 GoldenReference golden_reference(const char* model_name) {
   GoldenReference golden;
   golden.model = load_model(source_dir() / "models" / model_name);
   golden.lines = read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  std::vector<const json*> attentions;
   for (const json& line : golden.lines) {
     golden.inputs.push_back(
         describe_input(*golden.model->tokenizer, line["ids"].get<std::vector<int>>()));
+    attentions.push_back(&line["attentions"]);
   }
   const ArchSpec& spec = golden.model->spec();
-  golden.want =
-      reference_scores(golden.lines, golden.inputs, spec.n_layer, spec.n_head, spec.causal);
+  golden.want = reference_scores(attentions, golden.inputs, spec.n_layer, spec.n_head,
+                                 self_attention_of(spec));
   return golden;
 }
 
@@ -215,32 +319,10 @@ void expect_scores_match_reference(const char* model_name) {
   const GoldenReference golden = golden_reference(model_name);
   const ArchSpec& spec = golden.model->spec();
   // All the golden inputs packed into one batch.
-  HeadStatsAccumulator stats(spec.n_layer, spec.n_head, spec.causal);
+  HeadStatsAccumulator stats(spec.n_layer, spec.n_head, self_attention_of(spec));
   accumulate_head_stats(*golden.model, golden.inputs, 1024, stats);
-  const std::vector<HeadScores> got = stats.scores();
-  const std::vector<HeadScores>& want = golden.want;
-  ASSERT_EQ(got.size(), want.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const HeadScores& g = got[i];
-    const HeadScores& w = want[i];
-    ASSERT_EQ(g.layer, w.layer);
-    ASSERT_EQ(g.head, w.head);
-    const std::pair<const char*, std::pair<double, double>> pairs[] = {
-        {"previous", {g.previous, w.previous}},
-        {"next", {g.next, w.next}},
-        {"self", {g.self, w.self}},
-        {"first", {g.first, w.first}},
-        {"separator", {g.separator, w.separator}},
-        {"punctuation", {g.punctuation, w.punctuation}},
-        {"distance", {g.distance, w.distance}},
-        {"entropy", {g.entropy, w.entropy}}};
-    for (const auto& [name, values] : pairs) {
-      EXPECT_NEAR(values.first, values.second, kStatTolerance)
-          << model_name << " layer " << g.layer << " head " << g.head << " " << name;
-      worst = std::max(worst, std::abs(values.first - values.second));
-    }
-  }
+  const double worst =
+      expect_scores_near(stats.scores(), golden.want, self_attention_of(spec), model_name);
   std::cout << model_name << ": worst |statistic - float64 reference| " << worst << "\n";
 }
 
@@ -268,23 +350,8 @@ void expect_cli_matches_reference(const char* model_name) {
   const json document = json::parse(result.out);
   EXPECT_EQ(document["inputs"], lines.size());
   EXPECT_EQ(document["probe"], nullptr);
-  const std::vector<HeadScores>& want = golden.want;
-  ASSERT_EQ(document["heads"].size(), want.size());
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const json& got = document["heads"][i];
-    const HeadScores& w = want[i];
-    EXPECT_EQ(got["layer"], w.layer);
-    EXPECT_EQ(got["head"], w.head);
-    EXPECT_EQ(got["induction"], nullptr);
-    const std::pair<const char*, double> values[] = {
-        {"previous", w.previous}, {"next", w.next},           {"self", w.self},
-        {"first", w.first},       {"separator", w.separator}, {"punctuation", w.punctuation},
-        {"distance", w.distance}, {"entropy", w.entropy}};
-    for (const auto& [name, value] : values) {
-      EXPECT_NEAR(got[name].get<double>(), value, kStatTolerance)
-          << model_name << " layer " << w.layer << " head " << w.head << " " << name;
-    }
-  }
+  expect_json_near(document["heads"], golden.want, self_attention_of(golden.model->spec()),
+                   model_name);
 }
 
 TEST(HeadsCommand, Gpt2JsonMatchesReference) { expect_cli_matches_reference("tiny-gpt2-brown"); }
@@ -410,6 +477,175 @@ TEST(HeadsCommand, ModelViewRendersEveryHeadInChromium) {
   }
 }
 
+// ---- Encoder-decoders: the encoder's and decoder's self-attention heads, and (--cross) the
+// decoder's cross-attention heads over the source ----
+
+// An encoder-decoder's golden attention (each line a source and the decoder's input, which is
+// the start token and the model's greedy translation, 11 tokens) and the float64 reference
+// statistics of its three kinds of heads.
+struct EncoderDecoderReference {
+  std::unique_ptr<Model> model;
+  std::vector<json> lines;
+  std::vector<HeadStatsInput> sources, targets;
+  std::vector<HeadScores> encoder, decoder, cross;
+};
+
+EncoderDecoderReference encoder_decoder_reference(const std::string& model_name) {
+  EncoderDecoderReference golden;
+  golden.model = load_model(shared_dir() / "models" / model_name);
+  golden.lines = read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  std::vector<const json*> encoder, decoder, cross;
+  const Tokenizer& tokenizer = *golden.model->tokenizer;
+  for (const json& line : golden.lines) {
+    golden.sources.push_back(describe_input(tokenizer, line["ids"].get<std::vector<int>>()));
+    golden.targets.push_back(
+        describe_input(tokenizer, line["decoder_ids"].get<std::vector<int>>()));
+    encoder.push_back(&line["encoder_attentions"]);
+    decoder.push_back(&line["decoder_attentions"]);
+    cross.push_back(&line["cross_attentions"]);
+  }
+  const ArchSpec& encoder_spec = golden.model->encoder->spec();
+  const ArchSpec& decoder_spec = golden.model->spec();
+  golden.encoder = reference_scores(encoder, golden.sources, encoder_spec.n_layer,
+                                    encoder_spec.n_head, HeadAttention::kBidirectional);
+  golden.decoder = reference_scores(decoder, golden.targets, decoder_spec.n_layer,
+                                    decoder_spec.n_head, HeadAttention::kCausal);
+  golden.cross = reference_scores(cross, golden.sources, decoder_spec.n_layer, decoder_spec.n_head,
+                                  HeadAttention::kCross);
+  return golden;
+}
+
+class EncoderDecoderHeadsTest : public testing::TestWithParam<std::string> {};
+
+TEST_P(EncoderDecoderHeadsTest, StatisticsMatchReferenceOnGoldenAttention) {
+  ATTN_REQUIRE_SHARED();
+  const EncoderDecoderReference golden = encoder_decoder_reference(GetParam());
+  const ArchSpec& encoder_spec = golden.model->encoder->spec();
+  const ArchSpec& decoder_spec = golden.model->spec();
+  HeadStatsAccumulator encoder(encoder_spec.n_layer, encoder_spec.n_head,
+                               HeadAttention::kBidirectional);
+  HeadStatsAccumulator decoder(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCausal);
+  HeadStatsAccumulator cross(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCross);
+  accumulate_encoder_decoder_head_stats(*golden.model, golden.sources, golden.targets, encoder,
+                                        decoder, cross);
+  const double worst =
+      std::max({expect_scores_near(encoder.scores(), golden.encoder, HeadAttention::kBidirectional,
+                                   GetParam() + " encoder"),
+                expect_scores_near(decoder.scores(), golden.decoder, HeadAttention::kCausal,
+                                   GetParam() + " decoder"),
+                expect_scores_near(cross.scores(), golden.cross, HeadAttention::kCross,
+                                   GetParam() + " cross")});
+  std::cout << GetParam() << ": worst |statistic - float64 reference| " << worst << "\n";
+}
+
+// `attn heads` runs the decoder over the model's own greedy translation: with -n 11 that is the
+// goldens' decoder input.
+TEST_P(EncoderDecoderHeadsTest, JsonMatchesReference) {
+  ATTN_REQUIRE_SHARED();
+  const EncoderDecoderReference golden = encoder_decoder_reference(GetParam());
+  std::string texts;
+  long target_tokens = 0;
+  for (const json& line : golden.lines) {
+    texts += line["text"].get<std::string>() + "\n";
+    target_tokens += long(line["decoder_ids"].size());
+  }
+  const TempDir scratch;
+  write_file(scratch / "texts.txt", texts);
+  const std::vector<std::string> command = {"heads",
+                                            "-m",
+                                            (shared_dir() / "models" / GetParam()).string(),
+                                            "--file",
+                                            (scratch / "texts.txt").string(),
+                                            "--json",
+                                            "-n",
+                                            "11"};
+  const CommandResult self = run_attn(command);
+  ASSERT_EQ(self.exit_status, 0) << describe(self);
+  const json document = json::parse(self.out);
+  EXPECT_EQ(document["inputs"], golden.lines.size());
+  EXPECT_EQ(document["target_tokens"], target_tokens);
+  EXPECT_FALSE(document.contains("cross"));
+  expect_json_near(document["encoder"]["heads"], golden.encoder, HeadAttention::kBidirectional,
+                   GetParam() + " encoder");
+  expect_json_near(document["decoder"]["heads"], golden.decoder, HeadAttention::kCausal,
+                   GetParam() + " decoder");
+
+  std::vector<std::string> cross_command = command;
+  cross_command.push_back("--cross");
+  const CommandResult cross = run_attn(cross_command);
+  ASSERT_EQ(cross.exit_status, 0) << describe(cross);
+  const json cross_document = json::parse(cross.out);
+  EXPECT_FALSE(cross_document.contains("encoder"));
+  EXPECT_EQ(cross_document["cross"]["n_layers"], golden.model->spec().n_layer);
+  expect_json_near(cross_document["cross"]["heads"], golden.cross, HeadAttention::kCross,
+                   GetParam() + " cross");
+}
+
+// The text output of --cross: only the statistics over the source in its table.
+TEST_P(EncoderDecoderHeadsTest, CrossTable) {
+  ATTN_REQUIRE_SHARED();
+  const CommandResult result =
+      run_attn({"heads", "-m", (shared_dir() / "models" / GetParam()).string(),
+                "The cat sat on the mat.", "--cross", "-n", "8"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  const std::vector<std::string> lines = split_lines_of(result.out);
+  const auto title = std::find(lines.begin(), lines.end(),
+                               "cross-attention (target tokens over the source): 2 layers x 4 "
+                               "heads");
+  ASSERT_NE(title, lines.end()) << result.out;
+  ASSERT_NE(title + 1, lines.end());
+  EXPECT_EQ(title[1], "layer head  role              score  first   sep punct entropy");
+  EXPECT_NE(result.out.find("9 tokens with the start token, at most 8 generated each"),
+            std::string::npos)
+      << result.out;
+  EXPECT_EQ(result.out.find("encoder self-attention"), std::string::npos);
+}
+
+// The model view of an encoder-decoder: a grid per section, every head a cell.
+TEST_P(EncoderDecoderHeadsTest, ModelViewInChromium) {
+  ATTN_REQUIRE_SHARED();
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  const TempDir scratch;
+  const std::pair<std::vector<std::string>, std::vector<std::string>> views[] = {
+      {{}, {"encoder", "decoder"}}, {{"--cross"}, {"cross"}}};
+  for (const auto& [options, sections] : views) {
+    const fs::path page = scratch / "heads.html";
+    std::vector<std::string> command = {"heads",
+                                        "-m",
+                                        (shared_dir() / "models" / GetParam()).string(),
+                                        "The cat sat on the mat.",
+                                        "--format",
+                                        "html",
+                                        "-o",
+                                        page.string(),
+                                        "-n",
+                                        "6"};
+    command.insert(command.end(), options.begin(), options.end());
+    const CommandResult made = run_attn(command);
+    ASSERT_EQ(made.exit_status, 0) << describe(made);
+    const CommandResult shown = run_chromium(chromium, "file://" + page.string(), {"--dump-dom"});
+    ASSERT_EQ(shown.exit_status, 0) << describe(shown);
+    const std::string& dom = shown.out;
+    const std::regex grid("<table class=\"grid\" data-section=\"([a-z]+)\"");
+    std::vector<std::string> shown_sections;
+    for (auto it = std::sregex_iterator(dom.begin(), dom.end(), grid); it != std::sregex_iterator();
+         ++it) {
+      shown_sections.push_back((*it)[1]);
+    }
+    EXPECT_EQ(shown_sections, sections) << GetParam();
+    const std::regex cell("class=\"cell role-[a-z]+\" data-layer=\"[01]\" data-head=\"[0-3]\"");
+    EXPECT_EQ(
+        std::distance(std::sregex_iterator(dom.begin(), dom.end(), cell), std::sregex_iterator()),
+        8 * long(sections.size()))
+        << GetParam();
+    EXPECT_NE(dom.find("source and 7 target tokens"), std::string::npos) << GetParam();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seq2Seq, EncoderDecoderHeadsTest,
+                         testing::Values("tiny-marian-random", "tiny-t5-random"));
+
 // ---- Bad input: one line, exit status 2 for usage, 1 for bad data ----
 
 class HeadsBadInputTest : public HostileTest {};
@@ -454,11 +690,22 @@ TEST_F(HeadsBadInputTest, BadLinesAreNamed) {
   expect_clean_failure(run({"heads", ""}), kBadInput, {"text 1", "gives no tokens"});
 }
 
-TEST_F(HeadsBadInputTest, EncoderDecoderIsRefused) {
-  ATTN_REQUIRE_SHARED();
+TEST_F(HeadsBadInputTest, EncoderDecoderOptionsElsewhere) {
+  expect_clean_failure(run({"heads", "The cat sat.", "--cross"}), kUsageError,
+                       {"--cross", "only for an encoder-decoder", "'gpt2' is a decoder"});
   expect_clean_failure(
-      run({"heads", "-m", (shared_dir() / "models" / "tiny-t5-random").string(), "The cat."}),
-      kUsageError, {"heads", "encoder-decoder"});
+      run({"heads", "-m", shipped_model("tiny-bert-brown").string(), "the cat sat.", "-n", "8"}),
+      kUsageError, {"--max-new-tokens", "'bert' is an encoder"});
+  expect_clean_failure(run({"heads", "The cat sat.", "-n", "0"}), kUsageError, {"-n"});
+}
+
+TEST_F(HeadsBadInputTest, InductionProbeOnAnEncoderDecoder) {
+  ATTN_REQUIRE_SHARED();
+  const std::string t5 = (shared_dir() / "models" / "tiny-t5-random").string();
+  expect_clean_failure(run({"heads", "-m", t5, "The cat.", "--probe", "induction"}), kUsageError,
+                       {"--probe induction", "decoder-only", "encoder-decoder"});
+  expect_clean_failure(run({"heads", "-m", t5, "The cat.", "--cross", "--seed", "3"}), kUsageError,
+                       {"--seed", "decoder-only"});
 }
 
 TEST_F(HeadsBadInputTest, NoInput) {

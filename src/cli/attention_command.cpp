@@ -30,22 +30,14 @@ void warn_if_large(double bytes, const std::string& shape) {
 // translation of the source.
 std::vector<int> decoder_input(const AttentionCommand& command, const Model& model,
                                std::span<const int> source_ids) {
+  if (!command.target) return greedy_decoder_input(model, source_ids, kMaxOwnTranslationTokens);
   std::vector<int> ids = decoder_prompt(model);
-  if (command.target) {
-    std::vector<int> target = model.tokenizer->encode_target(*command.target).ids;
-    const std::vector<int>& eos = model.generation.eos_token_ids;
-    if (!target.empty() && std::find(eos.begin(), eos.end(), target.back()) != eos.end()) {
-      target.pop_back();
-    }
-    ids.insert(ids.end(), target.begin(), target.end());
-  } else {
-    GenerateOptions options;
-    options.max_new_tokens = std::min(kMaxOwnTranslationTokens, model.spec().max_positions - 1);
-    options.sampling.temperature = 0;
-    const TranslateResult translation = translate(model, source_ids, options);
-    const std::vector<int>& generated = translation.generation.generated_ids;
-    ids.insert(ids.end(), generated.begin(), generated.end());
+  std::vector<int> target = model.tokenizer->encode_target(*command.target).ids;
+  const std::vector<int>& eos = model.generation.eos_token_ids;
+  if (!target.empty() && std::find(eos.begin(), eos.end(), target.back()) != eos.end()) {
+    target.pop_back();
   }
+  ids.insert(ids.end(), target.begin(), target.end());
   if (int(ids.size()) > model.spec().max_positions) {
     throw Error("--target: " + std::to_string(ids.size()) +
                 " decoder tokens, more than the model's context of " +

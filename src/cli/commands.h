@@ -159,7 +159,15 @@ struct HeadsCommand {
   std::optional<bool> probe;
   InductionProbeOptions probe_options;
   bool probe_options_given = false;  // --probe-sequences, --probe-length or --seed
+  // Encoder-decoders: report the cross-attention heads instead of the encoder's and decoder's
+  // self-attention heads.
+  bool cross = false;
+  // Encoder-decoders: the decoder reads the model's greedy translation of each text, at most
+  // this many tokens (default kHeadsTargetTokens).
+  std::optional<int> max_new_tokens;
 };
+
+constexpr int kHeadsTargetTokens = 64;
 
 // A text given by an option, a file or standard input, and where it came from, which every
 // error about it names. Bad text is bad input (exit status 1) wherever it came from.

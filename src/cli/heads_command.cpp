@@ -17,6 +17,7 @@
 #include "src/tasks/attention_view_html.h"  // generated from src/tasks/attention_view.html
 #include "src/tasks/head_stats.h"
 #include "src/tasks/heads_view_html.h"  // generated from src/tasks/heads_view.html
+#include "src/tasks/translate.h"
 
 namespace attn {
 namespace {
@@ -44,11 +45,11 @@ std::vector<std::pair<std::string, std::string>> read_texts(const HeadsCommand& 
   return texts;
 }
 
-// Tokenizes every text; an empty or too long one is bad input.
+// Tokenizes every text; an empty one, or one longer than `context`, is bad input.
 std::vector<HeadStatsInput> encode_texts(
-    const Model& model, const std::vector<std::pair<std::string, std::string>>& texts) {
+    const Model& model, const std::vector<std::pair<std::string, std::string>>& texts,
+    int context) {
   std::vector<HeadStatsInput> inputs;
-  const int context = model.spec().max_positions;
   for (const auto& [text, where] : texts) {
     require_utf8(text, where);
     std::vector<int> ids = model.tokenizer->encode(text).ids;
@@ -73,19 +74,44 @@ std::string role_label(const HeadScores& scores) {
   return std::string("mixed:") + role_name(scores.strongest);
 }
 
-std::string scores_table(const std::vector<HeadScores>& heads, bool probe) {
-  std::string out =
-      fmt::format("{:>5} {:>4}  {:<17} {:>5}  {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}", "layer", "head",
-                  "role", "score", "prev", "next", "self", "first", "sep", "punct");
+// The heads of one kind of attention: a model's only stack, or an encoder-decoder's encoder,
+// decoder or cross-attention.
+struct HeadsSection {
+  std::string id;     // "attention" (a single stack), "encoder", "decoder" or "cross"
+  std::string title;  // "encoder self-attention", ...; empty for a single stack
+  int n_layers = 0;
+  int n_heads = 0;
+  HeadAttention attention = HeadAttention::kBidirectional;
+  std::vector<HeadScores> heads;
+};
+
+HeadsSection make_section(std::string id, std::string title, const ArchSpec& spec,
+                          const HeadStatsAccumulator& stats) {
+  return {.id = std::move(id),
+          .title = std::move(title),
+          .n_layers = spec.n_layer,
+          .n_heads = spec.n_head,
+          .attention = stats.attention(),
+          .heads = stats.scores()};
+}
+
+// The table: cross-attention has only the statistics over the source's tokens.
+std::string scores_table(const HeadsSection& section, bool probe) {
+  const bool positional = section.attention != HeadAttention::kCross;
+  std::string out = fmt::format("{:>5} {:>4}  {:<17} {:>5} ", "layer", "head", "role", "score");
+  if (positional) out += fmt::format(" {:>5} {:>5} {:>5}", "prev", "next", "self");
+  out += fmt::format(" {:>5} {:>5} {:>5}", "first", "sep", "punct");
   if (probe) out += fmt::format(" {:>5}", "induc");
-  out += fmt::format(" {:>6} {:>7}\n", "dist", "entropy");
-  for (const HeadScores& s : heads) {
-    out += fmt::format(
-        "{:>5} {:>4}  {:<17} {:>5.2f}  {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f} {:>5.2f}",
-        s.layer, s.head, role_label(s), s.role_score, s.previous, s.next, s.self, s.first,
-        s.separator, s.punctuation);
+  if (positional) out += fmt::format(" {:>6}", "dist");
+  out += fmt::format(" {:>7}\n", "entropy");
+  for (const HeadScores& s : section.heads) {
+    out +=
+        fmt::format("{:>5} {:>4}  {:<17} {:>5.2f} ", s.layer, s.head, role_label(s), s.role_score);
+    if (positional) out += fmt::format(" {:>5.2f} {:>5.2f} {:>5.2f}", s.previous, s.next, s.self);
+    out += fmt::format(" {:>5.2f} {:>5.2f} {:>5.2f}", s.first, s.separator, s.punctuation);
     if (probe) out += fmt::format(" {:>5.2f}", s.induction.value_or(0));
-    out += fmt::format(" {:>6.2f} {:>7.2f}\n", s.distance, s.entropy);
+    if (positional) out += fmt::format(" {:>6.2f}", s.distance);
+    out += fmt::format(" {:>7.2f}\n", s.entropy);
   }
   return out;
 }
@@ -113,50 +139,112 @@ std::string role_summary(const std::vector<HeadScores>& heads) {
   return out;
 }
 
-nlohmann::ordered_json scores_json(const std::vector<HeadScores>& heads) {
+// Every head's numbers; a statistic the attention does not have (cross-attention's positional
+// ones, induction without the probe) is null.
+nlohmann::ordered_json scores_json(const HeadsSection& section) {
+  const bool positional = section.attention != HeadAttention::kCross;
+  const auto positional_value = [&](double value) {
+    return positional ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+  };
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const HeadScores& s : heads) {
+  for (const HeadScores& s : section.heads) {
     out.push_back({{"layer", s.layer},
                    {"head", s.head},
                    {"role", role_name(s.role)},
                    {"role_score", s.role_score},
                    {"strongest", role_name(s.strongest)},
-                   {"previous", s.previous},
-                   {"next", s.next},
-                   {"self", s.self},
+                   {"previous", positional_value(s.previous)},
+                   {"next", positional_value(s.next)},
+                   {"self", positional_value(s.self)},
                    {"first", s.first},
                    {"separator", s.separator},
                    {"punctuation", s.punctuation},
-                   {"distance", s.distance},
+                   {"distance", positional_value(s.distance)},
                    {"entropy", s.entropy},
                    {"induction", s.induction ? nlohmann::ordered_json(*s.induction) : nullptr}});
   }
   return out;
 }
 
-// The attention document of one input, as `attn attention --format json` writes it (weights
-// rounded to 4 decimals), for the model view's thumbnails and single-head pages.
+// A section's heads for the JSON document and the model view.
+nlohmann::ordered_json section_json(const HeadsSection& section) {
+  return {{"id", section.id},
+          {"title", section.title},
+          {"n_layers", section.n_layers},
+          {"n_heads", section.n_heads},
+          {"heads", scores_json(section)}};
+}
+
+// One head's weights, rounded to 4 decimals as `attn attention --format json` writes them:
+// probabilities (n_queries, n_keys).
+nlohmann::ordered_json rounded_weights(const float* probabilities, int n_queries, int n_keys) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int q = 0; q < n_queries; ++q) {
+    std::vector<double> row;
+    for (int k = 0; k < n_keys; ++k) {
+      row.push_back(std::round(probabilities[long(q) * n_keys + k] * 1e4) / 1e4);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// Adds one head to a section's list of layers ([{"layer", "heads": [{"head", "weights"}]}]).
+void add_head_json(nlohmann::ordered_json& layers, int layer, int head,
+                   nlohmann::ordered_json weights) {
+  if (layers.empty() || layers.back()["layer"] != layer) {
+    layers.push_back({{"layer", layer}, {"heads", nlohmann::ordered_json::array()}});
+  }
+  layers.back()["heads"].push_back({{"head", head}, {"weights", std::move(weights)}});
+}
+
+// The attention document of one input, as `attn attention --format json` writes it, for the
+// model view's thumbnails and single-head pages.
 nlohmann::ordered_json attention_document(const Model& model, const std::string& text,
                                           const std::vector<int>& ids) {
   const ArchSpec& spec = model.spec();
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   capture_attention(model, Encoding{.ids = ids, .type_ids = {}}, select_attention(spec, {}),
                     [&](int layer, int head, const float* probabilities, int n) {
-                      if (head == 0) layers.push_back({{"layer", layer}, {"heads", {}}});
-                      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-                      for (int q = 0; q < n; ++q) {
-                        std::vector<double> row;
-                        for (int k = 0; k < n; ++k) {
-                          row.push_back(std::round(probabilities[q * n + k] * 1e4) / 1e4);
-                        }
-                        rows.push_back(std::move(row));
-                      }
-                      layers.back()["heads"].push_back({{"head", head}, {"weights", rows}});
+                      add_head_json(layers, layer, head, rounded_weights(probabilities, n, n));
                     });
   return {{"model", model.name()},  {"model_type", model.model_type},
           {"text", text},           {"tokens", token_strings(*model.tokenizer, ids)},
           {"token_ids", ids},       {"n_layers", spec.n_layer},
           {"n_heads", spec.n_head}, {"attention", std::move(layers)}};
+}
+
+// An encoder-decoder's attention document of one source and its decoder input, with the
+// sections "encoder", "decoder" and "cross" as `attn attention` writes them.
+nlohmann::ordered_json encoder_decoder_document(const Model& model, const std::string& text,
+                                                const std::vector<int>& source_ids,
+                                                const std::vector<int>& decoder_ids) {
+  const ArchSpec& encoder_spec = model.encoder->spec();
+  const ArchSpec& decoder_spec = model.spec();
+  std::map<AttentionSection, nlohmann::ordered_json> sections;
+  capture_encoder_decoder_attention(
+      model, source_ids, decoder_ids, select_attention(encoder_spec, {}),
+      select_attention(decoder_spec, {}),
+      [&](AttentionSection section, int layer, int head, const float* probabilities, int n_queries,
+          int n_keys) {
+        nlohmann::ordered_json& layers = sections[section];
+        if (layers.is_null()) layers = nlohmann::ordered_json::array();
+        add_head_json(layers, layer, head, rounded_weights(probabilities, n_queries, n_keys));
+      });
+  return {{"model", model.name()},
+          {"model_type", model.model_type},
+          {"text", text},
+          {"tokens", token_strings(*model.tokenizer, source_ids)},
+          {"token_ids", source_ids},
+          {"decoder_tokens", token_strings(*model.tokenizer, decoder_ids)},
+          {"decoder_ids", decoder_ids},
+          {"n_layers", encoder_spec.n_layer},
+          {"n_heads", encoder_spec.n_head},
+          {"n_decoder_layers", decoder_spec.n_layer},
+          {"n_decoder_heads", decoder_spec.n_head},
+          {"encoder", std::move(sections[AttentionSection::kEncoder])},
+          {"decoder", std::move(sections[AttentionSection::kDecoder])},
+          {"cross", std::move(sections[AttentionSection::kCross])}};
 }
 
 // The model view: src/tasks/heads_view.html with its data in place of the marker.
@@ -178,6 +266,106 @@ std::string heads_page(nlohmann::ordered_json data) {
          std::string(kHeadsViewHtml.substr(marker + kMarker.size()));
 }
 
+// The heads of a decoder or an encoder: the texts, and a decoder's induction probe.
+struct SingleStackHeads {
+  std::vector<HeadStatsInput> inputs;
+  HeadsSection section;
+  std::optional<ProbeLoss> probe_loss;  // when the probe ran
+};
+
+SingleStackHeads single_stack_heads(const HeadsCommand& command, const Model& model,
+                                    const std::vector<std::pair<std::string, std::string>>& texts) {
+  const ArchSpec& spec = model.spec();
+  const bool decoder = model.kind() == ModelKind::kDecoder;
+  if (!decoder && (command.probe == true || command.probe_options_given)) {
+    throw UsageError(std::string(command.probe == true ? "--probe induction"
+                                                       : "--probe-sequences, "
+                                                         "--probe-length, --seed") +
+                     ": the induction probe needs a decoder; '" + model.model_type +
+                     "' is an encoder");
+  }
+  const bool probe = command.probe.value_or(decoder);
+  std::vector<HeadStatsInput> probes;
+  if (probe) probes = induction_probe_inputs(model, command.probe_options);
+  SingleStackHeads result;
+  result.inputs = encode_texts(model, texts, spec.max_positions);
+  HeadStatsAccumulator stats(spec.n_layer, spec.n_head,
+                             decoder ? HeadAttention::kCausal : HeadAttention::kBidirectional);
+  accumulate_head_stats(model, result.inputs, command.batch_tokens, stats);
+  if (probe) result.probe_loss = run_induction_probe(model, probes, command.batch_tokens, stats);
+  result.section = make_section("attention", "", spec, stats);
+  return result;
+}
+
+// An encoder-decoder's heads: each text is a source, and the decoder reads the model's greedy
+// translation of it.
+struct EncoderDecoderHeads {
+  std::vector<HeadStatsInput> sources;
+  std::vector<HeadStatsInput> targets;  // the decoder's inputs, start token first
+  std::vector<HeadsSection> sections;   // encoder and decoder, or cross
+};
+
+EncoderDecoderHeads encoder_decoder_heads(
+    const HeadsCommand& command, const Model& model,
+    const std::vector<std::pair<std::string, std::string>>& texts) {
+  if (command.probe == true || command.probe_options_given) {
+    throw UsageError(std::string(command.probe == true ? "--probe induction"
+                                                       : "--probe-sequences, "
+                                                         "--probe-length, --seed") +
+                     ": the induction probe needs a decoder-only model; '" + model.model_type +
+                     "' is an encoder-decoder");
+  }
+  check_translation_model(model, "heads");
+  const ArchSpec& encoder_spec = model.encoder->spec();
+  const ArchSpec& decoder_spec = model.spec();
+  EncoderDecoderHeads result;
+  result.sources = encode_texts(model, texts, encoder_spec.max_positions);
+  const int max_new_tokens = command.max_new_tokens.value_or(kHeadsTargetTokens);
+  for (const HeadStatsInput& source : result.sources) {
+    result.targets.push_back(
+        describe_input(*model.tokenizer, greedy_decoder_input(model, source.ids, max_new_tokens)));
+  }
+  HeadStatsAccumulator encoder(encoder_spec.n_layer, encoder_spec.n_head,
+                               HeadAttention::kBidirectional);
+  HeadStatsAccumulator decoder(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCausal);
+  HeadStatsAccumulator cross(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCross);
+  accumulate_encoder_decoder_head_stats(model, result.sources, result.targets, encoder, decoder,
+                                        cross);
+  if (command.cross) {
+    result.sections.push_back(make_section(
+        "cross", "cross-attention (target tokens over the source)", decoder_spec, cross));
+  } else {
+    result.sections.push_back(
+        make_section("encoder", "encoder self-attention", encoder_spec, encoder));
+    result.sections.push_back(
+        make_section("decoder", "decoder self-attention", decoder_spec, decoder));
+  }
+  return result;
+}
+
+long token_count(const std::vector<HeadStatsInput>& inputs) {
+  long tokens = 0;
+  for (const HeadStatsInput& input : inputs) tokens += long(input.ids.size());
+  return tokens;
+}
+
+// The text output of the sections: each one's table and roles, under its title if it has one.
+std::string sections_text(const std::vector<HeadsSection>& sections, bool probe) {
+  std::string out;
+  for (const HeadsSection& section : sections) {
+    out += '\n';
+    if (!section.title.empty()) {
+      out += fmt::format("{}: {} layers x {} heads\n", section.title, section.n_layers,
+                         section.n_heads);
+    }
+    out += scores_table(section, probe);
+    out += fmt::format("\nroles (the largest mass statistic when >= {:.2f}, else mixed):\n",
+                       kRoleThreshold);
+    out += role_summary(section.heads);
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_heads(const HeadsCommand& command) {
@@ -187,68 +375,89 @@ int run_heads(const HeadsCommand& command) {
   if (command.texts.empty() && !command.file) throw UsageError("heads: give a text or --file");
   OutputFile out(command.output, "-o");
   auto model = load_model(command.common.model_dir, command.common.dtype);
-  model->require_single_stack("heads");
-  const ArchSpec& spec = model->spec();
-  const bool probe = command.probe.value_or(spec.causal);
-  if (!spec.causal && (command.probe == true || command.probe_options_given)) {
-    throw UsageError(std::string(command.probe == true ? "--probe induction"
-                                                       : "--probe-sequences, "
-                                                         "--probe-length, --seed") +
-                     ": the induction probe needs a decoder; '" + model->model_type +
-                     "' is an encoder");
+  const bool encoder_decoder = model->kind() == ModelKind::kEncoderDecoder;
+  if (!encoder_decoder && (command.cross || command.max_new_tokens)) {
+    throw UsageError(std::string(command.cross ? "--cross" : "--max-new-tokens") +
+                     ": only for an encoder-decoder (Marian, T5); '" + model->model_type +
+                     "' is a" + (model->kind() == ModelKind::kEncoder ? "n encoder" : " decoder"));
   }
-  std::vector<HeadStatsInput> probes;
-  if (probe) probes = induction_probe_inputs(*model, command.probe_options);
   const std::vector<std::pair<std::string, std::string>> texts = read_texts(command);
-  const std::vector<HeadStatsInput> inputs = encode_texts(*model, texts);
-
-  HeadStatsAccumulator stats(spec.n_layer, spec.n_head, spec.causal);
-  accumulate_head_stats(*model, inputs, command.batch_tokens, stats);
-  ProbeLoss loss;
-  if (probe) loss = run_induction_probe(*model, probes, command.batch_tokens, stats);
-  const std::vector<HeadScores> heads = stats.scores();
-  long tokens = 0;
-  for (const HeadStatsInput& input : inputs) tokens += long(input.ids.size());
+  nlohmann::ordered_json document = {{"model", model->name()}, {"model_type", model->model_type}};
+  std::vector<HeadsSection> sections;
+  std::string text;              // the text output's lines above the tables
+  nlohmann::ordered_json first;  // the model view's attention document of the first input
+  std::optional<ProbeLoss> probe_loss;
+  if (encoder_decoder) {
+    const EncoderDecoderHeads heads = encoder_decoder_heads(command, *model, texts);
+    sections = heads.sections;
+    const long source_tokens = token_count(heads.sources);
+    const long target_tokens = token_count(heads.targets);
+    document["inputs"] = heads.sources.size();
+    document["tokens"] = source_tokens;
+    document["target_tokens"] = target_tokens;
+    document["max_new_tokens"] = command.max_new_tokens.value_or(kHeadsTargetTokens);
+    text = fmt::format(
+        "{}: {} input(s), {} source tokens; the decoder read the model's greedy translation of "
+        "each ({} tokens with the start token, at most {} generated each)\n",
+        model->name(), heads.sources.size(), source_tokens, target_tokens,
+        command.max_new_tokens.value_or(kHeadsTargetTokens));
+    if (command.format == HeadsFormat::kHtml) {
+      first = encoder_decoder_document(*model, texts[0].first, heads.sources[0].ids,
+                                       heads.targets[0].ids);
+    }
+  } else {
+    const ArchSpec& spec = model->spec();
+    const SingleStackHeads heads = single_stack_heads(command, *model, texts);
+    sections = {heads.section};
+    probe_loss = heads.probe_loss;
+    document["n_layers"] = spec.n_layer;
+    document["n_heads"] = spec.n_head;
+    document["inputs"] = heads.inputs.size();
+    document["tokens"] = token_count(heads.inputs);
+    text = fmt::format("{}: {} layers x {} heads, {} input(s), {} tokens\n", model->name(),
+                       spec.n_layer, spec.n_head, heads.inputs.size(), token_count(heads.inputs));
+    if (command.format == HeadsFormat::kHtml) {
+      first = attention_document(*model, texts[0].first, heads.inputs[0].ids);
+    }
+  }
+  document["role_threshold"] = kRoleThreshold;
+  document["probe"] = nullptr;
+  if (probe_loss) {
+    document["probe"] = {{"sequences", command.probe_options.sequences},
+                         {"length", command.probe_options.length},
+                         {"seed", command.probe_options.seed},
+                         {"first_copy_loss", probe_loss->first_copy},
+                         {"second_copy_loss", probe_loss->second_copy},
+                         {"loss_drop", probe_loss->first_copy - probe_loss->second_copy}};
+    text += fmt::format(
+        "induction probe: {} random sequences of {} tokens repeated twice (seed {}); loss "
+        "{:.3f} nats on the first copy, {:.3f} on the second (drop {:.3f})\n",
+        command.probe_options.sequences, command.probe_options.length, command.probe_options.seed,
+        probe_loss->first_copy, probe_loss->second_copy,
+        probe_loss->first_copy - probe_loss->second_copy);
+  }
 
   if (command.format == HeadsFormat::kHtml) {
-    out.write(
-        heads_page({{"model", model->name()},
-                    {"inputs", inputs.size()},
-                    {"role_threshold", kRoleThreshold},
-                    {"heads", scores_json(heads)},
-                    {"document", attention_document(*model, texts[0].first, inputs[0].ids)}}));
+    nlohmann::ordered_json page_sections = nlohmann::ordered_json::array();
+    for (const HeadsSection& section : sections) page_sections.push_back(section_json(section));
+    out.write(heads_page({{"model", model->name()},
+                          {"inputs", document["inputs"]},
+                          {"role_threshold", kRoleThreshold},
+                          {"sections", std::move(page_sections)},
+                          {"document", std::move(first)}}));
   } else if (command.format == HeadsFormat::kJson) {
-    nlohmann::ordered_json document = {
-        {"model", model->name()},          {"model_type", model->model_type},
-        {"n_layers", spec.n_layer},        {"n_heads", spec.n_head},
-        {"inputs", inputs.size()},         {"tokens", tokens},
-        {"role_threshold", kRoleThreshold}};
-    document["probe"] = nullptr;
-    if (probe) {
-      document["probe"] = {{"sequences", command.probe_options.sequences},
-                           {"length", command.probe_options.length},
-                           {"seed", command.probe_options.seed},
-                           {"first_copy_loss", loss.first_copy},
-                           {"second_copy_loss", loss.second_copy},
-                           {"loss_drop", loss.first_copy - loss.second_copy}};
+    if (encoder_decoder) {
+      for (const HeadsSection& section : sections) {
+        document[section.id] = {{"n_layers", section.n_layers},
+                                {"n_heads", section.n_heads},
+                                {"heads", scores_json(section)}};
+      }
+    } else {
+      document["heads"] = scores_json(sections[0]);
     }
-    document["heads"] = scores_json(heads);
     out.write(json_text(document) + "\n");
   } else {
-    out.write(fmt::format("{}: {} layers x {} heads, {} input(s), {} tokens\n", model->name(),
-                          spec.n_layer, spec.n_head, inputs.size(), tokens));
-    if (probe) {
-      out.write(fmt::format(
-          "induction probe: {} random sequences of {} tokens repeated twice (seed {}); loss "
-          "{:.3f} nats on the first copy, {:.3f} on the second (drop {:.3f})\n",
-          command.probe_options.sequences, command.probe_options.length, command.probe_options.seed,
-          loss.first_copy, loss.second_copy, loss.first_copy - loss.second_copy));
-    }
-    out.write('\n');
-    out.write(scores_table(heads, probe));
-    out.write(fmt::format("\nroles (the largest mass statistic when >= {:.2f}, else mixed):\n",
-                          kRoleThreshold));
-    out.write(role_summary(heads));
+    out.write(text + sections_text(sections, probe_loss.has_value()));
   }
   out.commit();
   return 0;

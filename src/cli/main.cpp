@@ -446,6 +446,16 @@ int run_command_line(int argc, char** argv) {
   heads_app->add_option("--seed", heads.probe_options.seed, "random seed of the probe sequences")
       ->check(whole_number<std::uint64_t>())
       ->capture_default_str();
+  heads_app->add_flag("--cross", heads.cross,
+                      "encoder-decoders: the cross-attention heads (target tokens over the source) "
+                      "instead of the encoder's and decoder's self-attention heads");
+  heads_app
+      ->add_option("-n,--max-new-tokens", heads.max_new_tokens,
+                   "encoder-decoders: the decoder reads the model's greedy translation of each "
+                   "text, at most this many tokens (default: " +
+                       std::to_string(kHeadsTargetTokens) + ")")
+      ->check(whole_number<int>())
+      ->check(positive());
 
   TokenizeCommand tokenize;
   CLI::App* tokenize_app = app.add_subcommand("tokenize", "print token ids and pieces");

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "src/base/error.h"
 #include "src/tasks/encoder_batches.h"
+#include "src/tasks/translate.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -57,12 +59,32 @@ const char* role_name(HeadRole role) {
   return "";
 }
 
-HeadStatsAccumulator::HeadStatsAccumulator(int n_layers, int n_heads, bool causal)
-    : n_heads_(n_heads), causal_(causal), sums_(std::size_t(n_layers) * n_heads) {}
+HeadStatsAccumulator::HeadStatsAccumulator(int n_layers, int n_heads, HeadAttention attention)
+    : n_heads_(n_heads), attention_(attention), sums_(std::size_t(n_layers) * n_heads) {}
+
+void HeadStatsAccumulator::add_row_mass(Sums& sums, const float* row, int row_length,
+                                        const HeadStatsInput& keys) {
+  double separator = 0, punctuation = 0, entropy = 0;
+  for (int k = 0; k < row_length; ++k) {
+    const double weight = row[k];
+    if (keys.separator[k]) separator += weight;
+    if (keys.punctuation[k]) punctuation += weight;
+    if (weight > 0) entropy -= weight * std::log(weight);
+  }
+  sums.first += row[0];
+  sums.separator += separator;
+  sums.punctuation += punctuation;
+  if (row_length > 1) sums.entropy += entropy / std::log(double(row_length));
+  ++sums.rows;
+}
 
 void HeadStatsAccumulator::add(int layer, int head, const float* probabilities,
                                const HeadStatsInput& input) {
+  if (attention_ == HeadAttention::kCross) {
+    throw std::logic_error("HeadStatsAccumulator::add: cross-attention goes to add_cross");
+  }
   Sums& sums = sums_[std::size_t(layer) * n_heads_ + head];
+  const bool causal = attention_ == HeadAttention::kCausal;
   const int n = int(input.ids.size());
   const auto p = [&](int q, int k) { return double(probabilities[long(q) * n + k]); };
   if (input.period > 0) {
@@ -74,30 +96,32 @@ void HeadStatsAccumulator::add(int layer, int head, const float* probabilities,
     return;
   }
   for (int q = 0; q < n; ++q) {
-    const int row_length = causal_ ? q + 1 : n;
-    double separator = 0, punctuation = 0, distance = 0, entropy = 0;
-    for (int k = 0; k < row_length; ++k) {
-      const double weight = p(q, k);
-      if (input.separator[k]) separator += weight;
-      if (input.punctuation[k]) punctuation += weight;
-      distance += weight * std::abs(q - k);
-      if (weight > 0) entropy -= weight * std::log(weight);
-    }
-    sums.separator += separator;
-    sums.punctuation += punctuation;
+    const int row_length = causal ? q + 1 : n;
+    add_row_mass(sums, probabilities + long(q) * n, row_length, input);
+    double distance = 0;
+    for (int k = 0; k < row_length; ++k) distance += p(q, k) * std::abs(q - k);
     sums.distance += distance;
-    if (row_length > 1) sums.entropy += entropy / std::log(double(row_length));
     sums.self += p(q, q);
-    sums.first += p(q, 0);
     if (q >= 1) {
       sums.previous += p(q, q - 1);
       ++sums.previous_rows;
     }
-    if (!causal_ && q + 1 < n) {
+    if (!causal && q + 1 < n) {
       sums.next += p(q, q + 1);
       ++sums.next_rows;
     }
-    ++sums.rows;
+  }
+}
+
+void HeadStatsAccumulator::add_cross(int layer, int head, const float* probabilities, int n_queries,
+                                     const HeadStatsInput& source) {
+  if (attention_ != HeadAttention::kCross) {
+    throw std::logic_error("HeadStatsAccumulator::add_cross: not a cross-attention accumulator");
+  }
+  Sums& sums = sums_[std::size_t(layer) * n_heads_ + head];
+  const int n_keys = int(source.ids.size());
+  for (int q = 0; q < n_queries; ++q) {
+    add_row_mass(sums, probabilities + long(q) * n_keys, n_keys, source);
   }
 }
 
@@ -117,8 +141,8 @@ std::vector<HeadScores> HeadStatsAccumulator::scores() const {
                       .distance = mean(sums.distance, sums.rows),
                       .entropy = mean(sums.entropy, sums.rows)};
     if (sums.induction_rows > 0) scores.induction = mean(sums.induction, sums.induction_rows);
-    // The candidates in the order that breaks ties.
-    const std::pair<HeadRole, double> candidates[] = {
+    // The candidates in the order that breaks ties; cross-attention has no positional ones.
+    std::vector<std::pair<HeadRole, double>> candidates = {
         {HeadRole::kPrevious, scores.previous},
         {HeadRole::kNext, scores.next},
         {HeadRole::kSelf, scores.self},
@@ -126,8 +150,13 @@ std::vector<HeadScores> HeadStatsAccumulator::scores() const {
         {HeadRole::kSeparator, scores.separator},
         {HeadRole::kPunctuation, scores.punctuation},
         {HeadRole::kInduction, scores.induction.value_or(0)}};
-    const auto* best =
-        std::max_element(std::begin(candidates), std::end(candidates),
+    if (attention_ == HeadAttention::kCross) {
+      candidates = {{HeadRole::kFirst, scores.first},
+                    {HeadRole::kSeparator, scores.separator},
+                    {HeadRole::kPunctuation, scores.punctuation}};
+    }
+    const auto best =
+        std::max_element(candidates.begin(), candidates.end(),
                          [](const auto& a, const auto& b) { return a.second < b.second; });
     scores.role = best->second >= kRoleThreshold ? best->first : HeadRole::kMixed;
     scores.role_score = best->second;
@@ -252,6 +281,38 @@ ProbeLoss run_induction_probe(const Model& model, std::span<const HeadStatsInput
                  });
   if (count == 0) return {};
   return {.first_copy = first_sum / double(count), .second_copy = second_sum / double(count)};
+}
+
+void accumulate_encoder_decoder_head_stats(const Model& model,
+                                           std::span<const HeadStatsInput> sources,
+                                           std::span<const HeadStatsInput> targets,
+                                           HeadStatsAccumulator& encoder,
+                                           HeadStatsAccumulator& decoder,
+                                           HeadStatsAccumulator& cross) {
+  const ArchSpec& spec = model.spec();
+  std::size_t i = 0;  // the pair being run
+  ForwardObserver encoder_observer;
+  encoder_observer.wants_attention = [](int, int) { return true; };
+  encoder_observer.on_attention = [&](int layer, int head, int, const float* probabilities, int,
+                                      int) { encoder.add(layer, head, probabilities, sources[i]); };
+  ForwardObserver decoder_observer;
+  decoder_observer.wants_attention = [](int, int) { return true; };
+  decoder_observer.on_attention = [&](int layer, int head, int, const float* probabilities, int,
+                                      int) { decoder.add(layer, head, probabilities, targets[i]); };
+  decoder_observer.on_cross_attention = [&](int layer, int head, int, const float* probabilities,
+                                            int n_queries, int) {
+    cross.add_cross(layer, head, probabilities, n_queries, sources[i]);
+  };
+  for (; i < sources.size(); ++i) {
+    const CrossAttentionMemory memory = encode_source(model, sources[i].ids, &encoder_observer);
+    const int n = int(targets[i].ids.size());
+    KVCache cache(spec, n, spec.n_layer);
+    RunState state(spec, n, std::max(n, memory.length));
+    Batch batch;
+    batch.add_sequence(targets[i].ids);
+    batch.memory = &memory;
+    model.transformer->forward(batch, cache, state, &decoder_observer);
+  }
 }
 
 }  // namespace attn

@@ -21,6 +21,12 @@
 //                twice): p[q][q - period + 1] over the queries q of the second copy, the key
 //                right after the previous occurrence of the query's token
 // The statistics other than induction come from the text inputs only, never from the probes.
+//
+// An encoder-decoder's cross-attention rows are target queries over the source's keys (all of
+// them: row length = source length). There first, separator, punctuation and entropy mean the
+// same, over the source tokens; previous, next, self, distance and induction compare a query's
+// position with a key's, which in two different sequences means nothing: they stay 0 and are
+// never a role.
 
 #include <cstdint>
 #include <optional>
@@ -51,8 +57,16 @@ bool is_punctuation_token(const Tokenizer& tokenizer, int id);
 // The ids with their separator and punctuation marks.
 HeadStatsInput describe_input(const Tokenizer& tokenizer, std::vector<int> ids);
 
-// What a head is taken to do: the mass statistic (previous ... induction) that is largest and
-// reaches kRoleThreshold; kMixed when none does.
+// The attention a head does: it decides each row's length and which statistics exist.
+enum class HeadAttention {
+  kBidirectional,  // an encoder's self-attention: every query sees every key
+  kCausal,         // a decoder's self-attention: query q sees keys 0 .. q
+  kCross,          // an encoder-decoder's cross-attention: target queries over the source
+};
+
+// What a head is taken to do: the mass statistic (previous ... induction; for cross-attention
+// first, separator or punctuation) that is largest and reaches kRoleThreshold; kMixed when
+// none does.
 enum class HeadRole {
   kPrevious,
   kNext,
@@ -92,12 +106,19 @@ struct HeadScores {
 // Sums per (layer, head), fed one attention matrix at a time.
 class HeadStatsAccumulator {
  public:
-  HeadStatsAccumulator(int n_layers, int n_heads, bool causal);
+  HeadStatsAccumulator(int n_layers, int n_heads, HeadAttention attention);
 
-  // One head's attention over one input: probabilities (n, n), rows = queries, columns = keys,
-  // n = input.ids.size(). A probe input adds to the induction sums only, a text input to all
-  // the others.
+  HeadAttention attention() const { return attention_; }
+
+  // One head's self-attention over one input: probabilities (n, n), rows = queries, columns =
+  // keys, n = input.ids.size(). A probe input adds to the induction sums only, a text input to
+  // all the others.
   void add(int layer, int head, const float* probabilities, const HeadStatsInput& input);
+
+  // One head's cross-attention: probabilities (n_queries, source.ids.size()), rows = target
+  // queries, columns = source keys.
+  void add_cross(int layer, int head, const float* probabilities, int n_queries,
+                 const HeadStatsInput& source);
 
   // The statistics and role of every head, by layer then head. A statistic no row defined is 0.
   std::vector<HeadScores> scores() const;
@@ -108,8 +129,13 @@ class HeadStatsAccumulator {
     double distance = 0, entropy = 0, induction = 0;
     long rows = 0, previous_rows = 0, next_rows = 0, induction_rows = 0;
   };
+  // Adds first, separator, punctuation and entropy of one row: probabilities (row_length) over
+  // the keys [0, row_length) of `keys`.
+  static void add_row_mass(Sums& sums, const float* row, int row_length,
+                           const HeadStatsInput& keys);
+
   int n_heads_;
-  bool causal_;
+  HeadAttention attention_;
   std::vector<Sums> sums_;  // (n_layers, n_heads)
 };
 
@@ -144,5 +170,16 @@ ProbeLoss run_induction_probe(const Model& model, std::span<const HeadStatsInput
 // fill-mask --file does) and adds every head's attention over every input to `stats`.
 void accumulate_head_stats(const Model& model, std::span<const HeadStatsInput> inputs,
                            int max_batch_tokens, HeadStatsAccumulator& stats);
+
+// An encoder-decoder's heads: runs each source through the encoder and the decoder over its
+// target (targets[i]: the decoder's input for sources[i], its start token first), one pair at a
+// time, adding the encoder's self-attention to `encoder`, the decoder's to `decoder` and the
+// decoder's cross-attention over the source to `cross`.
+void accumulate_encoder_decoder_head_stats(const Model& model,
+                                           std::span<const HeadStatsInput> sources,
+                                           std::span<const HeadStatsInput> targets,
+                                           HeadStatsAccumulator& encoder,
+                                           HeadStatsAccumulator& decoder,
+                                           HeadStatsAccumulator& cross);
 
 }  // namespace attn

@@ -1,5 +1,6 @@
 #include "src/tasks/translate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -51,6 +52,18 @@ TranslateResult translate(const Model& model, std::span<const int> source_ids,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   result.generation = generate(model, decoder_prompt(model), options, callbacks, &memory);
   return result;
+}
+
+std::vector<int> greedy_decoder_input(const Model& model, std::span<const int> source_ids,
+                                      int max_new_tokens) {
+  GenerateOptions options;
+  options.max_new_tokens = std::min(max_new_tokens, model.spec().max_positions - 1);
+  options.sampling.temperature = 0;
+  const std::vector<int>& generated =
+      translate(model, source_ids, options).generation.generated_ids;
+  std::vector<int> ids = decoder_prompt(model);
+  ids.insert(ids.end(), generated.begin(), generated.end());
+  return ids;
 }
 
 BeamSearchResult translate_beams(const Model& model, std::span<const int> source_ids,
