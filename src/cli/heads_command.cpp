@@ -447,11 +447,7 @@ int run_heads(const HeadsCommand& command) {
                           {"document", std::move(first)}}));
   } else if (command.format == HeadsFormat::kJson) {
     if (encoder_decoder) {
-      for (const HeadsSection& section : sections) {
-        document[section.id] = {{"n_layers", section.n_layers},
-                                {"n_heads", section.n_heads},
-                                {"heads", scores_json(section)}};
-      }
+      for (const HeadsSection& section : sections) document[section.id] = section_json(section);
     } else {
       document["heads"] = scores_json(sections[0]);
     }
