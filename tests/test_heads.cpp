@@ -526,8 +526,10 @@ TEST_P(EncoderDecoderHeadsTest, StatisticsMatchReferenceOnGoldenAttention) {
                                HeadAttention::kBidirectional);
   HeadStatsAccumulator decoder(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCausal);
   HeadStatsAccumulator cross(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCross);
-  accumulate_encoder_decoder_head_stats(*golden.model, golden.sources, golden.targets, encoder,
-                                        decoder, cross);
+  accumulate_encoder_decoder_head_stats(
+      *golden.model, golden.sources,
+      [&](std::size_t i, const CrossAttentionMemory&) { return golden.targets[i].ids; }, encoder,
+      decoder, cross);
   const double worst =
       std::max({expect_scores_near(encoder.scores(), golden.encoder, HeadAttention::kBidirectional,
                                    GetParam() + " encoder"),

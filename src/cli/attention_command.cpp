@@ -30,7 +30,9 @@ void warn_if_large(double bytes, const std::string& shape) {
 // translation of the source.
 std::vector<int> decoder_input(const AttentionCommand& command, const Model& model,
                                std::span<const int> source_ids) {
-  if (!command.target) return greedy_decoder_input(model, source_ids, kMaxOwnTranslationTokens);
+  if (!command.target) {
+    return greedy_decoder_input(model, encode_source(model, source_ids), kMaxOwnTranslationTokens);
+  }
   std::vector<int> ids = decoder_prompt(model);
   std::vector<int> target = model.tokenizer->encode_target(*command.target).ids;
   const std::vector<int>& eos = model.generation.eos_token_ids;

@@ -277,13 +277,6 @@ SingleStackHeads single_stack_heads(const HeadsCommand& command, const Model& mo
                                     const std::vector<std::pair<std::string, std::string>>& texts) {
   const ArchSpec& spec = model.spec();
   const bool decoder = model.kind() == ModelKind::kDecoder;
-  if (!decoder && (command.probe == true || command.probe_options_given)) {
-    throw UsageError(std::string(command.probe == true ? "--probe induction"
-                                                       : "--probe-sequences, "
-                                                         "--probe-length, --seed") +
-                     ": the induction probe needs a decoder; '" + model.model_type +
-                     "' is an encoder");
-  }
   const bool probe = command.probe.value_or(decoder);
   std::vector<HeadStatsInput> probes;
   if (probe) probes = induction_probe_inputs(model, command.probe_options);
@@ -308,29 +301,22 @@ struct EncoderDecoderHeads {
 EncoderDecoderHeads encoder_decoder_heads(
     const HeadsCommand& command, const Model& model,
     const std::vector<std::pair<std::string, std::string>>& texts) {
-  if (command.probe == true || command.probe_options_given) {
-    throw UsageError(std::string(command.probe == true ? "--probe induction"
-                                                       : "--probe-sequences, "
-                                                         "--probe-length, --seed") +
-                     ": the induction probe needs a decoder-only model; '" + model.model_type +
-                     "' is an encoder-decoder");
-  }
   check_translation_model(model, "heads");
   const ArchSpec& encoder_spec = model.encoder->spec();
   const ArchSpec& decoder_spec = model.spec();
   EncoderDecoderHeads result;
   result.sources = encode_texts(model, texts, encoder_spec.max_positions);
   const int max_new_tokens = command.max_new_tokens.value_or(kHeadsTargetTokens);
-  for (const HeadStatsInput& source : result.sources) {
-    result.targets.push_back(
-        describe_input(*model.tokenizer, greedy_decoder_input(model, source.ids, max_new_tokens)));
-  }
   HeadStatsAccumulator encoder(encoder_spec.n_layer, encoder_spec.n_head,
                                HeadAttention::kBidirectional);
   HeadStatsAccumulator decoder(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCausal);
   HeadStatsAccumulator cross(decoder_spec.n_layer, decoder_spec.n_head, HeadAttention::kCross);
-  accumulate_encoder_decoder_head_stats(model, result.sources, result.targets, encoder, decoder,
-                                        cross);
+  result.targets = accumulate_encoder_decoder_head_stats(
+      model, result.sources,
+      [&](std::size_t, const CrossAttentionMemory& memory) {
+        return greedy_decoder_input(model, memory, max_new_tokens);
+      },
+      encoder, decoder, cross);
   if (command.cross) {
     result.sections.push_back(make_section(
         "cross", "cross-attention (target tokens over the source)", decoder_spec, cross));
@@ -375,11 +361,21 @@ int run_heads(const HeadsCommand& command) {
   if (command.texts.empty() && !command.file) throw UsageError("heads: give a text or --file");
   OutputFile out(command.output, "-o");
   auto model = load_model(command.common.model_dir, command.common.dtype);
-  const bool encoder_decoder = model->kind() == ModelKind::kEncoderDecoder;
+  const ModelKind kind = model->kind();
+  const bool encoder_decoder = kind == ModelKind::kEncoderDecoder;
+  const std::string is_kind = "'" + model->model_type + "' is " +
+                              (kind == ModelKind::kDecoder   ? "a decoder"
+                               : kind == ModelKind::kEncoder ? "an encoder"
+                                                             : "an encoder-decoder");
   if (!encoder_decoder && (command.cross || command.max_new_tokens)) {
     throw UsageError(std::string(command.cross ? "--cross" : "--max-new-tokens") +
-                     ": only for an encoder-decoder (Marian, T5); '" + model->model_type +
-                     "' is a" + (model->kind() == ModelKind::kEncoder ? "n encoder" : " decoder"));
+                     ": only for an encoder-decoder (Marian, T5); " + is_kind);
+  }
+  if (kind != ModelKind::kDecoder && (command.probe == true || command.probe_options_given)) {
+    throw UsageError(std::string(command.probe == true ? "--probe induction"
+                                                       : "--probe-sequences, "
+                                                         "--probe-length, --seed") +
+                     ": the induction probe needs a decoder-only model; " + is_kind);
   }
   const std::vector<std::pair<std::string, std::string>> texts = read_texts(command);
   nlohmann::ordered_json document = {{"model", model->name()}, {"model_type", model->model_type}};
@@ -395,12 +391,12 @@ int run_heads(const HeadsCommand& command) {
     document["inputs"] = heads.sources.size();
     document["tokens"] = source_tokens;
     document["target_tokens"] = target_tokens;
-    document["max_new_tokens"] = command.max_new_tokens.value_or(kHeadsTargetTokens);
+    const int max_new_tokens = command.max_new_tokens.value_or(kHeadsTargetTokens);
+    document["max_new_tokens"] = max_new_tokens;
     text = fmt::format(
         "{}: {} input(s), {} source tokens; the decoder read the model's greedy translation of "
         "each ({} tokens with the start token, at most {} generated each)\n",
-        model->name(), heads.sources.size(), source_tokens, target_tokens,
-        command.max_new_tokens.value_or(kHeadsTargetTokens));
+        model->name(), heads.sources.size(), source_tokens, target_tokens, max_new_tokens);
     if (command.format == HeadsFormat::kHtml) {
       first = encoder_decoder_document(*model, texts[0].first, heads.sources[0].ids,
                                        heads.targets[0].ids);

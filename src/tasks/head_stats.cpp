@@ -283,14 +283,13 @@ ProbeLoss run_induction_probe(const Model& model, std::span<const HeadStatsInput
   return {.first_copy = first_sum / double(count), .second_copy = second_sum / double(count)};
 }
 
-void accumulate_encoder_decoder_head_stats(const Model& model,
-                                           std::span<const HeadStatsInput> sources,
-                                           std::span<const HeadStatsInput> targets,
-                                           HeadStatsAccumulator& encoder,
-                                           HeadStatsAccumulator& decoder,
-                                           HeadStatsAccumulator& cross) {
+std::vector<HeadStatsInput> accumulate_encoder_decoder_head_stats(
+    const Model& model, std::span<const HeadStatsInput> sources,
+    const DecoderInputOf& decoder_input_of, HeadStatsAccumulator& encoder,
+    HeadStatsAccumulator& decoder, HeadStatsAccumulator& cross) {
   const ArchSpec& spec = model.spec();
-  std::size_t i = 0;  // the pair being run
+  std::vector<HeadStatsInput> targets;
+  std::size_t i = 0;  // the source being run
   ForwardObserver encoder_observer;
   encoder_observer.wants_attention = [](int, int) { return true; };
   encoder_observer.on_attention = [&](int layer, int head, int, const float* probabilities, int,
@@ -305,6 +304,7 @@ void accumulate_encoder_decoder_head_stats(const Model& model,
   };
   for (; i < sources.size(); ++i) {
     const CrossAttentionMemory memory = encode_source(model, sources[i].ids, &encoder_observer);
+    targets.push_back(describe_input(*model.tokenizer, decoder_input_of(i, memory)));
     const int n = int(targets[i].ids.size());
     KVCache cache(spec, n, spec.n_layer);
     RunState state(spec, n, std::max(n, memory.length));
@@ -313,6 +313,7 @@ void accumulate_encoder_decoder_head_stats(const Model& model,
     batch.memory = &memory;
     model.transformer->forward(batch, cache, state, &decoder_observer);
   }
+  return targets;
 }
 
 }  // namespace attn

@@ -29,6 +29,7 @@
 // never a role.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -171,15 +172,18 @@ ProbeLoss run_induction_probe(const Model& model, std::span<const HeadStatsInput
 void accumulate_head_stats(const Model& model, std::span<const HeadStatsInput> inputs,
                            int max_batch_tokens, HeadStatsAccumulator& stats);
 
-// An encoder-decoder's heads: runs each source through the encoder and the decoder over its
-// target (targets[i]: the decoder's input for sources[i], its start token first), one pair at a
-// time, adding the encoder's self-attention to `encoder`, the decoder's to `decoder` and the
-// decoder's cross-attention over the source to `cross`.
-void accumulate_encoder_decoder_head_stats(const Model& model,
-                                           std::span<const HeadStatsInput> sources,
-                                           std::span<const HeadStatsInput> targets,
-                                           HeadStatsAccumulator& encoder,
-                                           HeadStatsAccumulator& decoder,
-                                           HeadStatsAccumulator& cross);
+// The decoder's input for sources[i], its start token first, given the source's encoder output
+// (e.g. the model's greedy translation: greedy_decoder_input).
+using DecoderInputOf =
+    std::function<std::vector<int>(std::size_t i, const CrossAttentionMemory& memory)>;
+
+// An encoder-decoder's heads: runs each source through the encoder (once) and the decoder over
+// its decoder input, one source at a time, adding the encoder's self-attention to `encoder`, the
+// decoder's to `decoder` and the decoder's cross-attention over the source to `cross`. Returns
+// the decoder inputs, described.
+std::vector<HeadStatsInput> accumulate_encoder_decoder_head_stats(
+    const Model& model, std::span<const HeadStatsInput> sources,
+    const DecoderInputOf& decoder_input_of, HeadStatsAccumulator& encoder,
+    HeadStatsAccumulator& decoder, HeadStatsAccumulator& cross);
 
 }  // namespace attn

@@ -54,14 +54,13 @@ TranslateResult translate(const Model& model, std::span<const int> source_ids,
   return result;
 }
 
-std::vector<int> greedy_decoder_input(const Model& model, std::span<const int> source_ids,
+std::vector<int> greedy_decoder_input(const Model& model, const CrossAttentionMemory& memory,
                                       int max_new_tokens) {
   GenerateOptions options;
   options.max_new_tokens = std::min(max_new_tokens, model.spec().max_positions - 1);
   options.sampling.temperature = 0;
-  const std::vector<int>& generated =
-      translate(model, source_ids, options).generation.generated_ids;
   std::vector<int> ids = decoder_prompt(model);
+  const std::vector<int> generated = generate(model, ids, options, {}, &memory).generated_ids;
   ids.insert(ids.end(), generated.begin(), generated.end());
   return ids;
 }

@@ -36,9 +36,10 @@ struct TranslateResult {
 TranslateResult translate(const Model& model, std::span<const int> source_ids,
                           const GenerateOptions& options, const GenerateCallbacks& callbacks = {});
 
-// The decoder's input over the model's own greedy translation of source_ids: [start] + at most
-// max_new_tokens generated tokens (the final EOS not among them), as the decoder read them.
-std::vector<int> greedy_decoder_input(const Model& model, std::span<const int> source_ids,
+// The decoder's input over the model's own greedy translation of a source, given the source's
+// encoder output (encode_source): [start] + at most max_new_tokens generated tokens (the final
+// EOS not among them), as the decoder read them.
+std::vector<int> greedy_decoder_input(const Model& model, const CrossAttentionMemory& memory,
                                       int max_new_tokens);
 
 // Beam search over translations of source_ids.
