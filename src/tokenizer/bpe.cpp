@@ -706,6 +706,10 @@ class BpeTokenizer final : public Tokenizer {
     return settings_.sequence_template->apply(first, second);
   }
 
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return tokenize(text, "text");
+  }
+
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override {
     std::string bytes;
     for (int id : ids) {

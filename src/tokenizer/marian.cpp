@@ -138,6 +138,9 @@ class MarianTokenizer final : public Tokenizer {
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
   Encoding encode_target(std::string_view text) const override;
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return sequence_ids(text, "text", *source_.processor);
+  }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   // Decoding strips the text, so what a token adds can depend on what follows: decoded twice.
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override {

@@ -337,6 +337,9 @@ class SentencePieceTokenizer final : public Tokenizer {
                          const std::string& config_file);
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return sequence_ids(text, "text");
+  }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
   std::string token_string(int id) const override { return token_text(id); }

@@ -14,6 +14,7 @@
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/marian.h"
 #include "src/tokenizer/sentencepiece.h"
+#include "src/tokenizer/tokenizer_json.h"
 #include "src/tokenizer/unicode.h"
 #include "src/tokenizer/wordpiece.h"
 
@@ -107,6 +108,8 @@ std::string tokenizer_json_model_type(const fs::path& path) {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_files(const fs::path& model_dir) {
+  // AutoTokenizer loads the fast tokenizer, tokenizer.json, whenever a folder has one.
+  if (entry_exists(model_dir / "tokenizer.json")) return load_tokenizer_json(model_dir);
   if (entry_exists(model_dir / kMarianSourceModel)) return load_marian_tokenizer(model_dir);
   if (sentencepiece_model_file(model_dir)) return load_sentencepiece_tokenizer(model_dir);
   if (entry_exists(model_dir / "vocab.json") && entry_exists(model_dir / "merges.txt")) {

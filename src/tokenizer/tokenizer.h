@@ -39,6 +39,11 @@ class Tokenizer {
   // (and source.spm in encode()).
   virtual Encoding encode_target(std::string_view text) const { return encode(text); }
 
+  // The ids of one text without the special tokens encode() puts around it, as Hugging Face's
+  // encode(text, add_special_tokens=False): special-token strings written in the text are still
+  // single tokens.
+  virtual std::vector<int> encode_plain(std::string_view text) const = 0;
+
   // Ids -> text, as Hugging Face's tokenizer.decode(ids, skip_special_tokens) with the
   // tokenizer's own clean_up_tokenization_spaces setting, e.g. decode([id]) is fill-mask's
   // token_str (" ads" for RoBERTa's "Ġads", "rusk" for ALBERT's "▁rusk"). For GPT-2 the result

@@ -385,6 +385,9 @@ class WordPieceTokenizer final : public Tokenizer {
   explicit WordPieceTokenizer(WordPieceSettings settings);
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return tokenize(text, "text");
+  }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string token_string(int id) const override;
   // The vocabulary and the added tokens past its end.
