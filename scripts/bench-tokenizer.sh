@@ -45,8 +45,8 @@ echo "| run | tokenizers 0.23.2 load ms | encode ms | attn load ms | encode ms |
 echo "|---|---|---|---|---|"
 for run in $(seq "$repetitions"); do
   hf=$(TOKENIZERS_PARALLELISM=false node "$work/bench.js" "$node_module" "$dir" "$text" "")
-  # attn tokenize's timings line on stderr: "load X ms | encode N texts, T tokens, Y ms".
-  attn=$(build/attn tokenize -m "$dir" --file "$text" -t 1 2>&1 >/dev/null | grep -o 'load.*')
+  # attn tokenize -v's timings line on stderr: "load X ms | encode N texts, T tokens, Y ms".
+  attn=$(build/attn tokenize -m "$dir" --file "$text" -v 2>&1 >/dev/null | grep -o 'load.*')
   echo "| $run | $(echo "$hf" | sed 's/.*"load_ms":\([0-9.]*\).*/\1/') | $(echo "$hf" | sed 's/.*"encode_ms":\([0-9.]*\).*/\1/') | $(echo "$attn" | sed 's/load \([0-9.]*\) ms.*/\1/') | $(echo "$attn" | sed 's/.*tokens, \([0-9.]*\) ms/\1/') |"
 done
 echo "($bytes bytes of text, single-threaded)"

@@ -23,8 +23,8 @@ inline std::filesystem::path real_tokenizer_dir(const std::string& name) {
   fs::path source = shared / "tokenizers" / "real" / name;
   if (!fs::exists(source)) source = shared / "tokenizers" / name;
   if (!fs::exists(source / "tokenizer.json.xz")) return source;
-  const fs::path target = fs::temp_directory_path() /
-                          ("attn-real-tokenizers-" + std::to_string(getpid())) / name;
+  const fs::path target =
+      fs::temp_directory_path() / ("attn-real-tokenizers-" + std::to_string(getpid())) / name;
   if (fs::exists(target / "tokenizer.json")) return target;
   fs::create_directories(target);
   for (const auto& entry : fs::directory_iterator(source)) {

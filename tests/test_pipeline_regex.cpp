@@ -25,15 +25,13 @@ TEST(PipelineRegex, Llama3ContractionsAreCaseInsensitiveAndDigitsGoByThree) {
   const std::string llama3 =
       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
   EXPECT_EQ(matched(llama3, "DON'T do"), (std::vector<std::string>{"DON", "'T", " do"}));
-  EXPECT_EQ(matched(llama3, "1234567890"),
-            (std::vector<std::string>{"123", "456", "789", "0"}));
+  EXPECT_EQ(matched(llama3, "1234567890"), (std::vector<std::string>{"123", "456", "789", "0"}));
   EXPECT_EQ(matched(llama3, "a\n\nb"), (std::vector<std::string>{"a", "\n\n", "b"}));
   EXPECT_EQ(matched(llama3, "a   b"), (std::vector<std::string>{"a", "  ", " b"}));
 }
 
 TEST(PipelineRegex, UnicodeClassesSeeNonAsciiLettersAndNumbers) {
-  EXPECT_EQ(matched(R"(\p{L}+|\p{N})", "Việt٣x"),
-            (std::vector<std::string>{"Việt", "٣", "x"}));
+  EXPECT_EQ(matched(R"(\p{L}+|\p{N})", "Việt٣x"), (std::vector<std::string>{"Việt", "٣", "x"}));
 }
 
 TEST(PipelineRegex, EmptyMatchesMoveOnOneCharacter) {

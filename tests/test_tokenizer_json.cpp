@@ -50,15 +50,17 @@ TEST_P(RealTokenizerVectors, EveryFieldOfEveryLineIsIdentical) {
     const std::vector<int> ids = tokenizer->encode(text).ids;
     const std::vector<int> ids_plain = tokenizer->encode_plain(text);
     const std::vector<int> expected_ids = expected("ids");
-    const bool same = ids == expected_ids && ids_plain == vector["ids_plain"].get<std::vector<int>>() &&
-                      token_strings(*tokenizer, vector["ids"]) == vector["tokens"].get<std::vector<std::string>>() &&
+    const bool same = ids == expected_ids &&
+                      ids_plain == vector["ids_plain"].get<std::vector<int>>() &&
+                      token_strings(*tokenizer, vector["ids"]) ==
+                          vector["tokens"].get<std::vector<std::string>>() &&
                       tokenizer->decode(vector["ids"].get<std::vector<int>>(), false) ==
                           expected("decoded").get<std::string>() &&
                       tokenizer->decode(vector["ids"].get<std::vector<int>>(), true) ==
                           expected("decoded_skip").get<std::string>();
     if (!same && ++failures <= 5) {
-      ADD_FAILURE() << name << " line " << lines << " " << json(text).dump()
-                    << "\n  ids      " << json(ids).dump() << "\n  expected " << json(expected_ids).dump()
+      ADD_FAILURE() << name << " line " << lines << " " << json(text).dump() << "\n  ids      "
+                    << json(ids).dump() << "\n  expected " << json(expected_ids).dump()
                     << "\n  plain    " << json(ids_plain).dump() << "\n  expected "
                     << vector["ids_plain"] << "\n  decoded  "
                     << json(tokenizer->decode(vector["ids"].get<std::vector<int>>(), false))

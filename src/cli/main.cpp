@@ -462,7 +462,8 @@ int run_command_line(int argc, char** argv) {
       "tokenize", "print token ids and pieces, or decode ids (needs only the tokenizer files)");
   add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
   tokenize_app->add_option("text", tokenize.texts,
-                           "texts to tokenize (none: --file, or standard input one text per line)");
+                           "texts to tokenize (with --decode: the ids of one text; none: --file, "
+                           "or standard input, one text or list of ids per line)");
   tokenize_app->add_option("--file", tokenize.file, "one text per line ('-': stdin)");
   tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
   tokenize_app->add_flag("--no-special", tokenize.no_special,

@@ -33,12 +33,19 @@ struct TokenizeInput {
 };
 
 // The texts to work on: the arguments, else the lines of --file (`-`: standard input), else the
-// lines of standard input.
+// lines of standard input. With --decode, the arguments together are the ids of one text
+// ("1 2 3", "1,2,3", or one id an argument; CLI11 hands "[1,2,3]" over as three arguments).
 std::vector<TokenizeInput> read_inputs(const TokenizeCommand& command) {
   if (!command.texts.empty() && command.file) {
     throw UsageError("TEXT and --file: give the texts one way, not both");
   }
   std::vector<TokenizeInput> inputs;
+  if (!command.texts.empty() && command.decode) {
+    std::string ids;
+    for (const std::string& text : command.texts) ids += text + " ";
+    inputs.push_back({std::move(ids), "the arguments"});
+    return inputs;
+  }
   if (!command.texts.empty()) {
     for (std::size_t i = 0; i < command.texts.size(); ++i) {
       inputs.push_back({command.texts[i], "argument " + std::to_string(i + 1)});
@@ -68,10 +75,13 @@ std::vector<int> parse_ids(const TokenizeInput& input, int vocab_size) {
       continue;
     }
     int id = 0;
-    const auto [end, error] = std::from_chars(text.data() + position, text.data() + text.size(), id);
+    const auto [end, error] =
+        std::from_chars(text.data() + position, text.data() + text.size(), id);
     if (error != std::errc() || end == text.data() + position) {
-      throw Error(input.source + ": expected token ids (numbers separated by spaces or commas), "
-                  "found \"" + std::string(text.substr(position, 20)) + "\"");
+      throw Error(input.source +
+                  ": expected token ids (numbers separated by spaces or commas), "
+                  "found \"" +
+                  std::string(text.substr(position, 20)) + "\"");
     }
     if (id < 0 || id >= vocab_size) {
       throw Error(input.source + ": id " + std::to_string(id) + " is outside the vocabulary (" +
@@ -153,8 +163,9 @@ int run_tokenize(const TokenizeCommand& command) {
     }
   }
   write_stdout(out);
-  spdlog::info("load {:.1f} ms | encode {} {}, {} tokens, {:.1f} ms", load_ms, inputs.size(),
-               inputs.size() == 1 ? "text" : "texts", token_count, encode_ms);
+  flush_stdout();
+  spdlog::debug("load {:.1f} ms | encode {} {}, {} tokens, {:.1f} ms", load_ms, inputs.size(),
+                inputs.size() == 1 ? "text" : "texts", token_count, encode_ms);
   return 0;
 }
 

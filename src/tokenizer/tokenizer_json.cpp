@@ -32,8 +32,8 @@ using pipeline::ConfigNode;
 // What Python transformers' fast tokenizer class adds to the file's pipeline, from
 // tokenizer_config.json (special_tokens_map.json for the named tokens it does not give).
 struct TransformersSettings {
-  std::string config_file;  // for errors
-  std::optional<std::string> class_name;  // without "Fast"
+  std::string config_file;                                         // for errors
+  std::optional<std::string> class_name;                           // without "Fast"
   std::array<std::optional<std::string>, kNamedTokenCount> named;  // bos, eos, unk, ... texts
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
@@ -68,7 +68,8 @@ TransformersSettings read_transformers_settings(const fs::path& model_dir) {
     if (config.contains(key)) {
       settings.named[i] = named_token_content(config[key], config_path.string() + ": " + key);
     } else if (special_tokens_map.contains(key)) {
-      settings.named[i] = named_token_content(special_tokens_map[key], map_path.string() + ": " + key);
+      settings.named[i] =
+          named_token_content(special_tokens_map[key], map_path.string() + ": " + key);
     }
   }
   settings.add_bos_token = optional_flag(config, "add_bos_token", settings.config_file);
@@ -82,7 +83,7 @@ class JsonTokenizer final : public Tokenizer {
  public:
   JsonTokenizer(const fs::path& model_dir, const json& file_json, std::string file,
                 TransformersSettings settings)
-      : settings_(std::move(settings)) {
+      : file_(file), settings_(std::move(settings)) {
     const ConfigNode root(file_json, file);
     if (!file_json.is_object()) root.fail("expected a JSON object");
     if (root.has("normalizer")) normalizer_ = pipeline::make_normalizer(root.at("normalizer"));
@@ -111,15 +112,16 @@ class JsonTokenizer final : public Tokenizer {
       second = Encoding{encode_sequence(*pair, "pair"), {}};
       second->type_ids.assign(second->ids.size(), 0);
     }
-    if (!post_processor_) return pipeline::default_post_process(std::move(first), std::move(second));
-    return post_processor_->process(std::move(first), std::move(second), true);
+    if (!post_processor_)
+      return pipeline::default_post_process(std::move(first), std::move(second));
+    return checked(post_processor_->process(std::move(first), std::move(second), true));
   }
 
   std::vector<int> encode_plain(std::string_view text) const override {
     Encoding plain{encode_sequence(text, "text"), {}};
     plain.type_ids.assign(plain.ids.size(), 0);
     if (!post_processor_) return plain.ids;
-    return post_processor_->process(std::move(plain), std::nullopt, false).ids;
+    return checked(post_processor_->process(std::move(plain), std::nullopt, false)).ids;
   }
 
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override {
@@ -134,8 +136,7 @@ class JsonTokenizer final : public Tokenizer {
     // of the same character). Decoding the last few tokens with and without the new one, from
     // the same first token, gives what the new one adds without decoding the whole text.
     constexpr std::size_t kWindow = 8;
-    const std::span<const int> window =
-        previous_ids.last(std::min(previous_ids.size(), kWindow));
+    const std::span<const int> window = previous_ids.last(std::min(previous_ids.size(), kWindow));
     std::vector<int> ids(window.begin(), window.end());
     std::string before = decode(ids, true);
     ids.push_back(id);
@@ -172,6 +173,18 @@ class JsonTokenizer final : public Tokenizer {
     return model_->token_to_id(content);
   }
 
+  // The ids a post-processor's template names are the file's word: one past the vocabulary
+  // would feed the model an embedding row that does not exist.
+  Encoding checked(Encoding encoding) const {
+    for (const int id : encoding.ids) {
+      if (id < 0 || id >= vocab_size()) {
+        throw Error(file_ + ": post_processor adds id " + std::to_string(id) +
+                    ", which is not in the vocabulary (" + std::to_string(vocab_size()) + " ids)");
+      }
+    }
+    return encoding;
+  }
+
   static void drop_trailing_replacement_chars(std::string& text) {
     constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
     while (text.ends_with(kReplacement)) text.resize(text.size() - kReplacement.size());
@@ -200,8 +213,9 @@ class JsonTokenizer final : public Tokenizer {
       }
       const std::optional<int> id = named_id(named);
       if (!id) {
-        throw Error(settings_.config_file + ": " + kNamedTokenKeys[static_cast<std::size_t>(named)] +
-                    " " + brief_text(*content) + " is not in the vocabulary");
+        throw Error(settings_.config_file + ": " +
+                    kNamedTokenKeys[static_cast<std::size_t>(named)] + " " + brief_text(*content) +
+                    " is not in the vocabulary");
       }
       special_tokens[*content] = {{"id", *content}, {"ids", {*id}}, {"tokens", {*content}}};
       return json{{"SpecialToken", {{"id", *content}, {"type_id", type_id}}}};
@@ -221,9 +235,9 @@ class JsonTokenizer final : public Tokenizer {
                            {"single", single},
                            {"pair", pair},
                            {"special_tokens", special_tokens}};
-    post_processor_ = pipeline::make_post_processor(ConfigNode(
-        settings, (model_dir / "tokenizer_config.json").string(),
-        *settings_.class_name + "Fast's post-processor"));
+    post_processor_ = pipeline::make_post_processor(
+        ConfigNode(settings, (model_dir / "tokenizer_config.json").string(),
+                   *settings_.class_name + "Fast's post-processor"));
   }
 
   // One sequence without special tokens: added tokens cut out of the raw text, each stretch
@@ -252,8 +266,8 @@ class JsonTokenizer final : public Tokenizer {
         }
         if (part.text.empty()) continue;
         pieces.clear();
-        pieces.push_back({std::string(part.text),
-                          at_input_start && part.text.data() == normalized.data()});
+        pieces.push_back(
+            {std::string(part.text), at_input_start && part.text.data() == normalized.data()});
         if (pre_tokenizer_) {
           next.clear();
           for (const pipeline::Piece& piece : pieces) pre_tokenizer_->pre_tokenize(piece, next);
@@ -294,6 +308,7 @@ class JsonTokenizer final : public Tokenizer {
     return text;
   }
 
+  std::string file_;  // tokenizer.json, for errors
   TransformersSettings settings_;
   std::unique_ptr<pipeline::Normalizer> normalizer_;
   std::unique_ptr<pipeline::PreTokenizer> pre_tokenizer_;
@@ -309,7 +324,7 @@ class JsonTokenizer final : public Tokenizer {
 std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
   const fs::path path = model_dir / "tokenizer.json";
   const std::string file = path.string();
-  const std::string text = read_model_file(path, kMaxTokenizerBytes);
+  const std::string text = read_model_file(path, kMaxTokenizerJsonBytes);
   check_json_depth(text, file);
   const json file_json = parse_json(text, file);
   return std::make_unique<JsonTokenizer>(model_dir, file_json, file,

@@ -68,7 +68,7 @@ class AddedVocabulary {
     void insert(std::string_view text, int token_index);
     // The longest token text starting at text[start], as (length, token index).
     std::optional<std::pair<std::size_t, int>> longest_at(std::string_view text,
-                                                           std::size_t start) const;
+                                                          std::size_t start) const;
   };
 
   std::vector<TextSplit> split(std::string_view text, const Trie& trie) const;
