@@ -142,13 +142,13 @@ TEST(WordPiece, PairGetsSecondSegmentTypeIds) {
   EXPECT_EQ(encoding.type_ids, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 1}));
 }
 
-TEST(WordPiece, LiteralSepStartsSecondSegment) {
+TEST(WordPiece, LiteralSepIsATokenOfTheOneSegment) {
+  // As in Hugging Face's tokenizers, slow and fast: a [SEP] written in the text is a single
+  // token, and every token of a single text has type id 0.
   const Encoding literal = tiny_bert().encode("Hello world [SEP] How are you?");
   const Encoding pair = tiny_bert().encode("Hello world", "How are you?");
   EXPECT_EQ(literal.ids, pair.ids);
-  EXPECT_EQ(literal.type_ids, pair.type_ids);
-  // A trailing [SEP] with nothing after it starts no second segment.
-  EXPECT_EQ(tiny_bert().encode("Hello [SEP]").type_ids, (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(literal.type_ids, std::vector<int>(literal.ids.size(), 0));
 }
 
 TEST(WordPiece, EmptyAndBlankTextGiveClsSep) {

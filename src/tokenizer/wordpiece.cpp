@@ -718,13 +718,8 @@ Encoding WordPieceTokenizer::encode(std::string_view text,
     const std::vector<int> second = tokenize(*pair, "pair");
     encoding.ids.insert(encoding.ids.end(), second.begin(), second.end());
     encoding.ids.push_back(sep_id_);
-  } else {
-    // A literal [SEP] with more text after it starts the second segment.
-    auto literal_sep = std::find(first.begin(), first.end(), sep_id_);
-    if (literal_sep == first.end() || literal_sep + 1 == first.end()) return encoding;
-    encoding.type_ids.resize(1 + static_cast<std::size_t>(literal_sep - first.begin()) + 1);
+    encoding.type_ids.resize(encoding.ids.size(), 1);
   }
-  encoding.type_ids.resize(encoding.ids.size(), 1);
   return encoding;
 }
 
