@@ -70,12 +70,12 @@ class Tokenizer {
 };
 
 // Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:
-// source.spm (Marian: with target.spm and vocab.json); tokenizer.model (Llama), spiece.model
-// (ALBERT or T5, as the folder's tokenizer class says) or sentencepiece.bpe.model (XLM-RoBERTa),
-// all SentencePiece; vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder
-// says so); vocab.txt (WordPiece: BERT, DistilBERT); tokenizer.json (byte-level BPE or WordPiece,
-// as its model.type says). Errors name the file and what is wrong, or the files looked for when
-// there is none.
+// tokenizer.json (the fast tokenizer, as AutoTokenizer prefers it); source.spm (Marian: with
+// target.spm and vocab.json); tokenizer.model (Llama), spiece.model (ALBERT or T5, as the
+// folder's tokenizer class says) or sentencepiece.bpe.model (XLM-RoBERTa), all SentencePiece;
+// vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder says so); vocab.txt
+// (WordPiece: BERT, DistilBERT). Errors name the file and what is wrong, or the files looked for
+// when there is none.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
 
 // The slow tokenizer class a model folder asks for, as transformers' AutoTokenizer finds it:
