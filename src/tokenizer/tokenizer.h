@@ -20,7 +20,8 @@ struct Encoding {
 
 // One interface for every tokenizer family (byte-level BPE: GPT-2, RoBERTa; WordPiece: BERT,
 // DistilBERT; SentencePiece: Llama, ALBERT, XLM-RoBERTa, T5, Marian). Implementations must be
-// token-for-token identical to Hugging Face's slow tokenizers.
+// token-for-token identical to Hugging Face's: the fast tokenizer for tokenizer.json, the slow
+// class for the other files.
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
