@@ -86,3 +86,51 @@ INSTANTIATE_TEST_SUITE_P(Real, RealTokenizerVectors,
 
 }  // namespace
 }  // namespace attn::test
+
+namespace attn::test {
+namespace {
+
+// A folder with the shipped BERT's tokenizer files (tokenizer.json, or vocab.txt for the slow
+// reader) and `config` as its tokenizer_config.json.
+std::filesystem::path bert_folder(const std::filesystem::path& dir, const char* tokenizer_file,
+                                  const nlohmann::json& config) {
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(source_dir() / "models" / "tiny-bert-brown" / tokenizer_file,
+                             dir / tokenizer_file);
+  std::ofstream(dir / "tokenizer_config.json") << config.dump();
+  return dir;
+}
+
+// BertTokenizerFast rebuilds the file's normalizer from do_lower_case, strip_accents and
+// tokenize_chinese_chars when they disagree with it: a cased config over an uncased
+// tokenizer.json tokenizes as the slow class does with that config.
+TEST(TokenizerJsonClassArguments, BertConfigOverridesTheFilesNormalizer) {
+  const auto root =
+      std::filesystem::temp_directory_path() / ("attn-bert-args-" + std::to_string(getpid()));
+  const nlohmann::json config = {{"tokenizer_class", "BertTokenizer"}, {"do_lower_case", false}};
+  const auto fast = load_tokenizer(bert_folder(root / "fast", "tokenizer.json", config));
+  const auto slow = load_tokenizer(bert_folder(root / "slow", "vocab.txt", config));
+  for (const char* text : {"Hello World", "Héllo wörld", "The Jury Said"}) {
+    EXPECT_EQ(fast->encode(text).ids, slow->encode(text).ids) << text;
+  }
+  EXPECT_NE(fast->encode("Hello").ids,
+            load_tokenizer(bert_folder(root / "uncased", "tokenizer.json",
+                                       {{"tokenizer_class", "BertTokenizer"}}))
+                ->encode("Hello")
+                .ids);
+  std::filesystem::remove_all(root);
+}
+
+// Named tokens that neither tokenizer_config.json nor special_tokens_map.json gives are the
+// class's defaults: BertTokenizerFast's mask token is "[MASK]".
+TEST(TokenizerJsonClassArguments, NamedTokensDefaultToTheClasses) {
+  const auto root =
+      std::filesystem::temp_directory_path() / ("attn-bert-defaults-" + std::to_string(getpid()));
+  const auto tokenizer = load_tokenizer(
+      bert_folder(root, "tokenizer.json", {{"tokenizer_class", "BertTokenizerFast"}}));
+  EXPECT_EQ(tokenizer->mask_id(), 103);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace attn::test

@@ -466,14 +466,16 @@ int run_command_line(int argc, char** argv) {
                            "or standard input, one text or list of ids per line)");
   tokenize_app->add_option("--file", tokenize.file, "one text per line ('-': stdin)");
   tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
-  tokenize_app->add_flag("--no-special", tokenize.no_special,
-                         "without the special tokens the tokenizer adds (add_special_tokens=False)");
+  tokenize_app->add_flag(
+      "--no-special", tokenize.no_special,
+      "without the special tokens the tokenizer adds (add_special_tokens=False)");
   tokenize_app->add_flag("--decode", tokenize.decode,
                          "the inputs are token ids (\"1 2 3\" or \"1,2,3\"): print their text");
   tokenize_app->add_flag("--skip-special", tokenize.skip_special,
                          "with --decode: leave out special tokens (skip_special_tokens=True)");
-  tokenize_app->add_flag("--json", tokenize.json,
-                         "one JSON line per input: {\"ids\", \"tokens\"} (--decode: {\"ids\", \"text\"})");
+  tokenize_app->add_flag(
+      "--json", tokenize.json,
+      "one JSON line per input: {\"ids\", \"tokens\"} (--decode: {\"ids\", \"text\"})");
 
   CommonOptions info;
   bool info_json = false;

@@ -457,14 +457,7 @@ BpeFlavour bpe_flavour(const fs::path& model_dir) {
   if (declared_tokenizer_class(model_dir) == "RobertaTokenizer") {
     return {
         .class_name = "RobertaTokenizer",
-        .named_defaults = {{NamedToken::kBos, special_token("<s>")},
-                           {NamedToken::kEos, special_token("</s>")},
-                           {NamedToken::kSep, special_token("</s>")},
-                           {NamedToken::kCls, special_token("<s>")},
-                           {NamedToken::kUnk, special_token("<unk>")},
-                           {NamedToken::kPad, special_token("<pad>")},
-                           // The mask token takes the space before it, as a word would.
-                           {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}},
+        .named_defaults = class_named_token_defaults("RobertaTokenizer"),
         // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
         // create_token_type_ids_from_sequences: all 0.
         .sequence_template =
@@ -472,11 +465,8 @@ BpeFlavour bpe_flavour(const fs::path& model_dir) {
                 {NamedToken::kCls}, {NamedToken::kSep}, {NamedToken::kSep}, {NamedToken::kSep}, 0},
         .decodes_to_text = true};
   }
-  const std::string end_of_text = "<|endoftext|>";
   return {.class_name = "GPT2Tokenizer",
-          .named_defaults = {{NamedToken::kBos, special_token(end_of_text)},
-                             {NamedToken::kEos, special_token(end_of_text)},
-                             {NamedToken::kUnk, special_token(end_of_text)}},
+          .named_defaults = class_named_token_defaults("GPT2Tokenizer"),
           .sequence_template = std::nullopt,
           .decodes_to_text = false};
 }

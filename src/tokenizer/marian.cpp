@@ -354,11 +354,7 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
   check_model_pieces_in_vocabulary(target, target_path, vocab, vocab_path);
 
   const SpecialTokenConfig special_config =
-      read_special_token_config(model_dir, config,
-                                {{NamedToken::kEos, special_token("</s>")},
-                                 {NamedToken::kUnk, special_token("<unk>")},
-                                 {NamedToken::kPad, special_token("<pad>")}},
-                                kClass);
+      read_special_token_config(model_dir, config, class_named_token_defaults(kClass), kClass);
   for (const auto& [token, key] : kRequiredTokens) {
     const std::optional<AddedToken>& named = special_config.named[static_cast<std::size_t>(token)];
     if (!named || named->content.empty()) {

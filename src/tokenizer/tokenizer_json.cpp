@@ -38,6 +38,7 @@ struct TransformersSettings {
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
   bool clean_up_tokenization_spaces = true;  // transformers 4.40's default
+  nlohmann::json config;                     // tokenizer_config.json ({} when absent)
 };
 
 constexpr const char* kNamedTokenKeys[kNamedTokenCount] = {
@@ -63,20 +64,71 @@ TransformersSettings read_transformers_settings(const fs::path& model_dir) {
   TransformersSettings settings;
   settings.config_file = config_path.string();
   settings.class_name = declared_tokenizer_class(model_dir);
+  // transformers reads special_tokens_map.json only for folders saved before
+  // tokenizer_config.json had added_tokens_decoder, and there it wins over the config; a token
+  // neither file names is the class's default (an explicit null: none).
+  const bool map_overrides = !config.contains("added_tokens_decoder");
+  const NamedTokenDefaults defaults =
+      settings.class_name ? class_named_token_defaults(*settings.class_name) : NamedTokenDefaults{};
   for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
     const char* key = kNamedTokenKeys[i];
-    if (config.contains(key)) {
-      settings.named[i] = named_token_content(config[key], config_path.string() + ": " + key);
-    } else if (special_tokens_map.contains(key)) {
+    if (map_overrides && special_tokens_map.contains(key)) {
       settings.named[i] =
           named_token_content(special_tokens_map[key], map_path.string() + ": " + key);
+    } else if (config.contains(key)) {
+      settings.named[i] = named_token_content(config[key], config_path.string() + ": " + key);
+    } else if (const auto found = defaults.find(static_cast<NamedToken>(i));
+               found != defaults.end()) {
+      settings.named[i] = found->second.content;
     }
   }
   settings.add_bos_token = optional_flag(config, "add_bos_token", settings.config_file);
   settings.add_eos_token = optional_flag(config, "add_eos_token", settings.config_file);
   settings.clean_up_tokenization_spaces =
       config_flag(config, "clean_up_tokenization_spaces", true, settings.config_file);
+  settings.config = config;
   return settings;
+}
+
+// What a fast class's __init__ changes in the file's components when its own arguments (from
+// tokenizer_config.json, else their defaults) disagree with them: BertTokenizerFast (and
+// DistilBERT's, MPNet's) rebuild a BertNormalizer with do_lower_case (default true),
+// strip_accents (default none) and tokenize_chinese_chars (default true); GPT2TokenizerFast and
+// RobertaTokenizerFast rebuild the pre-tokenizer with add_prefix_space (default false).
+void apply_class_arguments(json& file_json, const TransformersSettings& settings) {
+  const std::string class_name = settings.class_name.value_or("");
+  const json& config = settings.config;
+  const auto argument = [&](const char* key, const json& fallback) {
+    if (!config.contains(key)) return fallback;
+    const json& value = config[key];
+    if (!value.is_boolean() && !value.is_null()) {
+      throw Error(settings.config_file + ": '" + key + "' must be true, false or null");
+    }
+    return value;
+  };
+  if (class_name == "BertTokenizer" || class_name == "DistilBertTokenizer" ||
+      class_name == "MPNetTokenizer") {
+    json& normalizer = file_json["normalizer"];
+    if (!normalizer.is_object()) return;
+    const std::pair<const char*, json> fields[] = {
+        {"lowercase", argument("do_lower_case", true)},
+        {"strip_accents", argument("strip_accents", nullptr)},
+        {"handle_chinese_chars", argument("tokenize_chinese_chars", true)}};
+    bool differs = false;
+    for (const auto& [field, value] : fields) {
+      differs = differs || normalizer.value(field, value) != value;
+    }
+    if (differs) {
+      for (const auto& [field, value] : fields) normalizer[field] = value;
+    }
+  }
+  if (class_name == "GPT2Tokenizer" || class_name == "RobertaTokenizer") {
+    json& pre_tokenizer = file_json["pre_tokenizer"];
+    const json add_prefix_space = argument("add_prefix_space", false);
+    if (pre_tokenizer.is_object() && pre_tokenizer.contains("add_prefix_space")) {
+      pre_tokenizer["add_prefix_space"] = add_prefix_space;
+    }
+  }
 }
 
 class JsonTokenizer final : public Tokenizer {
@@ -326,9 +378,10 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
   const std::string file = path.string();
   const std::string text = read_model_file(path, kMaxTokenizerJsonBytes);
   check_json_depth(text, file);
-  const json file_json = parse_json(text, file);
-  return std::make_unique<JsonTokenizer>(model_dir, file_json, file,
-                                         read_transformers_settings(model_dir));
+  json file_json = parse_json(text, file);
+  TransformersSettings settings = read_transformers_settings(model_dir);
+  if (file_json.is_object()) apply_class_arguments(file_json, settings);
+  return std::make_unique<JsonTokenizer>(model_dir, file_json, file, std::move(settings));
 }
 
 }  // namespace attn
