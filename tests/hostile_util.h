@@ -115,6 +115,15 @@ class HostileTest : public ::testing::Test {
     return copy;
   }
 
+  // A copy of a shipped model without its tokenizer.json, for tests of the slow tokenizer's files
+  // (vocab.json + merges.txt, vocab.txt, and the configs as those tokenizers read them): attn,
+  // like transformers' AutoTokenizer, reads them only from a folder that has no tokenizer.json.
+  std::filesystem::path copy_model_without_tokenizer_json(const char* name) {
+    const auto copy = copy_model(name);
+    std::filesystem::remove(copy / "tokenizer.json");
+    return copy;
+  }
+
   CommandResult run(const std::vector<std::string>& args,
                     const std::filesystem::path& stdin_path = "/dev/null") {
     const FolderSnapshot before = snapshot(scratch_.path());

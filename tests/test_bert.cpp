@@ -191,10 +191,11 @@ class FillMaskCliTest : public ::testing::Test {
   }
 
   // Replaces line `line_number` (1-based) of a copied vocab.txt. An older model folder has no
-  // added_tokens_decoder in tokenizer_config.json, so vocab.txt alone says which ids the
-  // special tokens have.
+  // tokenizer.json (which attn would read instead of vocab.txt) and no added_tokens_decoder in
+  // tokenizer_config.json, so vocab.txt alone says which ids the special tokens have.
   static void replace_vocab_line(const std::filesystem::path& model, int line_number,
                                  const std::string& token) {
+    std::filesystem::remove(model / "tokenizer.json");
     json config = json::parse(read_file(model / "tokenizer_config.json"));
     config.erase("added_tokens_decoder");
     write_file(model / "tokenizer_config.json", config.dump());
@@ -239,12 +240,30 @@ TEST_F(FillMaskCliTest, JsonMatchesTheLibrary) {
 }
 
 TEST_F(FillMaskCliTest, PairIsTheSecondSegment) {
-  const CommandResult pair =
-      run_attn({"fill-mask", "--json", "He went to the [MASK].", "--pair", "He bought bread."});
-  const CommandResult inline_pair =
-      run_attn({"fill-mask", "--json", "He went to the [MASK]. [SEP] He bought bread."});
+  // As Hugging Face's tokenizer(A, B): [CLS] A [SEP] B [SEP], type id 1 for B and its [SEP].
+  const std::string model = shipped_model("tiny-bert-brown");
+  const CommandResult pair = run_attn(
+      {"tokenize", "-m", model, "--json", "He went to the [MASK].", "--pair", "He bought bread."});
   ASSERT_EQ(pair.exit_status, 0) << describe(pair);
-  EXPECT_EQ(pair.out, inline_pair.out);
+  const json encoding = json::parse(pair.out);
+  EXPECT_EQ(encoding["tokens"], json({"[CLS]", "he", "went", "to", "the", "[MASK]", ".", "[SEP]",
+                                      "he", "bought", "bread", ".", "[SEP]"}));
+  EXPECT_EQ(encoding["type_ids"], json({0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+  // A [SEP] written in one text is a token of that text, type id 0 like every other.
+  const CommandResult single = run_attn(
+      {"tokenize", "-m", model, "--json", "He went to the [MASK]. [SEP] He bought bread."});
+  ASSERT_EQ(single.exit_status, 0) << describe(single);
+  EXPECT_EQ(json::parse(single.out)["ids"], encoding["ids"]);
+
+  const CommandResult filled =
+      run_attn({"fill-mask", "--json", "He went to the [MASK].", "--pair", "He bought bread."});
+  ASSERT_EQ(filled.exit_status, 0) << describe(filled);
+  const json masks = json::parse(filled.out);
+  ASSERT_EQ(masks.size(), 1u) << filled.out;
+  EXPECT_EQ(masks[0]["position"], 5);
+  EXPECT_NE(filled.out,
+            run_attn({"fill-mask", "--json", "He went to the [MASK]. [SEP] He bought bread."}).out)
+      << "the type ids of the second segment change the model's output";
 }
 
 TEST_F(FillMaskCliTest, FileGivesOneJsonLinePerInputAndReportsBadLines) {

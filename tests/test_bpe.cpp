@@ -13,6 +13,7 @@
 
 #include "src/base/error.h"
 #include "src/tokenizer/bpe.h"
+#include "src/tokenizer/tokenizer.h"
 #include "src/tokenizer/unicode.h"
 #include "tests/test_paths.h"
 #include "tests/tokenizer_test_util.h"
@@ -60,13 +61,16 @@ class ScratchDir {
   fs::path path_;
 };
 
-// The shipped model's tokenizer loaded from a copy of its tokenizer.json alone.
+// The shipped model's fast tokenizer: its tokenizer.json, run by the tokenizer.json pipeline, with
+// the tokenizer_config.json that names its special tokens (eos), without the slow files. The
+// slow and the fast tokenizer of one model must agree.
 const Tokenizer& shipped_gpt2_from_tokenizer_json() {
   static const std::unique_ptr<Tokenizer> tokenizer = [] {
     ScratchDir dir("tokenizer_json_only");
-    fs::copy_file(test::shipped_model("tiny-gpt2-brown") / "tokenizer.json",
-                  dir.path() / "tokenizer.json");
-    return load_bpe_tokenizer(dir.path());
+    for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
+      fs::copy_file(test::shipped_model("tiny-gpt2-brown") / file, dir.path() / file);
+    }
+    return load_tokenizer(dir.path());
   }();
   return *tokenizer;
 }
@@ -135,7 +139,7 @@ TEST(BpeTokenizer, RejectsInvalidUtf8AndPairs) {
                        "sentence pairs are not supported"));
 }
 
-TEST(BpeTokenizer, TokenizerJsonAloneGivesTheSameTokenizer) {
+TEST(BpeTokenizer, TokenizerJsonGivesTheSameTokenizer) {
   const Tokenizer& from_vocab = shipped_gpt2();
   const Tokenizer& from_json = shipped_gpt2_from_tokenizer_json();
   EXPECT_EQ(from_json.vocab_size(), from_vocab.vocab_size());
@@ -156,7 +160,7 @@ TEST(BpeTokenizer, TokenizerJsonMergesMayBeStrings) {
     merge = merge[0].get<std::string>() + " " + merge[1].get<std::string>();
   }
   write_file(dir.path() / "tokenizer.json", tokenizer.dump());
-  const std::unique_ptr<Tokenizer> from_strings = load_bpe_tokenizer(dir.path());
+  const std::unique_ptr<Tokenizer> from_strings = load_tokenizer(dir.path());
   for (const std::string text : {"Hello world", "It's   a test...\n\n  ok?", "日本語 ℕ ∑"}) {
     EXPECT_EQ(from_strings->encode(text).ids, shipped_gpt2().encode(text).ids) << json_quoted(text);
   }
@@ -191,8 +195,9 @@ TEST(BpeTokenizerLoading, MissingFolderNamesThePath) {
 
 TEST(BpeTokenizerLoading, FolderWithoutTokenizerFiles) {
   ScratchDir dir("empty");
-  EXPECT_TRUE(Contains(error_message([&] { load_bpe_tokenizer(dir.path()); }),
-                       "vocab.json + merges.txt, or tokenizer.json"));
+  EXPECT_TRUE(
+      Contains(error_message([&] { load_bpe_tokenizer(dir.path()); }),
+               dir.path().string() + ": no GPT-2 tokenizer files (need vocab.json + merges.txt)"));
 }
 
 // A folder with the shipped vocab.json and the given merges.txt.
@@ -226,7 +231,10 @@ TEST(BpeTokenizerLoading, TokenizerJsonWithBadMergeNamesTheEntry) {
       json::parse(read_file(test::shipped_model("tiny-gpt2-brown") / "tokenizer.json"));
   tokenizer["model"]["merges"][5] = json::array({"h"});
   write_file(dir.path() / "tokenizer.json", tokenizer.dump());
-  EXPECT_TRUE(Contains(error_message([&] { load_bpe_tokenizer(dir.path()); }), "model.merges[5]"));
+  EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir.path()); }),
+                       (dir.path() / "tokenizer.json").string() +
+                           ": model.merges[5]: expected a [\"left\", \"right\"] pair, found "
+                           "[\"h\"]"));
 }
 
 // ---- Goldens (../shared) -----------------------------------------------------------------------
@@ -295,7 +303,7 @@ TEST(BpeGolden, Gpt2TokenizerVectors) {
   expect_matches_gpt2_vectors(shipped_gpt2());
 }
 
-TEST(BpeGolden, TokenizerJsonAloneMatchesGoldens) {
+TEST(BpeGolden, TokenizerJsonMatchesGoldens) {
   ATTN_REQUIRE_SHARED();
   expect_matches_tokens_jsonl(shipped_gpt2_from_tokenizer_json());
   expect_matches_gpt2_vectors(shipped_gpt2_from_tokenizer_json());

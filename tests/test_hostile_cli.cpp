@@ -262,7 +262,8 @@ INSTANTIATE_TEST_SUITE_P(
                   {"attention", "-m", shipped_model("tiny-bert-brown"), "hi", "--pair", kBadUtf8},
                   "",
                   "--pair: invalid UTF-8 at byte 2"},
-        InputCase{"TokenizeText", {"tokenize", kBadUtf8}, "", "text: invalid UTF-8 at byte 2"},
+        InputCase{
+            "TokenizeText", {"tokenize", kBadUtf8}, "", "argument 1: invalid UTF-8 at byte 2"},
         InputCase{"TokenizePair",
                   {"tokenize", "-m", shipped_model("tiny-bert-brown"), "hi", "--pair", kBadUtf8},
                   "",

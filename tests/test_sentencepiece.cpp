@@ -322,37 +322,45 @@ TEST(TokenizerChoice, VocabTxtIsWordPiece) {
 }
 
 TEST(TokenizerChoice, WordPieceTokenizerJsonIsWordPiece) {
-  // The shipped file leaves model.type out, as older tokenizers versions wrote it.
+  // The shipped file leaves model.type out, as older tokenizers versions wrote it: the library
+  // tells the model by its fields.
   const auto dir = folder_with(test::shipped_model("tiny-bert-brown"), {"tokenizer.json"});
-  EXPECT_EQ(load_tokenizer(dir->path())->mask_id(), 103);
+  const std::vector<int> hello_world = {101, 7592, 2088, 102};  // [CLS] hello world [SEP]
+  EXPECT_EQ(load_tokenizer(dir->path())->encode("Hello world").ids, hello_world);
   const fs::path file = dir->path() / "tokenizer.json";
   json tokenizer = json::parse(test::read_file(file));
   tokenizer["model"]["type"] = "WordPiece";
   test::write_file(file, tokenizer.dump());
-  EXPECT_EQ(load_tokenizer(dir->path())->mask_id(), 103);
+  EXPECT_EQ(load_tokenizer(dir->path())->encode("Hello world").ids, hello_world);
 }
 
-TEST(TokenizerChoice, OtherTokenizerJsonModelsAreRefused) {
+TEST(TokenizerChoice, TokenizerJsonModelMustHaveTheFieldsOfItsType) {
   const auto dir = folder_with(test::shipped_model("tiny-bert-brown"), {"tokenizer.json"});
   const fs::path file = dir->path() / "tokenizer.json";
   json tokenizer = json::parse(test::read_file(file));
   tokenizer["model"]["type"] = "Unigram";
   test::write_file(file, tokenizer.dump());
   EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
-                       file.string() + ": model.type is \"Unigram\""));
+                       file.string() + ": model.vocab: expected an array of [piece, score]"));
+  tokenizer["model"]["type"] = "Word2Vec";
+  test::write_file(file, tokenizer.dump());
+  EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
+                       file.string() + ": model.type: model type \"Word2Vec\" is not implemented"));
+  // Without a type and without the fields of BPE, WordPiece and Unigram, the library reads a
+  // WordLevel model, which needs an unk_token.
   tokenizer["model"] = {{"vocab", tokenizer["model"]["vocab"]}};
   test::write_file(file, tokenizer.dump());
   EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
-                       file.string() + ": model.type is missing and the model's fields do not"));
+                       file.string() + ": model.unk_token is missing"));
 }
 
 TEST(TokenizerChoice, FolderWithoutTokenizerFilesNamesThoseLookedFor) {
   const auto dir = folder_with(test::shipped_model("tiny-gpt2-brown"), {"config.json"});
   EXPECT_TRUE(Contains(error_message([&] { load_tokenizer(dir->path()); }),
                        dir->path().string() +
-                           ": no tokenizer files (looked for source.spm, tokenizer.model, "
-                           "spiece.model, sentencepiece.bpe.model, vocab.json + merges.txt, "
-                           "vocab.txt and tokenizer.json)"));
+                           ": no tokenizer files (looked for tokenizer.json, source.spm, "
+                           "tokenizer.model, spiece.model, sentencepiece.bpe.model, vocab.json + "
+                           "merges.txt and vocab.txt)"));
 }
 
 // ---- Broken tokenizer.model: one line, exit 1, nothing modified ---------------------------------
@@ -360,9 +368,9 @@ TEST(TokenizerChoice, FolderWithoutTokenizerFilesNamesThoseLookedFor) {
 class BrokenTokenizerModelTest : public test::HostileTest {
  protected:
   // `attn tokenize -m COPY x` on a copy of the shipped GPT-2 folder with `model_bytes` as its
-  // tokenizer.model, which comes first among the tokenizer files.
+  // tokenizer.model, which comes first among the tokenizer files once tokenizer.json is gone.
   void expect_refused(const std::string& model_bytes, const std::string& reason) {
-    const fs::path model = copy_model("tiny-gpt2-brown");
+    const fs::path model = copy_model_without_tokenizer_json("tiny-gpt2-brown");
     test::write_file(model / "tokenizer.model", model_bytes);
     test::expect_clean_failure(
         run({"tokenize", "-m", model.string(), "x"}), test::kBadInput,

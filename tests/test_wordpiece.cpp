@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/tokenizer/tokenizer.h"
 #include "src/tokenizer/wordpiece.h"
 #include "tests/test_paths.h"
 
@@ -142,13 +143,13 @@ TEST(WordPiece, PairGetsSecondSegmentTypeIds) {
   EXPECT_EQ(encoding.type_ids, (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 1}));
 }
 
-TEST(WordPiece, LiteralSepStartsSecondSegment) {
+TEST(WordPiece, LiteralSepIsATokenOfTheOneSegment) {
+  // As in Hugging Face's tokenizers, slow and fast: a [SEP] written in the text is a single
+  // token, and every token of a single text has type id 0.
   const Encoding literal = tiny_bert().encode("Hello world [SEP] How are you?");
   const Encoding pair = tiny_bert().encode("Hello world", "How are you?");
   EXPECT_EQ(literal.ids, pair.ids);
-  EXPECT_EQ(literal.type_ids, pair.type_ids);
-  // A trailing [SEP] with nothing after it starts no second segment.
-  EXPECT_EQ(tiny_bert().encode("Hello [SEP]").type_ids, (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(literal.type_ids, std::vector<int>(literal.ids.size(), 0));
 }
 
 TEST(WordPiece, EmptyAndBlankTextGiveClsSep) {
@@ -224,14 +225,18 @@ TEST(WordPieceLoad, MissingMaskIsAnError) {
 
 TEST(WordPieceLoad, MissingVocabularyIsAnError) {
   TempDir dir;
-  expect_load_error(dir.path(), {dir.path().string(), "vocab.txt", "tokenizer.json"});
+  expect_load_error(dir.path(),
+                    {dir.path().string() + ": no BERT vocabulary found (expected vocab.txt)"});
 }
 
-TEST(WordPieceLoad, TokenizerJsonAloneGivesIdenticalIds) {
+// The shipped model's fast tokenizer (tokenizer.json with the configs that name its special
+// tokens, run by the tokenizer.json pipeline) and its slow one (vocab.txt) must agree.
+TEST(WordPieceLoad, TokenizerJsonGivesIdenticalIds) {
   TempDir dir;
-  fs::copy_file(test::shipped_model("tiny-bert-brown") / "tokenizer.json",
-                dir.path() / "tokenizer.json");
-  const auto from_json = load_wordpiece_tokenizer(dir.path());
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
+    fs::copy_file(test::shipped_model("tiny-bert-brown") / file, dir.path() / file);
+  }
+  const auto from_json = load_tokenizer(dir.path());
   const Tokenizer& from_vocab = tiny_bert();
   EXPECT_EQ(from_json->vocab_size(), from_vocab.vocab_size());
   EXPECT_EQ(from_json->mask_id(), from_vocab.mask_id());

@@ -11,7 +11,10 @@ namespace attn {
 // Size caps, each stated in the error when exceeded. Real files are far below them
 // (config.json: a few kB; the largest tokenizer.json on the hub: about 35 MB).
 constexpr std::size_t kMaxConfigBytes = 16u << 20;      // config.json and the other small JSON
-constexpr std::size_t kMaxTokenizerBytes = 256u << 20;  // vocab.*, merges.txt, tokenizer.json
+constexpr std::size_t kMaxTokenizerBytes = 256u << 20;  // vocab.*, merges.txt, *.model
+// tokenizer.json is parsed whole, which takes several times its size in memory; the largest
+// real ones (Gemma 3's) are 33 MB.
+constexpr std::size_t kMaxTokenizerJsonBytes = 128u << 20;
 constexpr std::size_t kMaxInputTextBytes = 256u << 20;  // --file and standard input
 
 // Reads a model file, which must be a regular file (a folder, FIFO or device is refused

@@ -305,28 +305,6 @@ int run_generate(const GenerateCommand& command) {
   return 0;
 }
 
-int run_tokenize(const TokenizeCommand& command) {
-  require_utf8(command.text, "text");
-  if (command.pair) require_utf8(*command.pair, "--pair");
-  auto model = load_model(command.common.model_dir, command.common.dtype);
-  const Tokenizer& tokenizer = *model->tokenizer;
-  const Encoding encoding = tokenizer.encode(command.text, command.pair);
-  std::vector<std::string> tokens;
-  for (int id : encoding.ids) tokens.push_back(replace_invalid_utf8(tokenizer.token_string(id)));
-  if (command.json) {
-    nlohmann::json out = {{"ids", encoding.ids}, {"tokens", tokens}};
-    if (command.pair) out["type_ids"] = encoding.type_ids;
-    write_stdout(json_text(out) + "\n");
-    return 0;
-  }
-  std::string lines;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    lines += std::to_string(encoding.ids[i]) + "\t" + tokens[i] + "\n";
-  }
-  write_stdout(lines);
-  return 0;
-}
-
 int run_info(const CommonOptions& common, bool json) {
   // A sentence-transformers folder may keep the Hugging Face model in a module folder.
   const std::optional<SentenceTransformersConfig> sentence_transformers =

@@ -67,8 +67,12 @@ struct GenerateCommand {
 
 struct TokenizeCommand {
   CommonOptions common;
-  std::string text;
+  std::vector<std::string> texts;             // none: --file, or standard input, a text a line
+  std::optional<std::filesystem::path> file;  // one text per line; "-": standard input
   std::optional<std::string> pair;
+  bool no_special = false;    // add_special_tokens=False
+  bool decode = false;        // the inputs are ids, printed back as text
+  bool skip_special = false;  // with decode: skip_special_tokens=True
   bool json = false;
 };
 

@@ -458,11 +458,24 @@ int run_command_line(int argc, char** argv) {
       ->check(positive());
 
   TokenizeCommand tokenize;
-  CLI::App* tokenize_app = app.add_subcommand("tokenize", "print token ids and pieces");
+  CLI::App* tokenize_app = app.add_subcommand(
+      "tokenize", "print token ids and pieces, or decode ids (needs only the tokenizer files)");
   add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
-  tokenize_app->add_option("text", tokenize.text, "text to tokenize")->required();
+  tokenize_app->add_option("text", tokenize.texts,
+                           "texts to tokenize (with --decode: the ids of one text; none: --file, "
+                           "or standard input, one text or list of ids per line)");
+  tokenize_app->add_option("--file", tokenize.file, "one text per line ('-': stdin)");
   tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
-  tokenize_app->add_flag("--json", tokenize.json, "print {\"ids\": [...], \"tokens\": [...]}");
+  tokenize_app->add_flag(
+      "--no-special", tokenize.no_special,
+      "without the special tokens the tokenizer adds (add_special_tokens=False)");
+  tokenize_app->add_flag("--decode", tokenize.decode,
+                         "the inputs are token ids (\"1 2 3\" or \"1,2,3\"): print their text");
+  tokenize_app->add_flag("--skip-special", tokenize.skip_special,
+                         "with --decode: leave out special tokens (skip_special_tokens=True)");
+  tokenize_app->add_flag(
+      "--json", tokenize.json,
+      "one JSON line per input: {\"ids\", \"tokens\"} (--decode: {\"ids\", \"text\"})");
 
   CommonOptions info;
   bool info_json = false;

@@ -204,19 +204,11 @@ struct VocabEntry {
   std::int64_t id;
 };
 
-// A merge as the file spells it, before its pieces are looked up in the vocabulary (which
-// tokenizer.json may list after the merges).
+// A merge as merges.txt spells it, before its pieces are looked up in the vocabulary.
 struct MergeRule {
   std::string left;
   std::string right;
 };
-
-int checked_token_id(std::int64_t id, const std::string& where) {
-  if (id < 0 || id > kMaxTokenId) {
-    throw Error(where + ": id " + std::to_string(id) + " is out of range");
-  }
-  return static_cast<int>(id);
-}
 
 // Fills the id -> token table. Real files number their tokens and added tokens 0, 1, 2, ...
 // (ids below id_limit, the number of both); a larger id is refused before the table is sized
@@ -333,125 +325,45 @@ void add_merges(BpeModel& model, const VocabIndex& vocab, const std::vector<Merg
   }
 }
 
-// Reads the vocabulary, merges and added tokens of vocab.json or tokenizer.json through
-// nlohmann's SAX interface: building the whole document (a std::map per object) takes several
-// times longer than the parse itself for a 50k-token vocabulary. Values in places the reader does
-// not know are skipped; values of the wrong type where it does are errors.
-class BpeJsonReader final : public json::json_sax_t {
+// Reads vocab.json, a bare {token: id} object, through nlohmann's SAX interface: building the
+// whole document (a std::map per object) takes several times longer than the parse itself for a
+// 50k-token vocabulary.
+class VocabJsonReader final : public json::json_sax_t {
  public:
-  // vocab.json is a bare {token: id} object; tokenizer.json holds model.type, model.vocab,
-  // model.merges and added_tokens.
-  enum class Layout { kVocabJson, kTokenizerJson };
+  explicit VocabJsonReader(std::string file) : file_(std::move(file)) {}
 
-  BpeJsonReader(Layout layout, std::string file) : layout_(layout), file_(std::move(file)) {}
-
-  // Reads the file's text: the vocabulary is left in take_vocab_entries(), the merges in
-  // take_merge_rules(), the added tokens in take_added_tokens().
-  void read(std::string_view text) {
+  std::vector<VocabEntry> read(std::string_view text) {
     check_json_depth(text, file_);
     json::sax_parse(text, this);
-    if (!saw_vocab_) {
-      throw Error(file_ + (layout_ == Layout::kVocabJson
-                               ? ": expected an object mapping tokens to ids"
-                               : ": model.vocab is missing or not an object"));
-    }
-    if (layout_ == Layout::kTokenizerJson && !saw_merges_) {
-      throw Error(file_ + ": model.merges is missing or not an array");
-    }
+    return std::move(entries_);
   }
 
-  std::vector<VocabEntry> take_vocab_entries() { return std::move(vocab_entries_); }
-  std::vector<MergeRule> take_merge_rules() { return std::move(merge_rules_); }
-  std::vector<AddedToken> take_added_tokens() { return std::move(added_tokens_); }
-
-  bool null() override { return other_value("null"); }
-  bool number_float(number_float_t, const string_t&) override {
-    return other_value("a fractional number");
-  }
-  bool binary(binary_t&) override { return other_value("binary data"); }
-  bool number_integer(number_integer_t value) override { return integer(value); }
+  bool null() override { refuse("null"); }
+  bool boolean(bool) override { refuse("a boolean"); }
+  bool number_float(number_float_t, const string_t&) override { refuse("a fractional number"); }
+  bool binary(binary_t&) override { refuse("binary data"); }
+  bool string(string_t&) override { refuse("a string"); }
+  bool number_integer(number_integer_t value) override { return id(value); }
   bool number_unsigned(number_unsigned_t value) override {
-    return integer(static_cast<std::int64_t>(
+    return id(static_cast<std::int64_t>(
         std::min<number_unsigned_t>(value, std::numeric_limits<std::int64_t>::max())));
   }
 
-  bool boolean(bool value) override {
-    if (role() == Role::kAddedToken) {
-      if (current_key() == "special") pending_added_.special = value;
-      if (current_key() == "lstrip") pending_added_.lstrip = value;
-      if (current_key() == "rstrip") pending_added_.rstrip = value;
-      return true;
-    }
-    // SentencePiece models converted to tokenizer.json (Llama 2, Mistral) are BPE over "▁"
-    // pieces with byte fallback, not byte-level BPE: read as GPT-2's, every text would come
-    // out wrong. attn reads them from their tokenizer.model.
-    if (role() == Role::kModel && current_key() == "byte_fallback" && value) {
-      throw Error(file_ +
-                  ": model.byte_fallback is true: a SentencePiece-style BPE, which attn reads "
-                  "only from the folder's tokenizer.model (not found)");
-    }
-    return other_value("a boolean");
+  bool start_object(std::size_t) override {
+    if (in_vocab_) refuse("an object");
+    in_vocab_ = true;
+    return true;
   }
-
-  bool string(string_t& value) override {
-    switch (role()) {
-      case Role::kModel:
-        if (current_key() == "type" && value != "BPE") {
-          throw Error(file_ + ": model.type is \"" + brief_text(value) + "\", expected \"BPE\"");
-        }
-        return true;
-      case Role::kMerges: {
-        std::optional<MergeRule> rule = split_merge_line(value);
-        if (!rule) {
-          throw Error(merge_location() + ": expected \"left right\", got \"" + brief_text(value) +
-                      "\"");
-        }
-        merge_rules_.push_back(std::move(*rule));
-        return true;
-      }
-      case Role::kMergePair:
-        pair_pieces_.push_back(std::move(value));
-        return true;
-      case Role::kAddedToken:
-        if (current_key() == "content") pending_added_.content = std::move(value);
-        return true;
-      default:
-        return other_value("a string");
-    }
+  // Only the vocabulary's own end: an object inside it is refused where it starts.
+  bool end_object() override {
+    in_vocab_ = false;
+    return true;
   }
-
-  bool start_object(std::size_t) override { return start_container(/*is_object=*/true); }
-  bool start_array(std::size_t) override { return start_container(/*is_object=*/false); }
+  bool start_array(std::size_t) override { refuse("an array"); }
+  bool end_array() override { return true; }
 
   bool key(string_t& key) override {
-    frames_.back().key = std::move(key);
-    return true;
-  }
-
-  bool end_object() override {
-    if (role() == Role::kAddedToken) {
-      const std::string where =
-          file_ + ": added_tokens[" + std::to_string(added_token_count_++) + "]";
-      if (!pending_added_.content || !pending_added_.id) {
-        throw Error(where + ": expected an object with an integer \"id\" and a string \"content\"");
-      }
-      added_tokens_.push_back({*pending_added_.content, checked_token_id(*pending_added_.id, where),
-                               pending_added_.special, pending_added_.lstrip,
-                               pending_added_.rstrip});
-    }
-    frames_.pop_back();
-    return true;
-  }
-
-  bool end_array() override {
-    if (role() == Role::kMergePair) {
-      if (pair_pieces_.size() != 2) {
-        throw Error(merge_location() + ": expected [\"left\", \"right\"], got " +
-                    std::to_string(pair_pieces_.size()) + " strings");
-      }
-      merge_rules_.push_back({std::move(pair_pieces_[0]), std::move(pair_pieces_[1])});
-    }
-    frames_.pop_back();
+    key_ = std::move(key);
     return true;
   }
 
@@ -461,133 +373,28 @@ class BpeJsonReader final : public json::json_sax_t {
   }
 
  private:
-  // What the object or array being read is.
-  enum class Role {
-    kIgnored,
-    kRoot,
-    kModel,
-    kVocab,
-    kMerges,
-    kMergePair,
-    kAddedTokens,
-    kAddedToken
-  };
-
-  struct Frame {
-    Role role;
-    std::string key;  // the key of the value being read, for objects
-  };
-
-  struct PendingAddedToken {
-    std::optional<std::string> content;
-    std::optional<std::int64_t> id;
-    bool special = false;
-    bool lstrip = false;
-    bool rstrip = false;
-  };
-
-  Role role() const { return frames_.empty() ? Role::kIgnored : frames_.back().role; }
-  const std::string& current_key() const { return frames_.back().key; }
-
-  std::string merge_location() const {
-    return file_ + ": model.merges[" + std::to_string(merge_rules_.size()) + "]";
-  }
-
-  bool integer(std::int64_t value) {
-    switch (role()) {
-      case Role::kVocab:
-        vocab_entries_.push_back({std::move(frames_.back().key), value});
-        return true;
-      case Role::kAddedToken:
-        if (current_key() == "id") pending_added_.id = value;
-        return true;
-      default:
-        return other_value("a number");
-    }
-  }
-
-  // A value the reader has no use for: skipped, unless the format wants something else there.
-  bool other_value(const std::string& what) {
-    switch (role()) {
-      case Role::kVocab:
-        throw Error(file_ + ": token '" + brief_text(current_key()) + "': the id is " + what +
-                    ", not an integer");
-      case Role::kMerges:
-        throw Error(merge_location() + ": expected \"left right\" or [\"left\", \"right\"], got " +
-                    what);
-      case Role::kMergePair:
-        throw Error(merge_location() + ": expected two strings, got " + what);
-      default:
-        return true;
-    }
-  }
-
-  bool start_container(bool is_object) {
-    const Role role = child_role(is_object);
-    if (role == Role::kVocab) saw_vocab_ = true;
-    if (role == Role::kMerges) saw_merges_ = true;
-    if (role == Role::kMergePair) pair_pieces_.clear();
-    if (role == Role::kAddedToken) pending_added_ = {};
-    frames_.push_back({role, {}});
+  bool id(std::int64_t value) {
+    if (!in_vocab_) refuse("a number");
+    entries_.push_back({std::move(key_), value});
     return true;
   }
 
-  Role child_role(bool is_object) {
-    if (frames_.empty()) {
-      if (!is_object) return Role::kIgnored;
-      return layout_ == Layout::kVocabJson ? Role::kVocab : Role::kRoot;
-    }
-    switch (role()) {
-      case Role::kRoot:
-        if (current_key() == "model" && is_object) return Role::kModel;
-        if (current_key() == "added_tokens" && !is_object) return Role::kAddedTokens;
-        return Role::kIgnored;
-      case Role::kModel:
-        if (current_key() == "vocab" && is_object) return Role::kVocab;
-        if (current_key() == "merges" && !is_object) return Role::kMerges;
-        return Role::kIgnored;
-      case Role::kMerges:
-        if (!is_object) return Role::kMergePair;
-        break;
-      case Role::kAddedTokens:
-        return is_object ? Role::kAddedToken : Role::kIgnored;
-      default:
-        break;
-    }
-    other_value(is_object ? "an object" : "an array");
-    return Role::kIgnored;
+  // A value that is not a token's id: the document is not a vocabulary, or one of its values is
+  // not an integer.
+  [[noreturn]] void refuse(const std::string& what) const {
+    if (!in_vocab_) throw Error(file_ + ": expected an object mapping tokens to ids");
+    throw Error(file_ + ": token '" + brief_text(key_) + "': the id is " + what +
+                ", not an integer");
   }
 
-  Layout layout_;
   std::string file_;
-  std::vector<Frame> frames_;
-  bool saw_vocab_ = false;
-  bool saw_merges_ = false;
-  std::vector<VocabEntry> vocab_entries_;
-  std::vector<MergeRule> merge_rules_;
-  std::vector<AddedToken> added_tokens_;
-  std::vector<std::string> pair_pieces_;
-  PendingAddedToken pending_added_;
-  int added_token_count_ = 0;
+  bool in_vocab_ = false;  // inside the top-level object
+  std::string key_;        // the token whose id comes next
+  std::vector<VocabEntry> entries_;
 };
 
 std::vector<VocabEntry> read_vocab_json(const fs::path& path) {
-  BpeJsonReader reader(BpeJsonReader::Layout::kVocabJson, path.string());
-  reader.read(read_model_file(path, kMaxTokenizerBytes));
-  return reader.take_vocab_entries();
-}
-
-// Reads tokenizer.json's vocabulary and merges, which are resolved once the folder's added
-// tokens are known, and its added tokens.
-struct TokenizerJson {
-  std::vector<VocabEntry> vocab;
-  std::vector<MergeRule> merges;
-  std::vector<AddedToken> added_tokens;
-};
-TokenizerJson read_tokenizer_json(const fs::path& path) {
-  BpeJsonReader reader(BpeJsonReader::Layout::kTokenizerJson, path.string());
-  reader.read(read_model_file(path, kMaxTokenizerBytes));
-  return {reader.take_vocab_entries(), reader.take_merge_rules(), reader.take_added_tokens()};
+  return VocabJsonReader(path.string()).read(read_model_file(path, kMaxTokenizerBytes));
 }
 
 void read_merges_txt(BpeModel& model, const VocabIndex& vocab, const fs::path& path) {
@@ -650,14 +457,7 @@ BpeFlavour bpe_flavour(const fs::path& model_dir) {
   if (declared_tokenizer_class(model_dir) == "RobertaTokenizer") {
     return {
         .class_name = "RobertaTokenizer",
-        .named_defaults = {{NamedToken::kBos, special_token("<s>")},
-                           {NamedToken::kEos, special_token("</s>")},
-                           {NamedToken::kSep, special_token("</s>")},
-                           {NamedToken::kCls, special_token("<s>")},
-                           {NamedToken::kUnk, special_token("<unk>")},
-                           {NamedToken::kPad, special_token("<pad>")},
-                           // The mask token takes the space before it, as a word would.
-                           {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}},
+        .named_defaults = class_named_token_defaults("RobertaTokenizer"),
         // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
         // create_token_type_ids_from_sequences: all 0.
         .sequence_template =
@@ -665,11 +465,8 @@ BpeFlavour bpe_flavour(const fs::path& model_dir) {
                 {NamedToken::kCls}, {NamedToken::kSep}, {NamedToken::kSep}, {NamedToken::kSep}, 0},
         .decodes_to_text = true};
   }
-  const std::string end_of_text = "<|endoftext|>";
   return {.class_name = "GPT2Tokenizer",
-          .named_defaults = {{NamedToken::kBos, special_token(end_of_text)},
-                             {NamedToken::kEos, special_token(end_of_text)},
-                             {NamedToken::kUnk, special_token(end_of_text)}},
+          .named_defaults = class_named_token_defaults("GPT2Tokenizer"),
           .sequence_template = std::nullopt,
           .decodes_to_text = false};
 }
@@ -704,6 +501,10 @@ class BpeTokenizer final : public Tokenizer {
     if (!pair) return settings_.sequence_template->apply(first, std::nullopt);
     const std::vector<int> second = tokenize(*pair, "pair");
     return settings_.sequence_template->apply(first, second);
+  }
+
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return tokenize(text, "text");
   }
 
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override {
@@ -860,9 +661,10 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
   }
   const fs::path vocab_path = model_dir / "vocab.json";
   const fs::path merges_path = model_dir / "merges.txt";
-  const fs::path tokenizer_json_path = model_dir / "tokenizer.json";
   const fs::path config_path = model_dir / "tokenizer_config.json";
-  const bool has_vocab_and_merges = entry_exists(vocab_path) && entry_exists(merges_path);
+  if (!entry_exists(vocab_path) || !entry_exists(merges_path)) {
+    throw Error(model_dir.string() + ": no GPT-2 tokenizer files (need vocab.json + merges.txt)");
+  }
 
   json config = json::object();
   if (entry_exists(config_path)) {
@@ -875,38 +677,15 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
       read_special_token_config(model_dir, config, flavour.named_defaults, flavour.class_name);
 
   BpeModel model;
-  std::string vocab_file;
-  std::string added_tokens_file;
-  std::vector<VocabEntry> vocab_entries;
-  std::vector<MergeRule> tokenizer_json_merges;
-  if (has_vocab_and_merges) {
-    vocab_file = vocab_path.string();
-    vocab_entries = read_vocab_json(vocab_path);
-    added_tokens_file = config_path.string();
-  } else if (entry_exists(tokenizer_json_path)) {
-    vocab_file = tokenizer_json_path.string();
-    TokenizerJson tokenizer_json = read_tokenizer_json(tokenizer_json_path);
-    vocab_entries = std::move(tokenizer_json.vocab);
-    tokenizer_json_merges = std::move(tokenizer_json.merges);
-    special_config.added_tokens = std::move(tokenizer_json.added_tokens);
-    added_tokens_file = vocab_file;
-  } else {
-    throw Error(model_dir.string() +
-                ": no GPT-2 tokenizer files (need vocab.json + merges.txt, or tokenizer.json)");
-  }
+  const std::string vocab_file = vocab_path.string();
+  std::vector<VocabEntry> vocab_entries = read_vocab_json(vocab_path);
   const std::size_t id_limit = vocab_entries.size() + special_config.added_tokens.size();
   fill_vocabulary(model, std::move(vocab_entries), id_limit, vocab_file);
-  check_added_token_ids(special_config.added_tokens, id_limit, added_tokens_file);
+  check_added_token_ids(special_config.added_tokens, id_limit, config_path.string());
 
   // Valid only until the added tokens' text is written into model.tokens below.
   const VocabIndex vocab(model.tokens, vocab_file);
-  if (has_vocab_and_merges) {
-    read_merges_txt(model, vocab, merges_path);
-  } else {
-    add_merges(model, vocab, tokenizer_json_merges, [&](std::size_t rank) {
-      return vocab_file + ": model.merges[" + std::to_string(rank) + "]";
-    });
-  }
+  read_merges_txt(model, vocab, merges_path);
   find_byte_token_ids(model, vocab, vocab_file);
   SpecialTokens special_tokens(special_config,
                                [&](const std::string& text) { return vocab.find(text); });

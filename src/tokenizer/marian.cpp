@@ -138,6 +138,9 @@ class MarianTokenizer final : public Tokenizer {
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
   Encoding encode_target(std::string_view text) const override;
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return sequence_ids(text, "text", *source_.processor);
+  }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   // Decoding strips the text, so what a token adds can depend on what follows: decoded twice.
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override {
@@ -351,11 +354,7 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
   check_model_pieces_in_vocabulary(target, target_path, vocab, vocab_path);
 
   const SpecialTokenConfig special_config =
-      read_special_token_config(model_dir, config,
-                                {{NamedToken::kEos, special_token("</s>")},
-                                 {NamedToken::kUnk, special_token("<unk>")},
-                                 {NamedToken::kPad, special_token("<pad>")}},
-                                kClass);
+      read_special_token_config(model_dir, config, class_named_token_defaults(kClass), kClass);
   for (const auto& [token, key] : kRequiredTokens) {
     const std::optional<AddedToken>& named = special_config.named[static_cast<std::size_t>(token)];
     if (!named || named->content.empty()) {

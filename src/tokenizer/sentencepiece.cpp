@@ -101,9 +101,7 @@ struct SentencePieceSettings {
 SentencePieceSettings llama_settings(const json& config, const std::string& file) {
   SentencePieceSettings settings;
   settings.class_name = "LlamaTokenizer";
-  settings.named_defaults = {{NamedToken::kBos, special_token("<s>")},
-                             {NamedToken::kEos, special_token("</s>")},
-                             {NamedToken::kUnk, special_token("<unk>")}};
+  settings.named_defaults = class_named_token_defaults(settings.class_name);
   // build_inputs_with_special_tokens: bos A eos (bos B eos), each when enabled;
   // create_token_type_ids_from_sequences: 0 for the first part, 1 for the second.
   std::vector<NamedToken> prefix;
@@ -127,13 +125,7 @@ SentencePieceSettings llama_settings(const json& config, const std::string& file
 SentencePieceSettings albert_settings(const json& config, const std::string& file) {
   SentencePieceSettings settings;
   settings.class_name = "AlbertTokenizer";
-  settings.named_defaults = {{NamedToken::kBos, special_token("[CLS]")},
-                             {NamedToken::kEos, special_token("[SEP]")},
-                             {NamedToken::kUnk, special_token("<unk>")},
-                             {NamedToken::kSep, special_token("[SEP]")},
-                             {NamedToken::kPad, special_token("<pad>")},
-                             {NamedToken::kCls, special_token("[CLS]")},
-                             {NamedToken::kMask, special_token("[MASK]", /*lstrip=*/true)}};
+  settings.named_defaults = class_named_token_defaults(settings.class_name);
   // build_inputs_with_special_tokens: cls A sep (B sep); create_token_type_ids_from_sequences:
   // 0 for cls A sep, 1 for B sep.
   settings.sequence_template = {{NamedToken::kCls}, {NamedToken::kSep}, {}, {NamedToken::kSep}, 1};
@@ -155,13 +147,7 @@ SentencePieceSettings albert_settings(const json& config, const std::string& fil
 SentencePieceSettings xlm_roberta_settings(const json& config, const std::string& file) {
   SentencePieceSettings settings;
   settings.class_name = "XLMRobertaTokenizer";
-  settings.named_defaults = {{NamedToken::kBos, special_token("<s>")},
-                             {NamedToken::kEos, special_token("</s>")},
-                             {NamedToken::kSep, special_token("</s>")},
-                             {NamedToken::kCls, special_token("<s>")},
-                             {NamedToken::kUnk, special_token("<unk>")},
-                             {NamedToken::kPad, special_token("<pad>")},
-                             {NamedToken::kMask, special_token("<mask>", /*lstrip=*/true)}};
+  settings.named_defaults = class_named_token_defaults(settings.class_name);
   // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
   // create_token_type_ids_from_sequences: all 0.
   settings.sequence_template = {
@@ -179,9 +165,7 @@ SentencePieceSettings xlm_roberta_settings(const json& config, const std::string
 SentencePieceSettings t5_settings(const json& config, const std::string& file) {
   SentencePieceSettings settings;
   settings.class_name = "T5Tokenizer";
-  settings.named_defaults = {{NamedToken::kEos, special_token("</s>")},
-                             {NamedToken::kUnk, special_token("<unk>")},
-                             {NamedToken::kPad, special_token("<pad>")}};
+  settings.named_defaults = class_named_token_defaults(settings.class_name);
   // build_inputs_with_special_tokens: A </s> (B </s>), each </s> only when the sequence does not
   // end with one already; create_token_type_ids_from_sequences: all 0.
   settings.sequence_template = {{}, {NamedToken::kEos}, {}, {NamedToken::kEos}, 0};
@@ -337,6 +321,9 @@ class SentencePieceTokenizer final : public Tokenizer {
                          const std::string& config_file);
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return sequence_ids(text, "text");
+  }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
   std::string token_string(int id) const override { return token_text(id); }

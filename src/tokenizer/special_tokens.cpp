@@ -141,6 +141,63 @@ AddedToken special_token(std::string content, bool lstrip) {
   return {std::move(content), -1, true, lstrip, false};
 }
 
+NamedTokenDefaults class_named_token_defaults(std::string_view class_name) {
+  using enum NamedToken;
+  if (class_name == "GPT2Tokenizer") {
+    return {{kBos, special_token("<|endoftext|>")},
+            {kEos, special_token("<|endoftext|>")},
+            {kUnk, special_token("<|endoftext|>")}};
+  }
+  if (class_name == "Qwen2Tokenizer") {
+    return {{kEos, special_token("<|endoftext|>")},
+            {kUnk, special_token("<|endoftext|>")},
+            {kPad, special_token("<|endoftext|>")}};
+  }
+  if (class_name == "RobertaTokenizer" || class_name == "XLMRobertaTokenizer") {
+    return {{kBos, special_token("<s>")},
+            {kEos, special_token("</s>")},
+            {kSep, special_token("</s>")},
+            {kCls, special_token("<s>")},
+            {kUnk, special_token("<unk>")},
+            {kPad, special_token("<pad>")},
+            // The mask token takes the space before it, as a word would.
+            {kMask, special_token("<mask>", /*lstrip=*/true)}};
+  }
+  if (class_name == "BertTokenizer" || class_name == "DistilBertTokenizer") {
+    return {{kUnk, special_token("[UNK]")},
+            {kSep, special_token("[SEP]")},
+            {kPad, special_token("[PAD]")},
+            {kCls, special_token("[CLS]")},
+            {kMask, special_token("[MASK]")}};
+  }
+  if (class_name == "AlbertTokenizer") {
+    return {{kBos, special_token("[CLS]")},
+            {kEos, special_token("[SEP]")},
+            {kUnk, special_token("<unk>")},
+            {kSep, special_token("[SEP]")},
+            {kPad, special_token("<pad>")},
+            {kCls, special_token("[CLS]")},
+            {kMask, special_token("[MASK]", /*lstrip=*/true)}};
+  }
+  if (class_name == "LlamaTokenizer") {
+    return {{kBos, special_token("<s>")},
+            {kEos, special_token("</s>")},
+            {kUnk, special_token("<unk>")}};
+  }
+  if (class_name == "GemmaTokenizer") {
+    return {{kBos, special_token("<bos>")},
+            {kEos, special_token("<eos>")},
+            {kUnk, special_token("<unk>")},
+            {kPad, special_token("<pad>")}};
+  }
+  if (class_name == "T5Tokenizer" || class_name == "MarianTokenizer") {
+    return {{kEos, special_token("</s>")},
+            {kUnk, special_token("<unk>")},
+            {kPad, special_token("<pad>")}};
+  }
+  return {};
+}
+
 SpecialTokenConfig read_special_token_config(const fs::path& model_dir,
                                              const json& tokenizer_config,
                                              const NamedTokenDefaults& defaults,

@@ -63,6 +63,12 @@ struct SpecialTokenConfig {
   std::vector<std::string> additional_special_tokens;
 };
 
+// The named tokens of a transformers tokenizer class when the folder's files do not name them:
+// its __init__'s defaults, the same in the slow and the fast class (e.g. BertTokenizer's
+// mask_token "[MASK]", RobertaTokenizer's "<mask>" with lstrip). `class_name` without "Fast";
+// empty for a class attn does not know.
+NamedTokenDefaults class_named_token_defaults(std::string_view class_name);
+
 // `tokenizer_config` is the folder's tokenizer_config.json (an empty object when it has none);
 // `class_name` names the class whose defaults apply, in errors.
 SpecialTokenConfig read_special_token_config(const std::filesystem::path& model_dir,

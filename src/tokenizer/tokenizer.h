@@ -20,7 +20,8 @@ struct Encoding {
 
 // One interface for every tokenizer family (byte-level BPE: GPT-2, RoBERTa; WordPiece: BERT,
 // DistilBERT; SentencePiece: Llama, ALBERT, XLM-RoBERTa, T5, Marian). Implementations must be
-// token-for-token identical to Hugging Face's slow tokenizers.
+// token-for-token identical to Hugging Face's: the fast tokenizer for tokenizer.json, the slow
+// class for the other files.
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -38,6 +39,11 @@ class Tokenizer {
   // for a tokenizer with a model of its own for the target side: Marian encodes with target.spm
   // (and source.spm in encode()).
   virtual Encoding encode_target(std::string_view text) const { return encode(text); }
+
+  // The ids of one text without the special tokens encode() puts around it, as Hugging Face's
+  // encode(text, add_special_tokens=False): special-token strings written in the text are still
+  // single tokens.
+  virtual std::vector<int> encode_plain(std::string_view text) const = 0;
 
   // Ids -> text, as Hugging Face's tokenizer.decode(ids, skip_special_tokens) with the
   // tokenizer's own clean_up_tokenization_spaces setting, e.g. decode([id]) is fill-mask's
@@ -65,12 +71,12 @@ class Tokenizer {
 };
 
 // Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:
-// source.spm (Marian: with target.spm and vocab.json); tokenizer.model (Llama), spiece.model
-// (ALBERT or T5, as the folder's tokenizer class says) or sentencepiece.bpe.model (XLM-RoBERTa),
-// all SentencePiece; vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder
-// says so); vocab.txt (WordPiece: BERT, DistilBERT); tokenizer.json (byte-level BPE or WordPiece,
-// as its model.type says). Errors name the file and what is wrong, or the files looked for when
-// there is none.
+// tokenizer.json (the fast tokenizer, as AutoTokenizer prefers it); source.spm (Marian: with
+// target.spm and vocab.json); tokenizer.model (Llama), spiece.model (ALBERT or T5, as the
+// folder's tokenizer class says) or sentencepiece.bpe.model (XLM-RoBERTa), all SentencePiece;
+// vocab.json + merges.txt (byte-level BPE: GPT-2, or RoBERTa when the folder says so); vocab.txt
+// (WordPiece: BERT, DistilBERT). Errors name the file and what is wrong, or the files looked for
+// when there is none.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& model_dir);
 
 // The slow tokenizer class a model folder asks for, as transformers' AutoTokenizer finds it:

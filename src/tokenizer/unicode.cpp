@@ -3,6 +3,7 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <iterator>
 #include <memory>
@@ -247,6 +248,61 @@ bool is_bert_punctuation(char32_t c) {
   }
   const utf8proc_category_t category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
   return category >= UTF8PROC_CATEGORY_PC && category <= UTF8PROC_CATEGORY_PO;
+}
+
+// ---- Rust's char methods ----------------------------------------------------------------------
+
+bool is_rust_whitespace(char32_t c) {
+  if (c <= 0x20) return c == 0x20 || (c >= 0x09 && c <= 0x0D);
+  switch (c) {
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+      return true;
+    default:
+      return c >= 0x2000 && c <= 0x200A;
+  }
+}
+
+namespace {
+
+// Lowercase mappings of Unicode 16 and 17, which Rust's standard library has and utf8proc 2.8
+// (Unicode 15) does not: [first, last] maps to code point + offset.
+struct CaseRange {
+  char32_t first;
+  char32_t last;
+  std::int32_t offset;
+};
+constexpr CaseRange kNewerLowercase[] = {{0x1C89, 0x1C89, 1},      {0xA7CB, 0xA7CB, 0x264 - 0xA7CB},
+                                         {0xA7CC, 0xA7CC, 1},      {0xA7CE, 0xA7CE, 1},
+                                         {0xA7D2, 0xA7D2, 1},      {0xA7D4, 0xA7D4, 1},
+                                         {0xA7DA, 0xA7DA, 1},      {0xA7DC, 0xA7DC, 0x19B - 0xA7DC},
+                                         {0x10D50, 0x10D65, 0x20}, {0x16EA0, 0x16EB8, 0x1B}};
+
+}  // namespace
+
+void append_rust_lowercase(std::string& out, char32_t c) {
+  if (c < 0x80) {
+    out.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c));
+    return;
+  }
+  // The one unconditional multi-character lowercase mapping of SpecialCasing.txt.
+  if (c == 0x130) {
+    out += "i\u0307";
+    return;
+  }
+  for (const CaseRange& range : kNewerLowercase) {
+    if (c >= range.first && c <= range.last) {
+      append_utf8(out, static_cast<char32_t>(static_cast<std::int32_t>(c) + range.offset));
+      return;
+    }
+  }
+  append_utf8(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
 }
 
 }  // namespace attn

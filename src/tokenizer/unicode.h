@@ -69,6 +69,15 @@ int combining_class(char32_t c);
 // Unicode files them as symbols) plus every P* category.
 bool is_bert_punctuation(char32_t c);
 
+// ---- Rust's char methods, which the tokenizers library calls --------------------------------
+
+// char::is_whitespace(): the White_Space property (so U+0085 and U+00A0 count, U+200B does not).
+bool is_rust_whitespace(char32_t c);
+
+// Appends char::to_lowercase(c) as UTF-8: the full lowercase mapping of one character (U+0130
+// becomes "i\u0307"), with the case pairs up to Unicode 17 that Rust's standard library knows.
+void append_rust_lowercase(std::string& out, char32_t c);
+
 }  // namespace attn
 
 namespace attn {

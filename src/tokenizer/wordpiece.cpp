@@ -133,6 +133,13 @@ constexpr std::pair<std::string_view, std::string_view> kSpecialTokenDefaults[] 
     {"cls_token", "[CLS]"},
     {"mask_token", "[MASK]"}};
 
+// BertTokenizer's WordpieceTokenizer: longer words are [UNK], and a piece inside a word is looked
+// up with this prefix (which convert_tokens_to_string removes with the space before it). The slow
+// tokenizer's files cannot change either.
+constexpr std::size_t kMaxInputCharsPerWord = 100;
+constexpr std::string_view kContinuingSubwordPrefix = "##";
+constexpr std::string_view kSpacedContinuingSubwordPrefix = " ##";
+
 // Everything the model folder says about the tokenizer; the defaults are BertTokenizer's.
 struct WordPieceSettings {
   fs::path vocab_file;             // named in error messages about the vocabulary
@@ -142,8 +149,6 @@ struct WordPieceSettings {
   bool tokenize_chinese_chars = true;
   std::vector<std::string> never_split;
   bool clean_up_tokenization_spaces = true;
-  std::size_t max_input_chars_per_word = 100;
-  std::string continuing_subword_prefix = "##";
   // unk_token, sep_token, ... -> token; an attribute set to null in the config is absent.
   std::map<std::string, std::string, std::less<>> special_tokens{std::begin(kSpecialTokenDefaults),
                                                                  std::end(kSpecialTokenDefaults)};
@@ -200,7 +205,7 @@ void read_special_tokens(const json& config, const fs::path& file, WordPieceSett
 }
 
 // tokenizer_config.json as BertTokenizer.__init__ reads it (fields it does not mention keep their
-// defaults). With tokenizer.json, these fields override its normalizer as BertTokenizerFast does.
+// defaults).
 void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
   const json config = read_json_file(file, kMaxConfigBytes);
   if (!config.is_object()) throw Error(file.string() + ": expected a JSON object");
@@ -254,7 +259,7 @@ void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
   }
 }
 
-// The optional companions of vocab.txt / tokenizer.json. special_tokens_map.json wins over
+// The optional companions of vocab.txt. special_tokens_map.json wins over
 // tokenizer_config.json, as in transformers' from_pretrained.
 void read_optional_configs(const fs::path& model_dir, WordPieceSettings& settings) {
   if (entry_exists(model_dir / "tokenizer_config.json")) {
@@ -287,96 +292,6 @@ std::vector<std::string> read_vocab_txt(const fs::path& file) {
   return vocab;
 }
 
-// tokenizer.json (the fast tokenizer's file): a WordPiece model with a BertNormalizer.
-void read_tokenizer_json(const fs::path& file, WordPieceSettings& settings) {
-  const json root = read_json_file(file, kMaxTokenizerBytes);
-  const json* model = root.is_object() && root.contains("model") ? &root["model"] : nullptr;
-  if (model == nullptr || !model->is_object() || !model->contains("vocab")) {
-    throw Error(file.string() + ": no 'model.vocab' (expected a WordPiece model)");
-  }
-  if (auto type = model->find("type"); type != model->end() && *type != "WordPiece") {
-    throw Error(file.string() + ": model.type is " + brief_json(*type) +
-                ", expected \"WordPiece\"");
-  }
-  const json& vocab = (*model)["vocab"];
-  if (!vocab.is_object()) throw Error(file.string() + ": 'model.vocab' must be an object");
-  settings.vocab.assign(vocab.size(), std::string());
-  std::vector<bool> seen(vocab.size(), false);
-  for (const auto& [token, id_value] : vocab.items()) {
-    if (!id_value.is_number_integer()) {
-      throw Error(file.string() + ": model.vocab['" + brief_text(token) +
-                  "'] must be an integer id");
-    }
-    const auto id = id_value.get<long long>();
-    if (id < 0 || id >= static_cast<long long>(vocab.size())) {
-      throw Error(file.string() + ": model.vocab['" + brief_text(token) + "'] = " +
-                  std::to_string(id) + " is outside 0.." + std::to_string(vocab.size() - 1));
-    }
-    if (seen[static_cast<std::size_t>(id)]) {
-      throw Error(file.string() + ": model.vocab: id " + std::to_string(id) + " is used by both '" +
-                  brief_text(settings.vocab[static_cast<std::size_t>(id)]) + "' and '" +
-                  brief_text(token) + "'");
-    }
-    seen[static_cast<std::size_t>(id)] = true;
-    settings.vocab[static_cast<std::size_t>(id)] = token;
-  }
-  if (auto it = model->find("unk_token"); it != model->end()) {
-    settings.special_tokens["unk_token"] = string_field(*it, file, "model.unk_token");
-  }
-  if (auto it = model->find("continuing_subword_prefix"); it != model->end()) {
-    settings.continuing_subword_prefix = string_field(*it, file, "model.continuing_subword_prefix");
-  }
-  if (auto it = model->find("max_input_chars_per_word"); it != model->end()) {
-    if (!it->is_number_unsigned()) {
-      throw Error(file.string() +
-                  ": 'model.max_input_chars_per_word' must be a non-negative integer");
-    }
-    settings.max_input_chars_per_word = it->get<std::size_t>();
-  }
-  if (auto it = root.find("normalizer"); it != root.end() && !it->is_null()) {
-    const json& normalizer = *it;
-    const auto type = normalizer.is_object() ? normalizer.find("type") : normalizer.end();
-    if (type == normalizer.end() || *type != "BertNormalizer") {
-      throw Error(file.string() + ": normalizer must be a BertNormalizer, got " +
-                  brief_json(normalizer));
-    }
-    if (auto field = normalizer.find("lowercase"); field != normalizer.end()) {
-      settings.do_lower_case = bool_field(*field, file, "normalizer.lowercase");
-    }
-    if (auto field = normalizer.find("strip_accents"); field != normalizer.end()) {
-      settings.strip_accents =
-          field->is_null() ? std::nullopt
-                           : std::optional(bool_field(*field, file, "normalizer.strip_accents"));
-    }
-    if (auto field = normalizer.find("handle_chinese_chars"); field != normalizer.end()) {
-      settings.tokenize_chinese_chars = bool_field(*field, file, "normalizer.handle_chinese_chars");
-    }
-  }
-  if (auto it = root.find("added_tokens"); it != root.end() && !it->is_null()) {
-    if (!it->is_array()) throw Error(file.string() + ": 'added_tokens' must be a list");
-    // Ids are below the number of vocabulary entries and added tokens, as in real files.
-    const std::size_t id_limit = settings.vocab.size() + it->size();
-    for (std::size_t i = 0; i < it->size(); ++i) {
-      const json& token = (*it)[i];
-      const std::string field = "added_tokens[" + std::to_string(i) + "]";
-      if (!token.is_object() || !token.contains("id") || !token["id"].is_number_unsigned()) {
-        throw Error(file.string() + ": '" + field + "' needs a non-negative integer 'id'");
-      }
-      const auto id = token["id"].get<std::uint64_t>();
-      if (id >= id_limit) {
-        throw Error(file.string() + ": '" + field + "': id " + std::to_string(id) +
-                    " is out of range for " + std::to_string(settings.vocab.size()) +
-                    " vocabulary entries and " + std::to_string(it->size()) + " added tokens");
-      }
-      AddedToken added{token_field(token, file, field + ".content"), false};
-      if (auto special = token.find("special"); special != token.end()) {
-        added.special = bool_field(*special, file, field + ".special");
-      }
-      settings.added_tokens[static_cast<int>(id)] = std::move(added);
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The tokenizer.
 
@@ -385,6 +300,9 @@ class WordPieceTokenizer final : public Tokenizer {
   explicit WordPieceTokenizer(WordPieceSettings settings);
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
+  std::vector<int> encode_plain(std::string_view text) const override {
+    return tokenize(text, "text");
+  }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string token_string(int id) const override;
   // The vocabulary and the added tokens past its end.
@@ -427,8 +345,6 @@ class WordPieceTokenizer final : public Tokenizer {
   bool strip_accents_;
   bool tokenize_chinese_chars_;
   bool clean_up_tokenization_spaces_;
-  std::size_t max_input_chars_per_word_;
-  std::string continuing_subword_prefix_;
 
   std::vector<SplitToken> split_tokens_;                 // longest first, so the longest match wins
   std::vector<std::u32string> never_split_;              // config never_split
@@ -448,16 +364,13 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
       do_lower_case_(settings.do_lower_case),
       strip_accents_(settings.strip_accents.value_or(settings.do_lower_case)),
       tokenize_chinese_chars_(settings.tokenize_chinese_chars),
-      clean_up_tokenization_spaces_(settings.clean_up_tokenization_spaces),
-      max_input_chars_per_word_(settings.max_input_chars_per_word),
-      continuing_subword_prefix_(std::move(settings.continuing_subword_prefix)) {
+      clean_up_tokenization_spaces_(settings.clean_up_tokenization_spaces) {
   const std::string file = settings.vocab_file.string();
   if (vocab_.empty()) throw Error(file + ": the vocabulary is empty");
   vocab_ids_.reserve(vocab_.size());
   for (std::size_t id = 0; id < vocab_.size(); ++id) {
     auto [it, inserted] = vocab_ids_.emplace(vocab_[id], static_cast<int>(id));
     if (!inserted) {
-      // Only vocab.txt can repeat a token (tokenizer.json's vocab is a JSON object).
       throw Error(file + ": duplicate token '" + brief_text(vocab_[id]) + "' on lines " +
                   std::to_string(it->second + 1) + " and " + std::to_string(id + 1));
     }
@@ -660,7 +573,7 @@ void WordPieceTokenizer::append_word(std::u32string_view word, std::vector<int>&
 // WordpieceTokenizer.tokenize: greedy longest-match-first; a word that is too long or that cannot
 // be covered completely becomes a single [UNK].
 void WordPieceTokenizer::append_word_pieces(std::u32string_view word, std::vector<int>& ids) const {
-  if (word.size() > max_input_chars_per_word_) {
+  if (word.size() > kMaxInputCharsPerWord) {
     ids.push_back(unk_id_);
     return;
   }
@@ -685,7 +598,7 @@ void WordPieceTokenizer::append_word_pieces(std::u32string_view word, std::vecto
       if (start == 0) {
         it = vocab_ids_.find(piece);
       } else {
-        candidate.assign(continuing_subword_prefix_).append(piece);
+        candidate.assign(kContinuingSubwordPrefix).append(piece);
         it = vocab_ids_.find(candidate);
       }
       if (it != vocab_ids_.end()) {
@@ -715,13 +628,8 @@ Encoding WordPieceTokenizer::encode(std::string_view text,
     const std::vector<int> second = tokenize(*pair, "pair");
     encoding.ids.insert(encoding.ids.end(), second.begin(), second.end());
     encoding.ids.push_back(sep_id_);
-  } else {
-    // A literal [SEP] with more text after it starts the second segment.
-    auto literal_sep = std::find(first.begin(), first.end(), sep_id_);
-    if (literal_sep == first.end() || literal_sep + 1 == first.end()) return encoding;
-    encoding.type_ids.resize(1 + static_cast<std::size_t>(literal_sep - first.begin()) + 1);
+    encoding.type_ids.resize(encoding.ids.size(), 1);
   }
-  encoding.type_ids.resize(encoding.ids.size(), 1);
   return encoding;
 }
 
@@ -735,7 +643,7 @@ std::string WordPieceTokenizer::token_string(int id) const {
 
 std::string WordPieceTokenizer::join_word_pieces(const std::vector<std::string>& tokens) const {
   return strip_python_whitespace(
-      replace_all(join(tokens, " "), " " + continuing_subword_prefix_, ""));
+      replace_all(join(tokens, " "), kSpacedContinuingSubwordPrefix, ""));
 }
 
 // PreTrainedTokenizer._decode: runs of ordinary tokens are joined WordPiece-style, added tokens
@@ -782,16 +690,11 @@ std::string WordPieceTokenizer::decode_continuation(std::span<const int> previou
 
 std::unique_ptr<Tokenizer> load_wordpiece_tokenizer(const fs::path& model_dir) {
   WordPieceSettings settings;
-  if (entry_exists(model_dir / "vocab.txt")) {
-    settings.vocab_file = model_dir / "vocab.txt";
-    settings.vocab = read_vocab_txt(settings.vocab_file);
-  } else if (entry_exists(model_dir / "tokenizer.json")) {
-    settings.vocab_file = model_dir / "tokenizer.json";
-    read_tokenizer_json(settings.vocab_file, settings);
-  } else {
-    throw Error(model_dir.string() +
-                ": no BERT vocabulary found (expected vocab.txt or tokenizer.json)");
+  settings.vocab_file = model_dir / "vocab.txt";
+  if (!entry_exists(settings.vocab_file)) {
+    throw Error(model_dir.string() + ": no BERT vocabulary found (expected vocab.txt)");
   }
+  settings.vocab = read_vocab_txt(settings.vocab_file);
   read_optional_configs(model_dir, settings);
   return std::make_unique<WordPieceTokenizer>(std::move(settings));
 }

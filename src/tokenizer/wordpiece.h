@@ -7,13 +7,10 @@
 
 namespace attn {
 
-// Loads BERT WordPiece from model_dir: vocab.txt + tokenizer_config.json when vocab.txt exists,
-// else tokenizer.json (model.vocab, normalizer.lowercase / strip_accents / handle_chinese_chars,
-// added_tokens). The result tokenizes exactly like Hugging Face's slow BertTokenizer.
-//
-// Beyond Hugging Face's encode(): when no pair is given but the text contains a literal [SEP]
-// followed by more tokens, everything after that first [SEP] gets token type 1, so "a [SEP] b"
-// is encoded like the pair ("a", "b").
+// Loads BERT WordPiece from model_dir's vocab.txt + tokenizer_config.json +
+// special_tokens_map.json (the slow tokenizer's files; load_tokenizer reads a folder's
+// tokenizer.json instead whenever it has one). The result tokenizes exactly like Hugging Face's
+// slow BertTokenizer: every token of a single text has type id 0, even after a literal [SEP].
 std::unique_ptr<Tokenizer> load_wordpiece_tokenizer(const std::filesystem::path& model_dir);
 
 }  // namespace attn

@@ -1,11 +1,11 @@
-// tokenizer.json alone in a folder, loaded as FUZZ_FAMILY ("gpt2": byte-level BPE, "bert":
-// WordPiece). The outcome must be a tokenizer or an attn::Error; a tokenizer that loads must
-// satisfy check_tokenizer().
+// tokenizer.json alone in a folder, loaded as attn loads it (load_tokenizer_json). The outcome
+// must be a tokenizer or an attn::Error; a tokenizer that loads must satisfy check_tokenizer().
+// Two seed corpora: byte-level BPE files (fuzz_tokenizer_json_bpe) and WordPiece files
+// (fuzz_tokenizer_json_wordpiece).
 
 #include <string_view>
 
-#include "src/tokenizer/bpe.h"
-#include "src/tokenizer/wordpiece.h"
+#include "src/tokenizer/tokenizer_json.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,9 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   folder.write("tokenizer.json", input);
   std::unique_ptr<attn::Tokenizer> tokenizer;
   try {
-    tokenizer = std::string_view(FUZZ_FAMILY) == "gpt2"
-                    ? attn::load_bpe_tokenizer(folder.path())
-                    : attn::load_wordpiece_tokenizer(folder.path());
+    tokenizer = attn::load_tokenizer_json(folder.path());
   } catch (const attn::Error&) {
     return 0;  // a clean refusal
   }

@@ -1,0 +1,172 @@
+// attn tokenize: a tokenizer folder's ids and pieces for texts, and text for ids, as Hugging
+// Face's tokenizer(text) / tokenizer.decode(ids) give them. Needs only the tokenizer files.
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/base/files.h"
+#include "src/cli/commands.h"
+#include "src/io/output_file.h"
+#include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/unicode.h"
+
+namespace attn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double milliseconds_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// One input: a text (or, with --decode, a list of ids) and where it came from, for errors.
+struct TokenizeInput {
+  std::string text;
+  std::string source;
+};
+
+// The texts to work on: the arguments, else the lines of --file (`-`: standard input), else the
+// lines of standard input. With --decode, the arguments together are the ids of one text
+// ("1 2 3", "1,2,3", or one id an argument; CLI11 hands "[1,2,3]" over as three arguments).
+std::vector<TokenizeInput> read_inputs(const TokenizeCommand& command) {
+  if (!command.texts.empty() && command.file) {
+    throw UsageError("TEXT and --file: give the texts one way, not both");
+  }
+  std::vector<TokenizeInput> inputs;
+  if (!command.texts.empty() && command.decode) {
+    std::string ids;
+    for (const std::string& text : command.texts) ids += text + " ";
+    inputs.push_back({std::move(ids), "the arguments"});
+    return inputs;
+  }
+  if (!command.texts.empty()) {
+    for (std::size_t i = 0; i < command.texts.size(); ++i) {
+      inputs.push_back({command.texts[i], "argument " + std::to_string(i + 1)});
+    }
+    return inputs;
+  }
+  const std::filesystem::path path = command.file.value_or("-");
+  const std::string source = path == "-" ? "standard input" : "--file " + path.string();
+  const std::string contents = read_input_text(path, "--file", kMaxInputTextBytes);
+  int line_number = 0;
+  for (std::string& line : split_lines(contents)) {
+    inputs.push_back({std::move(line), source + ": line " + std::to_string(++line_number)});
+  }
+  if (inputs.empty()) throw Error(source + ": no text");
+  return inputs;
+}
+
+// "1 2 3", "1,2,3" or "[1, 2, 3]": the ids to decode.
+std::vector<int> parse_ids(const TokenizeInput& input, int vocab_size) {
+  std::vector<int> ids;
+  const std::string& text = input.text;
+  std::size_t position = 0;
+  while (position < text.size()) {
+    const char c = text[position];
+    if (c == ' ' || c == ',' || c == '\t' || c == '[' || c == ']') {
+      ++position;
+      continue;
+    }
+    int id = 0;
+    const auto [end, error] =
+        std::from_chars(text.data() + position, text.data() + text.size(), id);
+    if (error != std::errc() || end == text.data() + position) {
+      throw Error(input.source +
+                  ": expected token ids (numbers separated by spaces or commas), "
+                  "found \"" +
+                  std::string(text.substr(position, 20)) + "\"");
+    }
+    if (id < 0 || id >= vocab_size) {
+      throw Error(input.source + ": id " + std::to_string(id) + " is outside the vocabulary (" +
+                  std::to_string(vocab_size) + " ids)");
+    }
+    ids.push_back(id);
+    position = static_cast<std::size_t>(end - text.data());
+  }
+  if (ids.empty()) throw Error(input.source + ": no token ids");
+  return ids;
+}
+
+int run_decode(const TokenizeCommand& command, const Tokenizer& tokenizer,
+               const std::vector<TokenizeInput>& inputs) {
+  std::string out;
+  for (const TokenizeInput& input : inputs) {
+    const std::vector<int> ids = parse_ids(input, tokenizer.vocab_size());
+    // GPT-2's decode keeps raw bytes for streaming; printed text is UTF-8, as Python's is.
+    const std::string text = replace_invalid_utf8(tokenizer.decode(ids, command.skip_special));
+    out += command.json ? json_text(nlohmann::ordered_json{{"ids", ids}, {"text", text}}) + "\n"
+                        : text + "\n";
+  }
+  write_stdout(out);
+  return 0;
+}
+
+}  // namespace
+
+int run_tokenize(const TokenizeCommand& command) {
+  if (command.skip_special && !command.decode) {
+    throw UsageError("--skip-special: only with --decode");
+  }
+  if (command.decode && (command.pair || command.no_special)) {
+    throw UsageError(std::string(command.pair ? "--pair" : "--no-special") +
+                     ": not with --decode, which reads ids");
+  }
+  if (command.pair && command.no_special) {
+    throw UsageError("--pair and --no-special: a pair is joined by the special tokens");
+  }
+  const std::vector<TokenizeInput> inputs = read_inputs(command);
+  if (command.pair) require_utf8(*command.pair, "--pair");
+  const auto load_start = Clock::now();
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(command.common.model_dir);
+  const double load_ms = milliseconds_since(load_start);
+  if (command.decode) return run_decode(command, *tokenizer, inputs);
+
+  for (const TokenizeInput& input : inputs) require_utf8(input.text, input.source);
+  const auto encode_start = Clock::now();
+  std::vector<Encoding> encodings;
+  encodings.reserve(inputs.size());
+  std::size_t token_count = 0;
+  for (const TokenizeInput& input : inputs) {
+    Encoding& encoding = encodings.emplace_back();
+    if (command.no_special) {
+      encoding.ids = tokenizer->encode_plain(input.text);
+      encoding.type_ids.assign(encoding.ids.size(), 0);
+    } else {
+      encoding = tokenizer->encode(input.text, command.pair);
+    }
+    token_count += encoding.ids.size();
+  }
+  const double encode_ms = milliseconds_since(encode_start);
+
+  const bool several = inputs.size() > 1;
+  std::string out;
+  for (std::size_t n = 0; n < inputs.size(); ++n) {
+    const Encoding& encoding = encodings[n];
+    std::vector<std::string> tokens;
+    for (int id : encoding.ids) tokens.push_back(replace_invalid_utf8(tokenizer->token_string(id)));
+    if (command.json) {
+      nlohmann::ordered_json line = {{"ids", encoding.ids}, {"tokens", tokens}};
+      if (command.pair) line["type_ids"] = encoding.type_ids;
+      out += json_text(line) + "\n";
+      continue;
+    }
+    if (several && n > 0) out += "\n";
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      out += std::to_string(encoding.ids[i]) + "\t" + tokens[i] + "\n";
+    }
+  }
+  write_stdout(out);
+  flush_stdout();
+  spdlog::debug("load {:.1f} ms | encode {} {}, {} tokens, {:.1f} ms", load_ms, inputs.size(),
+                inputs.size() == 1 ? "text" : "texts", token_count, encode_ms);
+  return 0;
+}
+
+}  // namespace attn

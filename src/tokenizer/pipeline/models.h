@@ -1,0 +1,41 @@
+#pragma once
+
+// tokenizer.json's "model": BPE, WordPiece, WordLevel, Unigram — as the tokenizers library's
+// models module defines them. A model turns one pre-tokenized piece into ids.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/tokenizer/pipeline/config_node.h"
+
+namespace attn::pipeline {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Appends the ids of one piece (non-empty UTF-8). Safe to call from several threads at once.
+  virtual void tokenize(std::string_view piece, std::vector<int>& ids) const = 0;
+  // The model's own vocabulary (added tokens are the pipeline's business).
+  virtual std::optional<int> token_to_id(std::string_view token) const = 0;
+  // Null when the model has no token with this id.
+  virtual const std::string* id_to_token(int id) const = 0;
+  // One past the highest id of the model's vocabulary.
+  virtual int vocab_size() const = 0;
+};
+
+// `node` is tokenizer.json's "model" object. A file without model.type is read by its fields,
+// as the library does (BPE has merges, WordPiece continuing_subword_prefix /
+// max_input_chars_per_word, Unigram a vocab of [piece, score] pairs, else WordLevel).
+std::unique_ptr<Model> make_model(const ConfigNode& node);
+
+// One factory per model type (bpe_model.cpp, wordpiece_model.cpp, wordlevel_model.cpp,
+// unigram_model.cpp); make_model (models.cpp) chooses among them.
+std::unique_ptr<Model> make_bpe_model(const ConfigNode& node);
+std::unique_ptr<Model> make_wordpiece_model(const ConfigNode& node);
+std::unique_ptr<Model> make_wordlevel_model(const ConfigNode& node);
+std::unique_ptr<Model> make_unigram_model(const ConfigNode& node);
+
+}  // namespace attn::pipeline

@@ -1,0 +1,387 @@
+#include "src/tokenizer/tokenizer_json.h"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/base/files.h"
+#include "src/io/json_util.h"
+#include "src/tokenizer/pipeline/added_vocabulary.h"
+#include "src/tokenizer/pipeline/config_node.h"
+#include "src/tokenizer/pipeline/decoders.h"
+#include "src/tokenizer/pipeline/models.h"
+#include "src/tokenizer/pipeline/normalizers.h"
+#include "src/tokenizer/pipeline/post_processors.h"
+#include "src/tokenizer/pipeline/pre_tokenizers.h"
+#include "src/tokenizer/special_tokens.h"
+#include "src/tokenizer/unicode.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using pipeline::ConfigNode;
+
+// What Python transformers' fast tokenizer class adds to the file's pipeline, from
+// tokenizer_config.json (special_tokens_map.json for the named tokens it does not give).
+struct TransformersSettings {
+  std::string config_file;                                         // for errors
+  std::optional<std::string> class_name;                           // without "Fast"
+  std::array<std::optional<std::string>, kNamedTokenCount> named;  // bos, eos, unk, ... texts
+  std::optional<bool> add_bos_token;
+  std::optional<bool> add_eos_token;
+  bool clean_up_tokenization_spaces = true;  // transformers 4.40's default
+  nlohmann::json config;                     // tokenizer_config.json ({} when absent)
+};
+
+constexpr const char* kNamedTokenKeys[kNamedTokenCount] = {
+    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
+
+json read_optional_object(const fs::path& path) {
+  if (!entry_exists(path)) return json::object();
+  json value = read_json_file(path, kMaxConfigBytes);
+  if (!value.is_object()) throw Error(path.string() + ": expected a JSON object");
+  return value;
+}
+
+std::optional<bool> optional_flag(const json& config, const char* key, const std::string& file) {
+  if (!config.contains(key) || config[key].is_null()) return std::nullopt;
+  return config_flag(config, key, false, file);
+}
+
+TransformersSettings read_transformers_settings(const fs::path& model_dir) {
+  const fs::path config_path = model_dir / "tokenizer_config.json";
+  const fs::path map_path = model_dir / "special_tokens_map.json";
+  const json config = read_optional_object(config_path);
+  const json special_tokens_map = read_optional_object(map_path);
+  TransformersSettings settings;
+  settings.config_file = config_path.string();
+  settings.class_name = declared_tokenizer_class(model_dir);
+  // transformers reads special_tokens_map.json only for folders saved before
+  // tokenizer_config.json had added_tokens_decoder, and there it wins over the config; a token
+  // neither file names is the class's default (an explicit null: none).
+  const bool map_overrides = !config.contains("added_tokens_decoder");
+  const NamedTokenDefaults defaults =
+      settings.class_name ? class_named_token_defaults(*settings.class_name) : NamedTokenDefaults{};
+  for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
+    const char* key = kNamedTokenKeys[i];
+    if (map_overrides && special_tokens_map.contains(key)) {
+      settings.named[i] =
+          named_token_content(special_tokens_map[key], map_path.string() + ": " + key);
+    } else if (config.contains(key)) {
+      settings.named[i] = named_token_content(config[key], config_path.string() + ": " + key);
+    } else if (const auto found = defaults.find(static_cast<NamedToken>(i));
+               found != defaults.end()) {
+      settings.named[i] = found->second.content;
+    }
+  }
+  settings.add_bos_token = optional_flag(config, "add_bos_token", settings.config_file);
+  settings.add_eos_token = optional_flag(config, "add_eos_token", settings.config_file);
+  settings.clean_up_tokenization_spaces =
+      config_flag(config, "clean_up_tokenization_spaces", true, settings.config_file);
+  settings.config = config;
+  return settings;
+}
+
+// What a fast class's __init__ changes in the file's components when its own arguments (from
+// tokenizer_config.json, else their defaults) disagree with them: BertTokenizerFast (and
+// DistilBERT's, MPNet's) rebuild a BertNormalizer with do_lower_case (default true),
+// strip_accents (default none) and tokenize_chinese_chars (default true); GPT2TokenizerFast and
+// RobertaTokenizerFast rebuild the pre-tokenizer with add_prefix_space (default false).
+void apply_class_arguments(json& file_json, const TransformersSettings& settings) {
+  const std::string class_name = settings.class_name.value_or("");
+  const json& config = settings.config;
+  const auto argument = [&](const char* key, const json& fallback) {
+    if (!config.contains(key)) return fallback;
+    const json& value = config[key];
+    if (!value.is_boolean() && !value.is_null()) {
+      throw Error(settings.config_file + ": '" + key + "' must be true, false or null");
+    }
+    return value;
+  };
+  if (class_name == "BertTokenizer" || class_name == "DistilBertTokenizer" ||
+      class_name == "MPNetTokenizer") {
+    json& normalizer = file_json["normalizer"];
+    if (!normalizer.is_object()) return;
+    const std::pair<const char*, json> fields[] = {
+        {"lowercase", argument("do_lower_case", true)},
+        {"strip_accents", argument("strip_accents", nullptr)},
+        {"handle_chinese_chars", argument("tokenize_chinese_chars", true)}};
+    bool differs = false;
+    for (const auto& [field, value] : fields) {
+      differs = differs || normalizer.value(field, value) != value;
+    }
+    if (differs) {
+      for (const auto& [field, value] : fields) normalizer[field] = value;
+    }
+  }
+  if (class_name == "GPT2Tokenizer" || class_name == "RobertaTokenizer") {
+    json& pre_tokenizer = file_json["pre_tokenizer"];
+    const json add_prefix_space = argument("add_prefix_space", false);
+    if (pre_tokenizer.is_object() && pre_tokenizer.contains("add_prefix_space")) {
+      pre_tokenizer["add_prefix_space"] = add_prefix_space;
+    }
+  }
+}
+
+class JsonTokenizer final : public Tokenizer {
+ public:
+  JsonTokenizer(const fs::path& model_dir, const json& file_json, std::string file,
+                TransformersSettings settings)
+      : file_(file), settings_(std::move(settings)) {
+    const ConfigNode root(file_json, file);
+    if (!file_json.is_object()) root.fail("expected a JSON object");
+    if (root.has("normalizer")) normalizer_ = pipeline::make_normalizer(root.at("normalizer"));
+    if (root.has("pre_tokenizer")) {
+      pre_tokenizer_ = pipeline::make_pre_tokenizer(root.at("pre_tokenizer"));
+    }
+    model_ = pipeline::make_model(root.at("model"));
+    if (root.has("added_tokens")) {
+      added_ = pipeline::AddedVocabulary(root.at("added_tokens"), *model_, normalizer_.get());
+    }
+    if (root.has("post_processor")) {
+      post_processor_ = pipeline::make_post_processor(root.at("post_processor"));
+    }
+    if (root.has("decoder")) decoder_ = pipeline::make_decoder(root.at("decoder"));
+    for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
+      if (settings_.named[i]) named_ids_[i] = token_to_id(*settings_.named[i]);
+    }
+    replace_post_processor_of_class(model_dir);
+  }
+
+  Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
+    Encoding first{encode_sequence(text, "text"), {}};
+    first.type_ids.assign(first.ids.size(), 0);
+    std::optional<Encoding> second;
+    if (pair) {
+      second = Encoding{encode_sequence(*pair, "pair"), {}};
+      second->type_ids.assign(second->ids.size(), 0);
+    }
+    if (!post_processor_)
+      return pipeline::default_post_process(std::move(first), std::move(second));
+    return checked(post_processor_->process(std::move(first), std::move(second), true));
+  }
+
+  std::vector<int> encode_plain(std::string_view text) const override {
+    Encoding plain{encode_sequence(text, "text"), {}};
+    plain.type_ids.assign(plain.ids.size(), 0);
+    if (!post_processor_) return plain.ids;
+    return checked(post_processor_->process(std::move(plain), std::nullopt, false)).ids;
+  }
+
+  std::string decode(std::span<const int> ids, bool skip_special_tokens) const override {
+    std::string text = decode_raw(ids, skip_special_tokens);
+    if (settings_.clean_up_tokenization_spaces) text = clean_up_tokenization(std::move(text));
+    return text;
+  }
+
+  std::string decode_continuation(std::span<const int> previous_ids, int id) const override {
+    // Every decoder of the library is local: a token's text depends on its neighbours only
+    // (Metaspace and Strip on whether it comes first; ByteLevel and ByteFallback on the bytes
+    // of the same character). Decoding the last few tokens with and without the new one, from
+    // the same first token, gives what the new one adds without decoding the whole text.
+    constexpr std::size_t kWindow = 8;
+    const std::span<const int> window = previous_ids.last(std::min(previous_ids.size(), kWindow));
+    std::vector<int> ids(window.begin(), window.end());
+    std::string before = decode(ids, true);
+    ids.push_back(id);
+    std::string after = decode(ids, true);
+    // A character still missing bytes decodes as U+FFFD: held back until it is complete.
+    drop_trailing_replacement_chars(before);
+    drop_trailing_replacement_chars(after);
+    const auto common = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
+    return after.substr(static_cast<std::size_t>(common.second - after.begin()));
+  }
+
+  std::string token_string(int id) const override {
+    if (const pipeline::AddedTokenEntry* added = added_.token(id)) return added->content;
+    const std::string* token = model_->id_to_token(id);
+    return token ? *token : std::string();
+  }
+
+  int vocab_size() const override { return std::max(model_->vocab_size(), added_.id_limit()); }
+
+  std::optional<int> eos_id() const override { return named_id(NamedToken::kEos); }
+  std::optional<int> mask_id() const override { return named_id(NamedToken::kMask); }
+  bool is_special(int id) const override {
+    if (added_.is_special(id)) return true;
+    return std::find(named_ids_.begin(), named_ids_.end(), id) != named_ids_.end();
+  }
+
+ private:
+  std::optional<int> named_id(NamedToken token) const {
+    return named_ids_[static_cast<std::size_t>(token)];
+  }
+
+  std::optional<int> token_to_id(const std::string& content) const {
+    if (const auto id = added_.id_of(content)) return id;
+    return model_->token_to_id(content);
+  }
+
+  // The ids a post-processor's template names are the file's word: one past the vocabulary
+  // would feed the model an embedding row that does not exist.
+  Encoding checked(Encoding encoding) const {
+    for (const int id : encoding.ids) {
+      if (id < 0 || id >= vocab_size()) {
+        throw Error(file_ + ": post_processor adds id " + std::to_string(id) +
+                    ", which is not in the vocabulary (" + std::to_string(vocab_size()) + " ids)");
+      }
+    }
+    return encoding;
+  }
+
+  static void drop_trailing_replacement_chars(std::string& text) {
+    constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+    while (text.ends_with(kReplacement)) text.resize(text.size() - kReplacement.size());
+  }
+
+  // LlamaTokenizerFast and GemmaTokenizerFast replace the file's post-processor in their
+  // __init__ (update_post_processor): BOS before each sequence when add_bos_token (default
+  // true), EOS after it when add_eos_token (default false); the pair's tokens have type 1.
+  // DeepSeek-V3's file adds no BOS, while transformers, reading its tokenizer_config.json,
+  // does.
+  void replace_post_processor_of_class(const fs::path& model_dir) {
+    if (settings_.class_name != "LlamaTokenizer" && settings_.class_name != "CodeLlamaTokenizer" &&
+        settings_.class_name != "GemmaTokenizer") {
+      return;
+    }
+    const bool add_bos = settings_.add_bos_token.value_or(true);
+    const bool add_eos = settings_.add_eos_token.value_or(false);
+    const auto& bos = settings_.named[static_cast<std::size_t>(NamedToken::kBos)];
+    const auto& eos = settings_.named[static_cast<std::size_t>(NamedToken::kEos)];
+    json special_tokens = json::object();
+    const auto special = [&](const std::optional<std::string>& content, NamedToken named,
+                             const char* key, int type_id) {
+      if (!content) {
+        throw Error(settings_.config_file + ": " + key + " is true but " +
+                    kNamedTokenKeys[static_cast<std::size_t>(named)] + " is not set");
+      }
+      const std::optional<int> id = named_id(named);
+      if (!id) {
+        throw Error(settings_.config_file + ": " +
+                    kNamedTokenKeys[static_cast<std::size_t>(named)] + " " + brief_text(*content) +
+                    " is not in the vocabulary");
+      }
+      special_tokens[*content] = {{"id", *content}, {"ids", {*id}}, {"tokens", {*content}}};
+      return json{{"SpecialToken", {{"id", *content}, {"type_id", type_id}}}};
+    };
+    const auto sequence = [](const char* name, int type_id) {
+      return json{{"Sequence", {{"id", name}, {"type_id", type_id}}}};
+    };
+    json single = json::array();
+    if (add_bos) single.push_back(special(bos, NamedToken::kBos, "add_bos_token", 0));
+    single.push_back(sequence("A", 0));
+    if (add_eos) single.push_back(special(eos, NamedToken::kEos, "add_eos_token", 0));
+    json pair = single;
+    if (add_bos) pair.push_back(special(bos, NamedToken::kBos, "add_bos_token", 1));
+    pair.push_back(sequence("B", 1));
+    if (add_eos) pair.push_back(special(eos, NamedToken::kEos, "add_eos_token", 1));
+    const json settings = {{"type", "TemplateProcessing"},
+                           {"single", single},
+                           {"pair", pair},
+                           {"special_tokens", special_tokens}};
+    post_processor_ = pipeline::make_post_processor(
+        ConfigNode(settings, (model_dir / "tokenizer_config.json").string(),
+                   *settings_.class_name + "Fast's post-processor"));
+  }
+
+  // One sequence without special tokens: added tokens cut out of the raw text, each stretch
+  // between them normalized, normalized added tokens cut out of that, pre-tokenized, and
+  // tokenized by the model.
+  // `what` names the text in the error for bytes that are not UTF-8.
+  std::vector<int> encode_sequence(std::string_view text, std::string_view what) const {
+    if (!is_valid_utf8(text)) decode_utf8(text, what);  // throws, naming the first bad byte
+    std::vector<int> ids;
+    std::vector<pipeline::Piece> pieces;
+    std::vector<pipeline::Piece> next;
+    std::string normalized;
+    for (const pipeline::TextSplit& split : added_.split_raw(text)) {
+      if (split.added_token_id >= 0) {
+        ids.push_back(split.added_token_id);
+        continue;
+      }
+      if (split.text.empty()) continue;
+      const bool at_input_start = split.text.data() == text.data();
+      normalized.assign(split.text);
+      if (normalizer_) normalizer_->normalize(normalized);
+      for (const pipeline::TextSplit& part : added_.split_normalized(normalized)) {
+        if (part.added_token_id >= 0) {
+          ids.push_back(part.added_token_id);
+          continue;
+        }
+        if (part.text.empty()) continue;
+        pieces.clear();
+        pieces.push_back(
+            {std::string(part.text), at_input_start && part.text.data() == normalized.data()});
+        if (pre_tokenizer_) {
+          next.clear();
+          for (const pipeline::Piece& piece : pieces) pre_tokenizer_->pre_tokenize(piece, next);
+          std::swap(pieces, next);
+        }
+        for (const pipeline::Piece& piece : pieces) {
+          if (!piece.text.empty()) model_->tokenize(piece.text, ids);
+        }
+      }
+    }
+    return ids;
+  }
+
+  // The library's decode: each id's token (an added token's text first; an id with no token,
+  // such as the padding rows of Qwen's embeddings, gives nothing), special tokens dropped when
+  // asked, then the decoder (without one: the tokens joined by spaces).
+  std::string decode_raw(std::span<const int> ids, bool skip_special_tokens) const {
+    std::vector<std::string> tokens;
+    tokens.reserve(ids.size());
+    for (const int id : ids) {
+      if (const pipeline::AddedTokenEntry* added = added_.token(id)) {
+        if (!(skip_special_tokens && added->special)) tokens.push_back(added->content);
+        continue;
+      }
+      if (const std::string* token = model_->id_to_token(id)) tokens.push_back(*token);
+    }
+    if (!decoder_) {
+      std::string text;
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (i > 0) text += ' ';
+        text += tokens[i];
+      }
+      return text;
+    }
+    decoder_->decode_chain(tokens);
+    std::string text;
+    for (const std::string& token : tokens) text += token;
+    return text;
+  }
+
+  std::string file_;  // tokenizer.json, for errors
+  TransformersSettings settings_;
+  std::unique_ptr<pipeline::Normalizer> normalizer_;
+  std::unique_ptr<pipeline::PreTokenizer> pre_tokenizer_;
+  std::unique_ptr<pipeline::Model> model_;
+  pipeline::AddedVocabulary added_;
+  std::unique_ptr<pipeline::PostProcessor> post_processor_;
+  std::unique_ptr<pipeline::Decoder> decoder_;
+  std::array<std::optional<int>, kNamedTokenCount> named_ids_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
+  const fs::path path = model_dir / "tokenizer.json";
+  const std::string file = path.string();
+  const std::string text = read_model_file(path, kMaxTokenizerJsonBytes);
+  check_json_depth(text, file);
+  json file_json = parse_json(text, file);
+  TransformersSettings settings = read_transformers_settings(model_dir);
+  if (file_json.is_object()) apply_class_arguments(file_json, settings);
+  return std::make_unique<JsonTokenizer>(model_dir, file_json, file, std::move(settings));
+}
+
+}  // namespace attn
