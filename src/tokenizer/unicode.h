@@ -74,6 +74,12 @@ bool is_bert_punctuation(char32_t c);
 // char::is_whitespace(): the White_Space property (so U+0085 and U+00A0 count, U+200B does not).
 bool is_rust_whitespace(char32_t c);
 
+// \w of Rust's regex crate (which the tokenizers library uses for its Whitespace pre-tokenizer
+// and for the word boundaries of added tokens): Alphabetic, marks, decimal digits, connector
+// punctuation and the joiners. Alphabetic is the letters, Nl and Other_Alphabetic, whose members
+// outside the marks are the circled and squared Latin letters.
+bool is_rust_word_char(char32_t c);
+
 // Appends char::to_lowercase(c) as UTF-8: the full lowercase mapping of one character (U+0130
 // becomes "i\u0307"), with the case pairs up to Unicode 17 that Rust's standard library knows.
 void append_rust_lowercase(std::string& out, char32_t c);

@@ -30,42 +30,13 @@ std::pair<char32_t, std::size_t> first_char(std::string_view text) {
   return {static_cast<char32_t>(code_point), static_cast<std::size_t>(std::max<long>(length, 1))};
 }
 
-// \s of the Rust regex crate that the library uses here: the White_Space property.
-bool is_white_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
-         c == 0x3000;
-}
-
-// \w of the Rust regex crate: letters and alphabetic numbers, marks, decimal digits, connector
-// punctuation, and the joiners.
-bool is_word_char(char32_t c) {
-  if (c == 0x200C || c == 0x200D) return true;
-  switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_PC:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Where the whitespace that ends `text` begins.
 std::size_t trailing_space_start(std::string_view text) {
   std::size_t start = text.size();
   while (start > 0) {
     const std::string_view before = text.substr(0, start);
     const char32_t c = last_char(before);
-    if (!is_white_space(c)) break;
+    if (!is_rust_whitespace(c)) break;
     start -= utf8_length(c);
   }
   return start;
@@ -76,7 +47,7 @@ std::size_t leading_space_length(std::string_view text) {
   std::size_t length = 0;
   while (length < text.size()) {
     const auto [c, size] = first_char(text.substr(length));
-    if (!is_white_space(c)) break;
+    if (!is_rust_whitespace(c)) break;
     length += size;
   }
   return length;
@@ -191,9 +162,9 @@ std::vector<TextSplit> AddedVocabulary::split(std::string_view text, const Trie&
     position = stop;  // a match that is then discarded still consumes its text
     const AddedTokenEntry& token = tokens_[static_cast<std::size_t>(match->second)];
     if (token.single_word) {
-      const bool word_before = start > 0 && is_word_char(last_char(text.substr(0, start)));
+      const bool word_before = start > 0 && is_rust_word_char(last_char(text.substr(0, start)));
       const bool word_after =
-          stop < text.size() && is_word_char(first_char(text.substr(stop)).first);
+          stop < text.size() && is_rust_word_char(first_char(text.substr(stop)).first);
       if (word_before || word_after) continue;
     }
     if (token.lstrip) {

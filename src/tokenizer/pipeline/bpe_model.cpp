@@ -18,13 +18,12 @@
 #include "src/base/error.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/models.h"
+#include "src/tokenizer/pipeline/vocabulary.h"
 
 namespace attn::pipeline {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::int64_t kIdLimit = std::int64_t{1} << 24;
 
 // The capacity at which the library's cache stops growing (utils/cache.rs), and the length from
 // which it does not cache a piece at all.
@@ -290,17 +289,8 @@ class BpeModel final : public Model {
     ids.reserve(vocab.value().size());
     int max_id = -1;
     for (auto entry = vocab.value().begin(); entry != vocab.value().end(); ++entry) {
-      const json& id = entry.value();
-      const bool in_range = id.is_number_unsigned()
-                                ? id.get<std::uint64_t>() < static_cast<std::uint64_t>(kIdLimit)
-                                : id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
-                                      id.get<std::int64_t>() < kIdLimit;
-      if (!in_range) {
-        vocab.fail("token \"" + brief_text(entry.key()) + "\" has id " + brief_json(id) +
-                   ", expected an integer from 0 to " + std::to_string(kIdLimit - 1));
-      }
       texts.push_back(entry.key());
-      ids.push_back(id.get<int>());
+      ids.push_back(vocabulary_id(vocab, entry.key(), entry.value()));
       max_id = std::max(max_id, ids.back());
     }
     // Two tokens may share an id: both encode to it, as in the library; decoding gives the first

@@ -46,13 +46,6 @@ char32_t decode_char_at(std::string_view text, std::size_t pos, std::size_t& len
   return code_point;
 }
 
-// Rust's char::is_whitespace: the Unicode White_Space property.
-bool is_white_space(char32_t c) {
-  if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D);
-  return c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-         c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
 // Rust's char::is_numeric: general categories Nd, Nl and No.
 bool is_numeric(char32_t c) {
   if (c < 0x80) return c >= '0' && c <= '9';
@@ -455,37 +448,10 @@ class WhitespacePreTokenizer final : public PreTokenizer {
  private:
   enum class CharClass { kWord, kSpace, kOther };
 
-  // The regex crate's \w: Alphabetic, marks, decimal digits, connector punctuation and the
-  // joiners; its \s: White_Space. Alphabetic is the letters, Nl and Other_Alphabetic, whose
-  // members outside the marks are the circled and squared Latin letters.
+  // The regex crate's \w and \s.
   static CharClass classify(char32_t c) {
-    if (c < 0x80) {
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') {
-        return CharClass::kWord;
-      }
-      return is_white_space(c) ? CharClass::kSpace : CharClass::kOther;
-    }
-    if (is_white_space(c)) return CharClass::kSpace;
-    switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
-      case UTF8PROC_CATEGORY_LU:
-      case UTF8PROC_CATEGORY_LL:
-      case UTF8PROC_CATEGORY_LT:
-      case UTF8PROC_CATEGORY_LM:
-      case UTF8PROC_CATEGORY_LO:
-      case UTF8PROC_CATEGORY_MN:
-      case UTF8PROC_CATEGORY_MC:
-      case UTF8PROC_CATEGORY_ME:
-      case UTF8PROC_CATEGORY_ND:
-      case UTF8PROC_CATEGORY_NL:
-      case UTF8PROC_CATEGORY_PC:
-        return CharClass::kWord;
-      default:
-        break;
-    }
-    const bool joiner = c == 0x200C || c == 0x200D;
-    const bool enclosed_letter = (c >= 0x24B6 && c <= 0x24E9) || (c >= 0x1F130 && c <= 0x1F149) ||
-                                 (c >= 0x1F150 && c <= 0x1F169) || (c >= 0x1F170 && c <= 0x1F189);
-    return joiner || enclosed_letter ? CharClass::kWord : CharClass::kOther;
+    if (is_rust_word_char(c)) return CharClass::kWord;
+    return is_rust_whitespace(c) ? CharClass::kSpace : CharClass::kOther;
   }
 
   static void append(const Piece& piece, std::size_t start, std::size_t end,
@@ -498,7 +464,7 @@ class WhitespaceSplitPreTokenizer final : public PreTokenizer {
  public:
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
     PieceSink sink(piece.text, piece.at_input_start, out);
-    split_on_chars(piece.text, is_white_space, SplitBehavior::kRemoved, sink);
+    split_on_chars(piece.text, is_rust_whitespace, SplitBehavior::kRemoved, sink);
   }
 };
 
@@ -518,7 +484,7 @@ class BertPreTokenizer final : public PreTokenizer {
     };
     for (std::size_t pos = 0; pos < text.size(); pos += length) {
       const char32_t c = decode_char_at(text, pos, length);
-      if (is_white_space(c)) {
+      if (is_rust_whitespace(c)) {
         emit(word_start, pos);
         word_start = pos + length;
       } else if (is_bert_punctuation(c)) {

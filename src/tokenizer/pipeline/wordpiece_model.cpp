@@ -3,39 +3,29 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "src/base/error.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/models.h"
+#include "src/tokenizer/pipeline/vocabulary.h"
 
 namespace attn::pipeline {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kIdLimit = std::int64_t{1} << 24;
-
-struct TextHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view text) const {
-    return std::hash<std::string_view>{}(text);
-  }
-};
-
 class WordPieceModel final : public Model {
  public:
   explicit WordPieceModel(const ConfigNode& node)
       : unk_token_(node.string("unk_token")),
         prefix_(node.string("continuing_subword_prefix")),
-        max_input_chars_per_word_(node.integer("max_input_chars_per_word", 0, INT64_MAX)) {
-    read_vocab(node.at("vocab"));
+        max_input_chars_per_word_(node.integer("max_input_chars_per_word", 0, INT64_MAX)),
+        vocabulary_(node.at("vocab")) {
     if (const auto unk_id = token_to_id(unk_token_)) {
       unk_id_ = *unk_id;
     } else {
@@ -57,7 +47,8 @@ class WordPieceModel final : public Model {
       // Longer candidates are in no token; starting at the longest one that could be saves
       // the lookups without changing what is found.
       std::size_t end = start + std::min(word.size() - start,
-                                         longest_token_ - std::min(longest_token_, prefix_length));
+                                         vocabulary_.longest_token() -
+                                             std::min(vocabulary_.longest_token(), prefix_length));
       while (end > start && is_continuation_byte(word, end)) --end;
       std::optional<int> found;
       for (; end > start; end = previous_boundary(word, start, end)) {
@@ -77,47 +68,12 @@ class WordPieceModel final : public Model {
   }
 
   std::optional<int> token_to_id(std::string_view token) const override {
-    const auto found = ids_.find(token);
-    return found == ids_.end() ? std::nullopt : std::optional<int>(found->second);
+    return vocabulary_.id(token);
   }
-
-  const std::string* id_to_token(int id) const override {
-    if (id < 0 || id >= vocab_size()) return nullptr;
-    return tokens_[id];
-  }
-
-  int vocab_size() const override { return static_cast<int>(tokens_.size()); }
+  const std::string* id_to_token(int id) const override { return vocabulary_.token(id); }
+  int vocab_size() const override { return vocabulary_.size(); }
 
  private:
-  void read_vocab(const ConfigNode& vocab) {
-    if (!vocab.value().is_object()) {
-      vocab.fail("expected an object of token: id, found " + brief_json(vocab.value()));
-    }
-    ids_.reserve(vocab.value().size());
-    int max_id = -1;
-    for (auto entry = vocab.value().begin(); entry != vocab.value().end(); ++entry) {
-      const json& id = entry.value();
-      const bool in_range = id.is_number_unsigned()
-                                ? id.get<std::uint64_t>() < static_cast<std::uint64_t>(kIdLimit)
-                                : id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
-                                      id.get<std::int64_t>() < kIdLimit;
-      if (!in_range) {
-        vocab.fail("token \"" + brief_text(entry.key()) + "\" has id " + brief_json(id) +
-                   ", expected an integer from 0 to " + std::to_string(kIdLimit - 1));
-      }
-      ids_.emplace(entry.key(), id.get<int>());
-      max_id = std::max(max_id, id.get<int>());
-      longest_token_ = std::max(longest_token_, entry.key().size());
-    }
-    // Two tokens may share an id: both encode to it, as in the library; decoding gives the first
-    // in the file's key order (the library's choice is arbitrary).
-    tokens_.assign(max_id + 1, nullptr);
-    for (auto entry = vocab.value().begin(); entry != vocab.value().end(); ++entry) {
-      const auto stored = ids_.find(entry.key());
-      if (tokens_[stored->second] == nullptr) tokens_[stored->second] = &stored->first;
-    }
-  }
-
   int unk_id() const {
     if (!unk_id_) throw Error(missing_unk_message_);
     return *unk_id_;
@@ -143,9 +99,7 @@ class WordPieceModel final : public Model {
   std::string unk_token_;
   std::string prefix_;
   std::uint64_t max_input_chars_per_word_;
-  std::unordered_map<std::string, int, TextHash, std::equal_to<>> ids_;
-  std::vector<const std::string*> tokens_;  // by id; null for ids no token has
-  std::size_t longest_token_ = 0;
+  Vocabulary vocabulary_;
   std::optional<int> unk_id_;
   std::string missing_unk_message_;
 };
