@@ -89,32 +89,10 @@ std::string token_to_bytes(std::string_view token) {
 // The character classes GPT-2's pre-tokenization pattern distinguishes.
 enum class CharClass { kLetter, kNumber, kSpace, kOther };
 
-// \s of Python's `regex` module on str, which the slow tokenizer uses: the Unicode White_Space
-// property. Unlike Python's `re` (str.isspace), it excludes U+001C..U+001F.
-bool is_white_space(char32_t c) {
-  switch (c) {
-    case 0x09:
-    case 0x0A:
-    case 0x0B:
-    case 0x0C:
-    case 0x0D:
-    case 0x20:
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
-  }
-}
-
 CharClass classify(char32_t c) {
-  if (is_white_space(c)) return CharClass::kSpace;
+  // \s of Python's `regex` module on str, which the slow tokenizer uses, is the same White_Space
+  // property as Rust's (unlike Python's `re` / str.isspace, it excludes U+001C..U+001F).
+  if (is_rust_whitespace(c)) return CharClass::kSpace;
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(c))) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:

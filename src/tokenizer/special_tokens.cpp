@@ -15,9 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kNamedTokenKeys[kNamedTokenCount] = {
-    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
-
 bool token_flag(const json& token, const char* key, const std::string& where) {
   if (!token.contains(key)) return false;
   if (!token[key].is_boolean()) throw Error(where + ": '" + key + "' must be true or false");

@@ -40,6 +40,9 @@ constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
 // The special-token attributes of transformers' tokenizers that attn reads.
 enum class NamedToken { kBos, kEos, kUnk, kSep, kPad, kCls, kMask };
 constexpr std::size_t kNamedTokenCount = 7;
+// Their keys in tokenizer_config.json and special_tokens_map.json, in NamedToken's order.
+constexpr const char* kNamedTokenKeys[kNamedTokenCount] = {
+    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
 
 // A named token as a class's constructor makes it from a string: special, lstrip as given.
 AddedToken special_token(std::string content, bool lstrip = false);

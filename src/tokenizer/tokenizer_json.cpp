@@ -41,9 +41,6 @@ struct TransformersSettings {
   nlohmann::json config;                     // tokenizer_config.json ({} when absent)
 };
 
-constexpr const char* kNamedTokenKeys[kNamedTokenCount] = {
-    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"};
-
 json read_optional_object(const fs::path& path) {
   if (!entry_exists(path)) return json::object();
   json value = read_json_file(path, kMaxConfigBytes);
