@@ -48,7 +48,6 @@ class AddedVocabulary {
   std::vector<TextSplit> split_normalized(std::string_view text) const {
     return split(text, normalized_);
   }
-  bool has_normalized_tokens() const { return !normalized_.nodes.empty(); }
 
   std::optional<int> id_of(std::string_view content) const;
   const AddedTokenEntry* token(int id) const;

@@ -20,8 +20,6 @@ class ConfigNode {
   ConfigNode(const nlohmann::json& value, std::string file, std::string path = {});
 
   const nlohmann::json& value() const { return *value_; }
-  const std::string& file() const { return file_; }
-  const std::string& path() const { return path_; }
   // "file: path" (just "file" at the top).
   std::string where() const;
 
