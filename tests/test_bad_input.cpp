@@ -51,11 +51,13 @@ TEST_F(BadInputTest, MissingConfigJson) {
                        {(model / "config.json").string() + ": cannot open file"});
 }
 
-TEST_F(BadInputTest, MissingModelSafetensors) {
+TEST_F(BadInputTest, MissingWeights) {
   const auto model = copy_model("tiny-gpt2-brown");
   std::filesystem::remove(model / "model.safetensors");
   expect_clean_failure(info(model), kBadInput,
-                       {(model / "model.safetensors").string() + ": cannot open file"});
+                       {model.string() + ": no weights attn can read (it reads model.safetensors, "
+                                         "model.safetensors.index.json, pytorch_model.bin or "
+                                         "pytorch_model.bin.index.json)"});
 }
 
 TEST_F(BadInputTest, MissingGpt2TokenizerFiles) {

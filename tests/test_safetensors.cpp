@@ -338,7 +338,7 @@ void expect_close_to_f32(const std::string& dtype, double unit_roundoff) {
   const FolderSnapshot shipped_before = snapshot(shipped_model("tiny-gpt2-brown"));
   auto reference = load_model(shipped_model("tiny-gpt2-brown"));
   auto half = load_model(convert_tiny_gpt2(dir, dtype));
-  EXPECT_EQ(half->weights_file->tensors().begin()->second.dtype, dtype);
+  EXPECT_EQ(half->weights->files()[0]->tensors().begin()->second.dtype, dtype);
   for (const char* prompt : {"The jury said that the", "He was", "It is a"}) {
     const std::vector<int> ids = reference->tokenizer->encode(prompt).ids;
     const std::vector<float> want = last_logits(*reference, ids);

@@ -314,7 +314,12 @@ int run_info(const CommonOptions& common, bool json) {
                  common.dtype);
   const ArchSpec& spec = model->spec();
   std::map<std::string, int> dtypes;
-  for (const auto& [name, tensor] : model->weights_file->tensors()) ++dtypes[tensor.dtype];
+  nlohmann::ordered_json weight_files = nlohmann::ordered_json::array();
+  for (const auto& file : model->weights->files()) {
+    for (const auto& [name, tensor] : file->tensors()) ++dtypes[tensor.dtype];
+    weight_files.push_back(file->path().filename().string() + " (" + file->format() + ", " +
+                           std::to_string(file->tensors().size()) + " tensors)");
+  }
   nlohmann::ordered_json out = {
       {"model", model->name()},
       {"model_type", model->model_type},
@@ -332,6 +337,8 @@ int run_info(const CommonOptions& common, bool json) {
       {"vocab_size", spec.vocab_size},
       {"context", spec.max_positions},
       {"parameters", model->parameter_count},
+      {"weights", model->weights->source().filename().string()},
+      {"weight_files", weight_files},
       {"tensor_dtypes", dtypes},
       {"compute_dtype", model->compute_dtype()},
       {"output_head", model->transformer->has_head()},

@@ -30,7 +30,10 @@ namespace attn {
 constexpr int kMaxBatchTokens = 16384;
 
 struct CommonOptions {
+  // -m: a model folder or, once resolve_model_folder has run, the Hugging Face cache's snapshot
+  // of a repository id (ORG/NAME) at --revision.
   std::filesystem::path model_dir;
+  std::optional<std::string> revision;
   std::optional<WeightType> dtype;  // --dtype: compute in this type; default, the file's
   int threads = 0;                  // 0 = all cores
   bool verbose = false;

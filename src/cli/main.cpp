@@ -20,6 +20,7 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/io/hub_cache.h"
 #include "src/io/output_file.h"
 #include "src/kernels/thread_pool.h"
 
@@ -118,13 +119,17 @@ constexpr int kMaxThreads = 1024;
 // default_model: a folder of the repository's models/, or nullptr to require -m.
 void add_common_options(CLI::App& command, CommonOptions& common, const char* default_model) {
   CLI::Option* model =
-      command.add_option("-m,--model", common.model_dir, "Hugging Face model folder");
+      command.add_option("-m,--model", common.model_dir,
+                         "Hugging Face model folder, or a model id (ORG/NAME) already in the "
+                         "Hugging Face cache");
   if (default_model) {
     common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
     model->capture_default_str();
   } else {
     model->required();
   }
+  command.add_option("--revision", common.revision,
+                     "with a model id: the branch, tag or commit in the cache (default: main)");
   command.add_option("-t,--threads", common.threads, "threads (default: the cores attn may use)")
       ->check(whole_number<int>())
       ->check(non_negative())
@@ -140,7 +145,7 @@ void add_common_options(CLI::App& command, CommonOptions& common, const char* de
                                             : WeightType::kQ8_0;
           },
           "weight type to compute in: f32, f16, bf16 or q8 (int8 blocks of 32, ggml's q8_0); "
-          "converted once at load (default: as stored in model.safetensors)")
+          "converted once at load (default: as stored in the weight files)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8"}));
   command.add_flag("-v,--verbose", common.verbose, "debug logging on stderr");
   command.add_flag("-q,--quiet", common.quiet, "only errors on stderr");
@@ -193,7 +198,7 @@ void add_embedding_options(CLI::App& command, EmbedCommand& embed) {
       ->capture_default_str();
 }
 
-void configure(const CommonOptions& common) {
+void configure(CommonOptions& common) {
   auto logger = spdlog::stderr_color_mt("attn");
   logger->set_pattern("%^%v%$");
   logger->set_level(common.quiet     ? spdlog::level::err
@@ -204,6 +209,11 @@ void configure(const CommonOptions& common) {
   // its tasks, since two pools competing for the same cores would slow both.
   openblas_set_num_threads(1);
   if (common.threads > 0) set_thread_count(common.threads);
+  const std::filesystem::path given = common.model_dir;
+  common.model_dir = resolve_model_folder(given, common.revision);
+  if (common.model_dir != given) {
+    spdlog::debug("{}: from the Hugging Face cache, {}", given.string(), common.model_dir.string());
+  }
 }
 
 // Parses the command line and runs the subcommand; returns the exit status. Errors are thrown.
@@ -550,7 +560,7 @@ int run_command_line(int argc, char** argv) {
   // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
   const struct {
     CLI::App* app;
-    const CommonOptions& common;
+    CommonOptions& common;
     std::function<int()> run;
   } subcommands[] = {
       {generate_app, generate.common,

@@ -1,10 +1,5 @@
 #include "src/io/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -22,16 +17,6 @@ constexpr std::size_t kMaxHeaderBytes = 100'000'000;
 // More elements than any real tensor has (4 TB of F32), and small enough that shape x dtype
 // size cannot overflow 64 bits.
 constexpr uint64_t kMaxElements = 1ULL << 40;
-
-// Bytes per element of every dtype the safetensors format defines; others are rejected.
-std::size_t dtype_size(const std::string& dtype) {
-  static const std::map<std::string, std::size_t> sizes = {
-      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
-      {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
-      {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8}};
-  auto it = sizes.find(dtype);
-  return it == sizes.end() ? 0 : it->second;
-}
 
 // Reads the header's entries into TensorInfo as the parser goes, without building the whole
 // document: a hostile 100 MB header of tiny entries, or of one huge array, would take gigabytes
@@ -240,103 +225,50 @@ class HeaderReader final : public nlohmann::json::json_sax_t {
 
 }  // namespace
 
-std::string shape_string(std::span<const int64_t> shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return out + "]";
-}
-
-SafeTensors::SafeTensors(const std::filesystem::path& path) : path_(path) {
+SafeTensors::SafeTensors(const std::filesystem::path& path) : mapping_(path) {
   const std::string file = path.string();
-  // Without O_NONBLOCK, opening a FIFO that has no writer would wait forever.
-  int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw Error(file + ": cannot open file (" + std::strerror(errno) + ")");
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    const bool is_folder = S_ISDIR(info.st_mode);
-    ::close(fd);
-    throw Error(file + (is_folder ? ": is a folder, not a file" : ": not a regular file"));
-  }
-  mapping_size_ = static_cast<std::size_t>(info.st_size);
-  if (mapping_size_ < 8) {
-    ::close(fd);
-    throw Error(file + ": truncated: " + std::to_string(mapping_size_) +
+  const std::span<const std::byte> bytes = mapping_.bytes();
+  if (bytes.size() < 8) {
+    throw Error(file + ": truncated: " + std::to_string(bytes.size()) +
                 " bytes, too short for a safetensors header");
   }
-  void* mapping = ::mmap(nullptr, mapping_size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) throw Error(file + ": cannot memory-map file");
-  mapping_ = static_cast<const std::byte*>(mapping);
-
-  // From here on the destructor does not run if we throw, so unmap on failure by hand.
-  try {
-    uint64_t header_size = 0;
-    std::memcpy(&header_size, mapping_, 8);  // little-endian u64, as on every machine we run on
-    if (header_size > kMaxHeaderBytes) {
-      throw Error(file + ": header length " + std::to_string(header_size) +
-                  " is larger than the 100 MB limit");
-    }
-    if (header_size > mapping_size_ - 8) {
-      throw Error(file + ": header length " + std::to_string(header_size) +
-                  " runs past the end of the file (" + std::to_string(mapping_size_) + " bytes)");
-    }
-    data_ = mapping_ + 8 + header_size;
-    const std::size_t data_size = mapping_size_ - 8 - header_size;
-
-    const std::string_view header_text(reinterpret_cast<const char*>(mapping_ + 8), header_size);
-    // Syntax first, so that broken JSON is reported as such rather than as whatever entry the
-    // reader below was in when the text broke off.
-    check_json(header_text, file, "header");
-    HeaderReader reader(file, data_size, tensors_);
-    nlohmann::json::sax_parse(header_text, &reader);
-
-    std::vector<std::pair<std::size_t, const std::string*>> ranges;
-    for (const auto& [name, tensor] : tensors_) {
-      if (tensor.end > tensor.begin) ranges.emplace_back(tensor.begin, &name);
-    }
-    std::sort(ranges.begin(), ranges.end());
-    for (std::size_t i = 1; i < ranges.size(); ++i) {
-      const TensorInfo& previous = tensors_.at(*ranges[i - 1].second);
-      if (ranges[i].first < previous.end) {
-        throw Error(file + ": tensors '" + brief_text(*ranges[i - 1].second) + "' and '" +
-                    brief_text(*ranges[i].second) + "' overlap in the data section");
-      }
-    }
-  } catch (...) {
-    ::munmap(const_cast<std::byte*>(mapping_), mapping_size_);
-    throw;
+  uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);  // little-endian u64, as on every machine we run on
+  if (header_size > kMaxHeaderBytes) {
+    throw Error(file + ": header length " + std::to_string(header_size) +
+                " is larger than the 100 MB limit");
   }
-}
-
-SafeTensors::~SafeTensors() { ::munmap(const_cast<std::byte*>(mapping_), mapping_size_); }
-
-const TensorInfo* SafeTensors::find(const std::string& name) const {
-  auto it = tensors_.find(name);
-  return it == tensors_.end() ? nullptr : &it->second;
-}
-
-const TensorInfo& SafeTensors::checked(const std::string& name,
-                                       std::span<const int64_t> expected_shape) const {
-  const TensorInfo* tensor = find(name);
-  if (!tensor) throw Error(path_.string() + ": missing tensor '" + name + "'");
-  if (!std::equal(tensor->shape.begin(), tensor->shape.end(), expected_shape.begin(),
-                  expected_shape.end())) {
-    throw Error(path_.string() + ": tensor '" + name + "' has shape " +
-                shape_string(tensor->shape) + " but config.json implies " +
-                shape_string(expected_shape));
+  if (header_size > bytes.size() - 8) {
+    throw Error(file + ": header length " + std::to_string(header_size) +
+                " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
   }
-  if (tensor->dtype != "F32" && tensor->dtype != "F16" && tensor->dtype != "BF16") {
-    throw Error(path_.string() + ": tensor '" + name + "' has dtype " + tensor->dtype +
-                "; weights must be F32, F16 or BF16");
+  data_ = bytes.data() + 8 + header_size;
+  const std::size_t data_size = bytes.size() - 8 - header_size;
+
+  const std::string_view header_text(reinterpret_cast<const char*>(bytes.data() + 8), header_size);
+  // Syntax first, so that broken JSON is reported as such rather than as whatever entry the
+  // reader below was in when the text broke off.
+  check_json(header_text, file, "header");
+  HeaderReader reader(file, data_size, tensors_);
+  nlohmann::json::sax_parse(header_text, &reader);
+
+  std::vector<std::pair<std::size_t, const std::string*>> ranges;
+  for (const auto& [name, tensor] : tensors_) {
+    if (tensor.end > tensor.begin) ranges.emplace_back(tensor.begin, &name);
   }
-  return *tensor;
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i) {
+    const TensorInfo& previous = tensors_.at(*ranges[i - 1].second);
+    if (ranges[i].first < previous.end) {
+      throw Error(file + ": tensors '" + brief_text(*ranges[i - 1].second) + "' and '" +
+                  brief_text(*ranges[i].second) + "' overlap in the data section");
+    }
+  }
 }
 
 TensorElements SafeTensors::elements(const std::string& name,
                                      std::span<const int64_t> expected_shape) {
-  const TensorInfo& tensor = checked(name, expected_shape);
+  const TensorInfo& tensor = check_weight(*this, name, expected_shape);
   const std::byte* bytes = data_ + tensor.begin;
   const std::size_t size = tensor.end - tensor.begin;
   if (reinterpret_cast<uintptr_t>(bytes) % dtype_size(tensor.dtype) == 0) {
@@ -347,16 +279,6 @@ TensorElements SafeTensors::elements(const std::string& name,
   // An empty vector's data() may be null, which memcpy must not be given even for 0 bytes.
   if (size > 0) std::memcpy(copy.data(), bytes, size);
   return {.data = copy.data(), .dtype = tensor.dtype};
-}
-
-void SafeTensors::release(const void* data, std::size_t bytes) const {
-  const auto begin = reinterpret_cast<uintptr_t>(data), end = begin + bytes;
-  const auto mapping_begin = reinterpret_cast<uintptr_t>(mapping_);
-  if (begin < mapping_begin || end > mapping_begin + mapping_size_) return;  // a copy
-  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
-  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
-  // Advice only: should the kernel decline, the pages merely stay.
-  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 const float* SafeTensors::floats(const std::string& name, std::span<const int64_t> expected_shape) {

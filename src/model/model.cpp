@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "src/base/error.h"
+#include "src/io/hub_cache.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -26,18 +27,18 @@ void to_floats(float* values, const void* data, WeightType type, long n) {
 
 }  // namespace
 
-TensorSource::TensorSource(SafeTensors& file, std::vector<std::string> prefixes,
+TensorSource::TensorSource(Checkpoint& weights, std::vector<std::string> prefixes,
                            std::optional<WeightType> dtype)
-    : file_(file), prefixes_(std::move(prefixes)), dtype_(dtype) {}
+    : weights_(weights), prefixes_(std::move(prefixes)), dtype_(dtype) {}
 
 std::string TensorSource::resolve(const std::string& name) const {
   for (const auto& prefix : prefixes_) {
-    if (file_.find(prefix + name)) return prefix + name;
+    if (weights_.find(prefix + name)) return prefix + name;
   }
   return prefixes_.front() + name;
 }
 
-bool TensorSource::has(const std::string& name) const { return file_.find(resolve(name)); }
+bool TensorSource::has(const std::string& name) const { return weights_.find(resolve(name)); }
 
 WeightType TensorSource::vector_type(WeightType file_type) const {
   return dtype_ && *dtype_ != WeightType::kQ8_0 ? *dtype_ : file_type;
@@ -57,15 +58,15 @@ void* TensorSource::allocate(std::size_t bytes) {
 
 Linear TensorSource::stored(const std::string& name, std::vector<int64_t> shape) {
   const std::string full_name = resolve(name);
-  if (!file_.find(full_name)) {
+  if (!weights_.find(full_name)) {
     std::string also;
     for (std::size_t i = 1; i < prefixes_.size(); ++i) {
       also += (also.empty() ? " (nor '" : ", nor '") + prefixes_[i] + name + "'";
     }
-    throw Error(file_.path().string() + ": missing tensor '" + full_name + "'" +
+    throw Error(weights_.source().string() + ": missing tensor '" + full_name + "'" +
                 (also.empty() ? "" : also + ")"));
   }
-  const TensorElements elements = file_.elements(full_name, shape);
+  const TensorElements elements = weights_.elements(full_name, shape);
   used_.insert(full_name);
   const int64_t columns = shape.size() == 2 ? shape[1] : shape[0];
   return Linear{.weight = elements.data,
@@ -125,7 +126,7 @@ Linear TensorSource::converted(const Linear& source, WeightType type) {
       }
     }
   }
-  file_.release(source.weight, storage_bytes(source.type, n));
+  weights_.release(source.weight, storage_bytes(source.type, n));
   Linear result = from_floats(values, source.in, source.out, type);
   result.bias = source.bias;
   return result;
@@ -205,7 +206,7 @@ int64_t TensorSource::parameter_count() const {
   int64_t count = 0;
   for (const auto& name : used_) {
     int64_t elements = 1;
-    for (int64_t dim : file_.find(name)->shape) elements *= dim;
+    for (int64_t dim : weights_.find(name)->shape) elements *= dim;
     count += elements;
   }
   return count;
@@ -232,7 +233,7 @@ void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedL
     if (!present) missing += (missing.empty() ? "" : ", ") + name;
   }
   if (!missing.empty()) {
-    parts.missing_head = "model.safetensors has no masked-LM head (missing " + missing + ")";
+    parts.missing_head = "the weights have no masked-LM head (missing " + missing + ")";
     return;
   }
   const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
@@ -285,7 +286,10 @@ float* TensorSource::new_table(int64_t elements) {
   return static_cast<float*>(allocate(std::size_t(elements) * sizeof(float)));
 }
 
-std::string Model::name() const { return dir.filename().string(); }
+std::string Model::name() const {
+  // A model of the Hugging Face cache by its id, not by the commit its folder is named after.
+  return repo_id_of_snapshot(dir).value_or(dir.filename().string());
+}
 
 ModelKind Model::kind() const {
   if (encoder) return ModelKind::kEncoderDecoder;
@@ -400,8 +404,12 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
                                   std::to_string(model->tokenizer->vocab_size()) + " tokens");
   }
 
-  model->weights_file = std::make_unique<SafeTensors>(dir / "model.safetensors");
-  TensorSource tensors(*model->weights_file, arch->tensor_prefixes, dtype);
+  model->weights = std::make_unique<Checkpoint>(dir);
+  for (const auto& file : model->weights->files()) {
+    spdlog::debug("weights: {} ({}, {} tensors)", file->path().string(), file->format(),
+                  file->tensors().size());
+  }
+  TensorSource tensors(*model->weights, arch->tensor_prefixes, dtype);
   ModelParts parts = map_architecture(*arch, config, tensors);
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "src/io/checkpoint.h"
 #include "src/io/json_util.h"
-#include "src/io/safetensors.h"
 #include "src/model/family_config.h"
 #include "src/model/generation_config.h"
 #include "src/model/transformer.h"
@@ -28,7 +28,7 @@ namespace attn {
 // is a multiple of 32) and leaves everything else as the file has it.
 class TensorSource {
  public:
-  TensorSource(SafeTensors& file, std::vector<std::string> prefixes,
+  TensorSource(Checkpoint& weights, std::vector<std::string> prefixes,
                std::optional<WeightType> dtype = std::nullopt);
 
   bool has(const std::string& name) const;
@@ -75,7 +75,7 @@ class TensorSource {
   // Storage that lives as long as the model, aligned for every weight type.
   void* allocate(std::size_t bytes);
 
-  SafeTensors& file_;
+  Checkpoint& weights_;
   std::vector<std::string> prefixes_;
   std::optional<WeightType> dtype_;
   std::set<std::string> used_;
@@ -168,9 +168,9 @@ enum class ModelKind {
 // A loaded Hugging Face model folder.
 struct Model {
   std::filesystem::path dir;
-  std::string model_type;    // config.json model_type ("gpt2", "bert", "llama", ...)
-  std::string architecture;  // config.json architectures[0], when given
-  std::unique_ptr<SafeTensors> weights_file;
+  std::string model_type;               // config.json model_type ("gpt2", "bert", "llama", ...)
+  std::string architecture;             // config.json architectures[0], when given
+  std::unique_ptr<Checkpoint> weights;  // the weight files, mapped
   std::deque<std::unique_ptr<float[]>> repacked_weights;  // weights rearranged or converted at load
   // The model, or an encoder-decoder's decoder (whose layers then have cross-attention).
   std::unique_ptr<Transformer> transformer;
@@ -192,8 +192,8 @@ struct Model {
   std::string compute_dtype() const;
 };
 
-// Loads config.json, model.safetensors and the tokenizer of a model folder, computing in the
-// file's weight types or, when given, in `dtype` (see TensorSource). Errors name the file and
+// Loads config.json, the weights (see Checkpoint) and the tokenizer of a model folder, computing in
+// the file's weight types or, when given, in `dtype` (see TensorSource). Errors name the file and
 // what is wrong.
 std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
                                   std::optional<WeightType> dtype = std::nullopt);
