@@ -21,6 +21,7 @@
 #include "tests/model_util.h"
 #include "tests/safetensors_util.h"
 #include "tests/test_paths.h"
+#include "tests/torch_zip_util.h"
 
 namespace attn::test {
 namespace {
@@ -232,6 +233,90 @@ TEST(ShardIndex, ManyShardFilesAreRefused) {
         parse_shard_index(json{{"weight_map", weight_map}}.dump(), "index.json");
       },
       {"index.json", "more than 10000 shard files"});
+}
+
+// --- pytorch_model.bin ---
+
+// `tensors` (F32) as torch.save writes a state dict of them: one storage each, stored.
+std::string pytorch_model_bin(const std::vector<RawTensor>& tensors) {
+  std::vector<TensorSpec> specs;
+  std::vector<ZipInput> storages;
+  for (const RawTensor& tensor : tensors) {
+    EXPECT_EQ(tensor.dtype, "F32") << tensor.name;
+    const std::string key = std::to_string(specs.size());
+    std::vector<int64_t> stride(tensor.shape.size(), 1);
+    for (int i = int(stride.size()) - 2; i >= 0; --i)
+      stride[i] = stride[i + 1] * tensor.shape[i + 1];
+    specs.push_back({.name = tensor.name,
+                     .type = "FloatStorage",
+                     .key = key,
+                     .numel = int64_t(tensor.bytes.size() / 4),
+                     .size = tensor.shape,
+                     .stride = stride});
+    storages.push_back({.name = key, .data = tensor.bytes});
+  }
+  return torch_zip(state_dict_pickle(specs), storages);
+}
+
+TEST(PytorchModelBin, ComputesExactlyWhatTheSafetensorsFileComputes) {
+  TempDir scratch;
+  const auto dir = copy_without_weights(shipped_model("tiny-gpt2-brown"), scratch / "model");
+  write_file(
+      dir / "pytorch_model.bin",
+      pytorch_model_bin(read_safetensors(shipped_model("tiny-gpt2-brown") / "model.safetensors")));
+  const auto from_bin = load_model(dir);
+  const auto single = load_model(shipped_model("tiny-gpt2-brown"));
+  ASSERT_STREQ(from_bin->weights->files()[0]->format(), "pytorch");
+  const std::vector<int> ids = single->tokenizer->encode_plain("The cat sat on the mat.");
+  const std::vector<float> want = last_logits(*single, ids), got = last_logits(*from_bin, ids);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+}
+
+TEST(PytorchModelBin, ShardsAndTheirIndex) {
+  TempDir scratch;
+  const auto dir = copy_without_weights(shipped_model("tiny-gpt2-brown"), scratch / "model");
+  const std::vector<RawTensor> tensors =
+      read_safetensors(shipped_model("tiny-gpt2-brown") / "model.safetensors");
+  std::vector<RawTensor> shards[2];
+  json weight_map = json::object();
+  for (std::size_t k = 0; k < tensors.size(); ++k) {
+    const std::string shard = "pytorch_model-0000" + std::to_string(1 + k % 2) + "-of-00002.bin";
+    shards[k % 2].push_back(tensors[k]);
+    weight_map[tensors[k].name] = shard;
+  }
+  for (int i = 0; i < 2; ++i) {
+    write_file(dir / ("pytorch_model-0000" + std::to_string(i + 1) + "-of-00002.bin"),
+               pytorch_model_bin(shards[i]));
+  }
+  write_file(dir / "pytorch_model.bin.index.json", json{{"weight_map", weight_map}}.dump());
+  const auto sharded = load_model(dir);
+  const auto single = load_model(shipped_model("tiny-gpt2-brown"));
+  ASSERT_EQ(sharded->weights->files().size(), 2u);
+  EXPECT_EQ(sharded->weights->source(), dir / "pytorch_model.bin.index.json");
+  const std::vector<int> ids = single->tokenizer->encode_plain("The cat sat on the mat.");
+  const std::vector<float> want = last_logits(*single, ids), got = last_logits(*sharded, ids);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+}
+
+TEST(PytorchModelBin, HostilePickleThroughTheCommandLineRunsNothingAndWritesNothing) {
+  TempDir scratch;
+  const auto dir = copy_without_weights(shipped_model("tiny-gpt2-brown"), scratch / "model");
+  const auto witness = scratch / "ran";
+  // What `python -c "torch.load(...)"` would run: os.system("touch <witness>").
+  Pickle pickle;
+  pickle.proto().global("os", "system").str("touch " + witness.string()).op(0x85).op('R').stop();
+  write_file(dir / "pytorch_model.bin", torch_zip(pickle.bytes()));
+  const FolderSnapshot before = snapshot(scratch.path());
+  const CommandResult result = run_attn({"info", "-m", dir.string()});
+  EXPECT_EQ(result.exit_status, 1) << describe(result);
+  EXPECT_EQ(split_lines_of(result.err).size(), 1u) << result.err;
+  EXPECT_NE(result.err.find((dir / "pytorch_model.bin").string() + ": data.pkl"), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("os.system"), std::string::npos) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(witness));
+  EXPECT_EQ(changed_files(before, snapshot(scratch.path())), std::vector<std::string>());
 }
 
 // --- which file a folder's weights come from ---
