@@ -62,6 +62,17 @@ void write_shards(const std::filesystem::path& dir, const std::vector<RawTensor>
              json{{"metadata", {{"total_size", 0}}}, {"weight_map", weight_map}}.dump(2));
 }
 
+// `model` (tiny-gpt2-brown's weights in other files) computes the shipped model's logits, bit for
+// bit, and has as many parameters.
+void expect_logits_of_tiny_gpt2(const Model& model) {
+  const auto shipped = load_model(shipped_model("tiny-gpt2-brown"));
+  EXPECT_EQ(model.parameter_count, shipped->parameter_count);
+  const std::vector<int> ids = shipped->tokenizer->encode_plain("The cat sat on the mat.");
+  const std::vector<float> want = last_logits(*shipped, ids), got = last_logits(model, ids);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+}
+
 // Runs `check` and expects an Error whose message has every one of `parts`.
 template <typename Check>
 void expect_error(Check check, const std::vector<std::string>& parts) {
@@ -98,15 +109,9 @@ class ShardedCheckpoint : public ::testing::Test {
 TEST_F(ShardedCheckpoint, ComputesExactlyWhatTheSingleFileComputes) {
   write_shards(dir_, tensors_, 3);
   const auto sharded = load_model(dir_);
-  const auto single = load_model(shipped_model("tiny-gpt2-brown"));
   ASSERT_EQ(sharded->weights->files().size(), 3u);
   EXPECT_EQ(sharded->weights->source(), index());
-  EXPECT_EQ(sharded->parameter_count, single->parameter_count);
-  const std::vector<int> ids = single->tokenizer->encode_plain("The cat sat on the mat.");
-  const std::vector<float> want = last_logits(*single, ids);
-  const std::vector<float> got = last_logits(*sharded, ids);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  expect_logits_of_tiny_gpt2(*sharded);
 }
 
 TEST_F(ShardedCheckpoint, SharedPhi3ShardsHoldTheSingleFilesTensors) {
@@ -265,12 +270,8 @@ TEST(PytorchModelBin, ComputesExactlyWhatTheSafetensorsFileComputes) {
       dir / "pytorch_model.bin",
       pytorch_model_bin(read_safetensors(shipped_model("tiny-gpt2-brown") / "model.safetensors")));
   const auto from_bin = load_model(dir);
-  const auto single = load_model(shipped_model("tiny-gpt2-brown"));
   ASSERT_STREQ(from_bin->weights->files()[0]->format(), "pytorch");
-  const std::vector<int> ids = single->tokenizer->encode_plain("The cat sat on the mat.");
-  const std::vector<float> want = last_logits(*single, ids), got = last_logits(*from_bin, ids);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  expect_logits_of_tiny_gpt2(*from_bin);
 }
 
 TEST(PytorchModelBin, ShardsAndTheirIndex) {
@@ -291,13 +292,9 @@ TEST(PytorchModelBin, ShardsAndTheirIndex) {
   }
   write_file(dir / "pytorch_model.bin.index.json", json{{"weight_map", weight_map}}.dump());
   const auto sharded = load_model(dir);
-  const auto single = load_model(shipped_model("tiny-gpt2-brown"));
   ASSERT_EQ(sharded->weights->files().size(), 2u);
   EXPECT_EQ(sharded->weights->source(), dir / "pytorch_model.bin.index.json");
-  const std::vector<int> ids = single->tokenizer->encode_plain("The cat sat on the mat.");
-  const std::vector<float> want = last_logits(*single, ids), got = last_logits(*sharded, ids);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  expect_logits_of_tiny_gpt2(*sharded);
 }
 
 TEST(PytorchModelBin, HostilePickleThroughTheCommandLineRunsNothingAndWritesNothing) {

@@ -13,6 +13,7 @@
 #include "src/io/safetensors.h"
 #include "src/tasks/generate.h"
 #include "tests/cli_util.h"
+#include "tests/crafted_file_test.h"
 #include "tests/model_util.h"
 #include "tests/safetensors_util.h"
 
@@ -38,35 +39,9 @@ json entry(const std::string& dtype, std::vector<int64_t> shape, int64_t begin, 
   return {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {begin, end}}};
 }
 
-class SafeTensorsTest : public ::testing::Test {
+class SafeTensorsTest : public CraftedFileTest<SafeTensors> {
  protected:
-  std::filesystem::path write(std::string_view bytes) {
-    write_file(path_, bytes);
-    return path_;
-  }
-
-  // Opening `bytes` must throw an Error of one line, starting with the file's path and
-  // containing every one of `expected`.
-  void expect_rejected(std::string_view bytes, std::initializer_list<std::string> expected) {
-    write(bytes);
-    try {
-      SafeTensors file(path_);
-      ADD_FAILURE() << "opened without error";
-    } catch (const Error& e) {
-      expect_message(e.what(), expected);
-    }
-  }
-
-  void expect_message(const std::string& message, std::initializer_list<std::string> expected) {
-    EXPECT_TRUE(message.starts_with(path_.string() + ": ")) << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    for (const auto& part : expected) {
-      EXPECT_NE(message.find(part), std::string::npos) << "\"" << part << "\" not in: " << message;
-    }
-  }
-
-  TempDir dir_;
-  std::filesystem::path path_ = dir_ / "crafted.safetensors";
+  SafeTensorsTest() : CraftedFileTest("crafted.safetensors") {}
 };
 
 TEST_F(SafeTensorsTest, MissingFileNamesItAndTheReason) {

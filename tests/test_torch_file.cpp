@@ -16,6 +16,7 @@
 #include "src/io/torch_file.h"
 #include "src/io/torch_pickle.h"
 #include "tests/cli_util.h"
+#include "tests/crafted_file_test.h"
 #include "tests/test_paths.h"
 #include "tests/torch_zip_util.h"
 
@@ -36,41 +37,15 @@ std::vector<T> values_of(const void* data, std::size_t count) {
   return values;
 }
 
-class TorchFileTest : public ::testing::Test {
+class TorchFileTest : public CraftedFileTest<TorchFile> {
  protected:
-  const std::filesystem::path& write(std::string_view bytes) {
-    write_file(path_, bytes);
-    return path_;
-  }
-
-  // Opening `bytes` must throw an Error of one line, starting with the file's path and
-  // containing every one of `expected`.
-  void expect_rejected(std::string_view bytes, std::initializer_list<std::string> expected) {
-    write(bytes);
-    try {
-      TorchFile file(path_);
-      ADD_FAILURE() << "opened without error";
-    } catch (const Error& e) {
-      expect_message(e.what(), expected);
-    }
-  }
-
-  void expect_message(const std::string& message, std::initializer_list<std::string> expected) {
-    EXPECT_TRUE(message.starts_with(path_.string() + ": ")) << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    for (const auto& part : expected) {
-      EXPECT_NE(message.find(part), std::string::npos) << "\"" << part << "\" not in: " << message;
-    }
-  }
+  TorchFileTest() : CraftedFileTest("pytorch_model.bin") {}
 
   // A pickle that is not a valid state dict, in an otherwise valid archive.
   void expect_pickle_rejected(const std::string& pickle,
                               std::initializer_list<std::string> expected) {
     expect_rejected(torch_zip(pickle, {{.name = "0", .data = std::string(64, '\0')}}), expected);
   }
-
-  TempDir dir_;
-  std::filesystem::path path_ = dir_.path() / "pytorch_model.bin";
 };
 
 const std::string kSixFloats = bytes_of<float>({1, 2, 3, 4, 5, 6});
