@@ -78,5 +78,15 @@ TEST_P(DecoderFamily, InfoTokenizeAndBenchRun) {
 
 INSTANTIATE_TEST_SUITE_P(Shared, DecoderFamily, decoder_family_models(), model_test_name);
 
+// The same weights as tiny-phi3-random in 3 safetensors shards give its goldens (issue 23).
+TEST(ShardedPhi3, ReproducesTheSingleFilesGoldens) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = shared_dir() / "models" / "tiny-phi3-random-sharded";
+  const auto golden = shared_dir() / "golden" / "tiny-phi3-random";
+  expect_logits_match(model, golden);
+  expect_greedy_matches(model, golden);
+  expect_hidden_states_match(model, golden / "hidden");
+}
+
 }  // namespace
 }  // namespace attn::test

@@ -139,24 +139,31 @@ std::string describe_positions(const PositionScheme& positions) {
                : "learned (from row " + std::to_string(positions.table_offset) + ")";
   }
   if (!positions.alibi_slopes.empty()) return "alibi";
-  if (!positions.rotary) return "none";
-  const RotaryEmbedding& rotary = *positions.rotary;
-  std::string text = "rotary (" + std::to_string(rotary.dim) + " dims per head, theta " +
-                     fmt::format("{}", rotary.theta);
-  switch (rotary.scaling) {
-    case RotaryEmbedding::Scaling::kNone:
-      break;
-    case RotaryEmbedding::Scaling::kLinear:
-      text += fmt::format(", linear x{}", rotary.factor);
-      break;
-    case RotaryEmbedding::Scaling::kDynamic:
-      text += fmt::format(", dynamic x{}", rotary.factor);
-      break;
-    case RotaryEmbedding::Scaling::kLlama3:
-      text += fmt::format(", llama3 x{}", rotary.factor);
-      break;
+  if (positions.rotary.empty()) return "none";
+  // "rotary (64 dims per head, theta 10000)", or one such description per table.
+  std::string tables;
+  for (const RotaryEmbedding& rotary : positions.rotary) {
+    std::string text = "rotary (" + std::to_string(rotary.dim) + " dims per head, theta " +
+                       fmt::format("{}", rotary.theta);
+    switch (rotary.scaling) {
+      case RotaryEmbedding::Scaling::kNone:
+        break;
+      case RotaryEmbedding::Scaling::kLinear:
+        text += fmt::format(", linear x{}", rotary.factor);
+        break;
+      case RotaryEmbedding::Scaling::kDynamic:
+        text += fmt::format(", dynamic x{}", rotary.factor);
+        break;
+      case RotaryEmbedding::Scaling::kLlama3:
+        text += fmt::format(", llama3 x{}", rotary.factor);
+        break;
+      case RotaryEmbedding::Scaling::kLongRope:
+        text += fmt::format(", longrope from {}", rotary.original_max_positions);
+        break;
+    }
+    tables += (tables.empty() ? "" : " / ") + text + ")";
   }
-  return text + ")";
+  return tables;
 }
 
 // The fields of generation_config.json that generate uses, as given.

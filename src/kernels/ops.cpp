@@ -244,6 +244,10 @@ void softmax_row(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] *= inv_sum;
 }
 
+void soft_cap(float* x, long n, float cap) {
+  for (long i = 0; i < n; ++i) x[i] = std::tanh(x[i] / cap) * cap;
+}
+
 void add_in_place(float* y, const float* x, long n) {
   for (long i = 0; i < n; ++i) y[i] += x[i];
 }

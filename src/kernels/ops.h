@@ -84,6 +84,9 @@ void activation_range(float* x, long n, Activation activation);
 // Softmax of one row in place over its first n entries (n >= 1).
 void softmax_row(float* x, int n);
 
+// x (n) = cap tanh(x / cap): Gemma-2's soft-capping of attention scores and logits.
+void soft_cap(float* x, long n, float cap);
+
 // y (n) += x (n)
 void add_in_place(float* y, const float* x, long n);
 

@@ -29,12 +29,21 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       {.linear = &w.key, .y = new_keys},
       {.linear = &w.value, .y = layer_values + long(batch.cache_offset) * kv_dim}};
   linear_forward_shared_input(projections, input, rows);
-  if (positions_.rotary) {
-    const RotaryEmbedding& rotary = *positions_.rotary;
-    rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, spec_.head_dim,
-                  state.rotary_cos.data(), state.rotary_sin.data());
-    rotary.rotate(new_keys, rows, kv_dim, spec_.n_kv_head, spec_.head_dim, state.rotary_cos.data(),
-                  state.rotary_sin.data());
+  // Each head's query and key are rows of head_dim: (rows x heads, head_dim).
+  if (w.query_norm) {
+    norm_forward(state.query.data(), state.query.data(), rows * spec_.n_head, spec_.head_dim,
+                 *w.query_norm);
+  }
+  if (w.key_norm) {
+    norm_forward(new_keys, new_keys, rows * spec_.n_kv_head, spec_.head_dim, *w.key_norm);
+  }
+  if (const int table = spec_.layers[layer].rotary; table >= 0) {
+    const std::size_t block = std::size_t(state.max_rows) * spec_.head_dim / 2;
+    const float* cos = state.rotary_cos.data() + table * block;
+    const float* sin = state.rotary_sin.data() + table * block;
+    const RotaryEmbedding& rotary = positions_.rotary[table];
+    rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, spec_.head_dim, cos, sin);
+    rotary.rotate(new_keys, rows, kv_dim, spec_.n_kv_head, spec_.head_dim, cos, sin);
   }
   attend(layer, layer_keys, layer_values, false, batch, w.output, state, observer);
 }
@@ -56,11 +65,13 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
   const int q_dim = spec_.q_dim();
   const int kv_dim = spec_.kv_dim();
   const int group = spec_.n_head / spec_.n_kv_head;
-  const float scale = spec_.scaled_attention ? 1.0f / std::sqrt(float(head_dim)) : 1.0f;
+  const LayerSpec& layer_spec = spec_.layers[layer];
+  const float scale = layer_spec.score_scale;
   const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);  // for one-query heads
   // Position biases and the causal mask act on self-attention only: cross-attention sees every
   // source token.
   const bool causal = spec_.causal && !cross;
+  const int window = cross ? 0 : layer_spec.window;
   const bool alibi = !positions_.alibi_slopes.empty() && !cross;
   const RelativePositionBias* relative =
       positions_.relative_bias && !cross ? &*positions_.relative_bias : nullptr;
@@ -104,9 +115,19 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
               state.offset_buckets.data() + (state.max_context - 1) - (seq.n_past + i);
           for (int j = 0; j < n_keys; ++j) row[j] += relative->table[buckets[j] * spec_.n_head + h];
         }
-        const int visible = causal ? seq.n_past + i + 1 : n_keys;
-        softmax_row(row, visible);
-        std::fill(row + visible, row + n_keys, 0.0f);
+        if (layer_spec.score_softcap > 0) soft_cap(row, n_keys, layer_spec.score_softcap);
+        // Keys [first, end) are visible: the causal mask ends them at the query's own position;
+        // a window starts them window - 1 keys before it (a decoder) or keeps them within
+        // window / 2 on either side (an encoder).
+        const int position = seq.n_past + i;
+        int first = 0, end = causal ? position + 1 : n_keys;
+        if (window > 0) {
+          first = std::max(0, causal ? position - window + 1 : position - window / 2);
+          if (!causal) end = std::min(n_keys, position + window / 2 + 1);
+        }
+        std::fill(row, row + first, 0.0f);
+        softmax_row(row + first, end - first);
+        std::fill(row + end, row + n_keys, 0.0f);
       }
       // context = scores V, written into this head's columns.
       float* context = state.context.data() + long(seq.row) * q_dim + h * head_dim;

@@ -1,5 +1,6 @@
 #include "src/model/family_config.h"
 
+#include <cmath>
 #include <string>
 
 #include "src/base/error.h"
@@ -108,12 +109,49 @@ void read_attention_heads(const JsonFile& config, ArchSpec& spec, const char* he
 namespace {
 
 // config.json's rope_scaling: null, or {"type" (or "rope_type"): ..., "factor": ..., ...}.
+// rope_scaling of type longrope (Phi-3's "su" before): short_factor and long_factor, one per
+// rotated pair; original_max_position_embeddings there or in config.json; attention_factor
+// there, else sqrt(1 + ln(max / original) / ln(original)) when the context was extended.
+void read_long_rope(const JsonFile& config, const JsonFile& scaling, const ArchSpec& spec,
+                    RotaryEmbedding& rotary) {
+  rotary.scaling = RotaryEmbedding::Scaling::kLongRope;
+  const char* original_key = "original_max_position_embeddings";
+  rotary.original_max_positions = scaling.has(original_key)
+                                      ? scaling.positive_int(original_key, kMaxPositions)
+                                      : config.positive_int(original_key, kMaxPositions);
+  for (auto [key, factors] : {std::pair{"short_factor", &rotary.short_factor},
+                              std::pair{"long_factor", &rotary.long_factor}}) {
+    const nlohmann::json& values = scaling.json().contains(key) ? scaling.json()[key] : nullptr;
+    if (!values.is_array() || int(values.size()) != rotary.dim / 2) {
+      scaling.fail(
+          key, "must list " + std::to_string(rotary.dim / 2) + " numbers (one per rotated pair)");
+    }
+    for (const nlohmann::json& value : values) {
+      if (!value.is_number() || !(value.get<double>() > 0) || value.get<double>() > 1e6) {
+        scaling.fail(key, "must hold positive numbers, got " + brief_json(value));
+      }
+      factors->push_back(value.get<float>());
+    }
+  }
+  const double extension = double(spec.max_positions) / rotary.original_max_positions;
+  rotary.attention_factor =
+      scaling.optional_float_in_range("attention_factor", 1e-6, 1e6)
+          .value_or(extension <= 1
+                        ? 1.0f
+                        : float(std::sqrt(1 + std::log(extension) /
+                                                  std::log(rotary.original_max_positions))));
+}
+
 void read_rope_scaling(const JsonFile& config, const ArchSpec& spec, RotaryEmbedding& rotary) {
   const std::optional<JsonFile> scaling = config.optional_object("rope_scaling");
   if (!scaling) return;
   const char* type_key = scaling->has("rope_type") ? "rope_type" : "type";
   const std::string type = scaling->string(type_key);
   if (type == "default") return;
+  if (type == "longrope" || type == "su") {
+    read_long_rope(config, *scaling, spec, rotary);
+    return;
+  }
   rotary.factor = scaling->float_in_range("factor", 1e-6, 1e6);
   if (type == "linear") {
     rotary.scaling = RotaryEmbedding::Scaling::kLinear;
@@ -132,7 +170,7 @@ void read_rope_scaling(const JsonFile& config, const ArchSpec& spec, RotaryEmbed
   } else {
     scaling->fail(type_key, "is '" + brief_text(type) +
                                 "', which attn does not implement (known: linear, dynamic, "
-                                "llama3)");
+                                "llama3, longrope)");
   }
 }
 

@@ -25,7 +25,7 @@ ModelParts map_gpt_neox(const JsonFile& config, TensorSource& tensors) {
   // Newer configs name the base rope_theta, older ones rotary_emb_base.
   const char* theta_key = config.has("rope_theta") ? "rope_theta" : "rotary_emb_base";
   const float theta = config.optional_float_in_range(theta_key, 1, 1e12).value_or(10000.0f);
-  parts.positions.rotary = read_rotary(config, spec, "rotary_pct", 0.25f, theta);
+  parts.positions.rotary = {read_rotary(config, spec, "rotary_pct", 0.25f, theta)};
 
   const int64_t d = spec.d_model, ff = spec.d_ff;
   for (int i = 0; i < spec.n_layer; ++i) {

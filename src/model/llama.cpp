@@ -1,7 +1,10 @@
 // Llama-architecture decoders (LlamaForCausalLM: Llama 1-3, TinyLlama, SmolLM, OpenLLaMA;
-// MistralForCausalLM; Qwen2ForCausalLM): pre-norm blocks with RMSNorm, RoPE on the whole head,
-// grouped-query attention, a gated SiLU feed-forward (SwiGLU), no biases except where the
-// config asks (Llama attention_bias / mlp_bias; Qwen2 always biases q, k and v).
+// MistralForCausalLM; Qwen2ForCausalLM; Qwen3ForCausalLM): pre-norm blocks with RMSNorm, RoPE on
+// the whole head, grouped-query attention, a gated SiLU feed-forward (SwiGLU), no biases except
+// where the config asks (Llama attention_bias / mlp_bias; Qwen2 always biases q, k and v).
+// Qwen3 norms each head's query and key before RoPE. Mistral attends over a sliding window on
+// every layer when sliding_window is set; Qwen2 and Qwen3 only with use_sliding_window, on the
+// layers from max_window_layers on.
 #include <algorithm>
 
 #include "src/base/error.h"
@@ -11,46 +14,65 @@ namespace attn {
 
 namespace {
 
-struct Biases {
-  bool qkv = false;
-  bool output = false;
-  bool mlp = false;
+// What the Llama-shaped families change.
+struct Variant {
+  bool qkv_bias = false;
+  bool output_bias = false;
+  bool mlp_bias = false;
+  bool query_key_norms = false;  // Qwen3's q_norm and k_norm
+  // Qwen's window rules: only with use_sliding_window (false when absent), and only on layers
+  // from max_window_layers on. Otherwise (Mistral) sliding_window, when set, is every layer's.
+  bool qwen_window = false;
 };
 
-ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases biases) {
+// The first windowed layer (n_layer: none) and the window, from sliding_window,
+// use_sliding_window and max_window_layers.
+std::pair<int, int> read_sliding_window(const JsonFile& config, const ArchSpec& spec,
+                                        const Variant& variant) {
+  const std::optional<int> window = config.optional_positive_int("sliding_window", kMaxPositions);
+  if (!window || !config.optional_bool("use_sliding_window").value_or(!variant.qwen_window)) {
+    return {spec.n_layer, 0};
+  }
+  if (!variant.qwen_window) return {0, *window};
+  return {config.optional_int_in_range("max_window_layers", 0, kMaxLayers).value_or(0), *window};
+}
+
+ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, const Variant& variant) {
   ModelParts parts;
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPreNorm;
   spec.gated_ffn = true;
   spec.causal = true;
   read_common_sizes(config, spec, 2048);
-  // Sliding-window attention (Mistral, Qwen2 with use_sliding_window) is not implemented:
-  // within the window it equals full attention, so the window is the context attn offers.
-  const bool windowed =
-      config.has("sliding_window") && config.optional_bool("use_sliding_window").value_or(true);
-  if (windowed) {
-    spec.max_positions =
-        std::min(spec.max_positions, config.positive_int("sliding_window", kMaxPositions));
-  }
+  const auto [first_windowed, window] = read_sliding_window(config, spec, variant);
+  spec.layers.assign(spec.n_layer, spec.default_layer_spec(true));
+  for (int i = first_windowed; i < spec.n_layer; ++i) spec.layers[i].window = window;
   spec.activation = read_activation(config, "hidden_act", "silu");
   const float eps = read_norm_eps(config, "rms_norm_eps", 1e-6f);
   const float theta = config.optional_float_in_range("rope_theta", 1, 1e12).value_or(10000.0f);
-  parts.positions.rotary = read_rotary(config, spec, "partial_rotary_factor", 1.0f, theta);
+  parts.positions.rotary = {read_rotary(config, spec, "partial_rotary_factor", 1.0f, theta)};
 
   const int64_t d = spec.d_model, ff = spec.d_ff;
   for (int i = 0; i < spec.n_layer; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const std::string a = p + "self_attn.", m = p + "mlp.";
+    const bool qkv_bias = variant.qkv_bias, mlp_bias = variant.mlp_bias;
+    AttentionWeights attention = {
+        .query = tensors.linear(a + "q_proj", d, spec.q_dim(), qkv_bias),
+        .key = tensors.linear(a + "k_proj", d, spec.kv_dim(), qkv_bias),
+        .value = tensors.linear(a + "v_proj", d, spec.kv_dim(), qkv_bias),
+        .output = tensors.linear(a + "o_proj", spec.q_dim(), d, variant.output_bias)};
+    if (variant.query_key_norms) {
+      attention.query_norm = tensors.rms_norm(a + "q_norm", spec.head_dim, eps);
+      attention.key_norm = tensors.rms_norm(a + "k_norm", spec.head_dim, eps);
+    }
     parts.weights.layers.push_back(LayerWeights{
         .attention_norm = tensors.rms_norm(p + "input_layernorm", d, eps),
-        .attention = {.query = tensors.linear(a + "q_proj", d, spec.q_dim(), biases.qkv),
-                      .key = tensors.linear(a + "k_proj", d, spec.kv_dim(), biases.qkv),
-                      .value = tensors.linear(a + "v_proj", d, spec.kv_dim(), biases.qkv),
-                      .output = tensors.linear(a + "o_proj", spec.q_dim(), d, biases.output)},
+        .attention = attention,
         .ffn_norm = tensors.rms_norm(p + "post_attention_layernorm", d, eps),
-        .ffn = {.gate = tensors.linear(m + "gate_proj", d, ff, biases.mlp),
-                .up = tensors.linear(m + "up_proj", d, ff, biases.mlp),
-                .down = tensors.linear(m + "down_proj", ff, d, biases.mlp)},
+        .ffn = {.gate = tensors.linear(m + "gate_proj", d, ff, mlp_bias),
+                .up = tensors.linear(m + "up_proj", d, ff, mlp_bias),
+                .down = tensors.linear(m + "down_proj", ff, d, mlp_bias)},
     });
   }
   parts.weights.token_embedding = tensors.embedding("embed_tokens.weight", spec.vocab_size, d);
@@ -66,13 +88,22 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, Biases 
 ModelParts map_llama(const JsonFile& config, TensorSource& tensors) {
   const bool attention_bias = config.optional_bool("attention_bias").value_or(false);
   return map_llama_like(config, tensors,
-                        {.qkv = attention_bias,
-                         .output = attention_bias,
-                         .mlp = config.optional_bool("mlp_bias").value_or(false)});
+                        {.qkv_bias = attention_bias,
+                         .output_bias = attention_bias,
+                         .mlp_bias = config.optional_bool("mlp_bias").value_or(false)});
 }
 
 ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors) {
-  return map_llama_like(config, tensors, {.qkv = true, .output = false, .mlp = false});
+  return map_llama_like(config, tensors, {.qkv_bias = true, .qwen_window = true});
+}
+
+ModelParts map_qwen3(const JsonFile& config, TensorSource& tensors) {
+  const bool attention_bias = config.optional_bool("attention_bias").value_or(false);
+  return map_llama_like(config, tensors,
+                        {.qkv_bias = attention_bias,
+                         .output_bias = attention_bias,
+                         .query_key_norms = true,
+                         .qwen_window = true});
 }
 
 }  // namespace attn

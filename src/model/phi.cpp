@@ -18,7 +18,7 @@ ModelParts map_phi(const JsonFile& config, TensorSource& tensors) {
     config.fail("qk_layernorm", "is true, which attn does not support");
   }
   const float theta = config.optional_float_in_range("rope_theta", 1, 1e12).value_or(10000.0f);
-  parts.positions.rotary = read_rotary(config, spec, "partial_rotary_factor", 0.5f, theta);
+  parts.positions.rotary = {read_rotary(config, spec, "partial_rotary_factor", 0.5f, theta)};
 
   const int64_t d = spec.d_model, ff = spec.d_ff;
   for (int i = 0; i < spec.n_layer; ++i) {

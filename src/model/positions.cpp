@@ -17,7 +17,26 @@ std::vector<float> rotary_inverse_frequencies(int dim, double theta) {
   return inv_freq;
 }
 
+namespace {
+
+// Phi-3's longrope frequencies: 1 / (factor_i * theta^(2i/dim)), float32 at every step.
+std::vector<float> long_rope_frequencies(int dim, double theta, std::span<const float> factors) {
+  std::vector<float> frequencies(dim / 2);
+  for (int i = 0; i < dim / 2; ++i) {
+    const float exponent = float(2 * i) / float(dim);
+    frequencies[i] = 1.0f / (factors[i] * float(std::pow(theta, double(exponent))));
+  }
+  return frequencies;
+}
+
+}  // namespace
+
 void RotaryEmbedding::init() {
+  if (scaling == Scaling::kLongRope) {
+    inv_freq = long_rope_frequencies(dim, theta, short_factor);
+    long_inv_freq = long_rope_frequencies(dim, theta, long_factor);
+    return;
+  }
   inv_freq = rotary_inverse_frequencies(dim, theta);
   if (scaling != Scaling::kLlama3) return;
   // Llama 3.1: long wavelengths (low frequencies) are slowed down by `factor`, short ones kept,
@@ -40,6 +59,12 @@ void RotaryEmbedding::angles(std::span<const int> positions, float* cos, float* 
   const int half = dim / 2;
   std::span<const float> frequencies = inv_freq;
   std::vector<float> stretched;
+  // longrope, as Hugging Face's Phi-3: the factor set of each pass from its longest position,
+  // so that keys cached before the sequence grew past original_max_positions keep the short one.
+  const bool long_pass =
+      scaling == Scaling::kLongRope && !positions.empty() &&
+      *std::max_element(positions.begin(), positions.end()) + 1 > original_max_positions;
+  if (long_pass) frequencies = long_inv_freq;
   if (scaling == Scaling::kDynamic && !positions.empty()) {
     // NTK-aware scaling: past the trained context, a larger base for the whole pass.
     const int length = *std::max_element(positions.begin(), positions.end()) + 1;
@@ -57,8 +82,8 @@ void RotaryEmbedding::angles(std::span<const int> positions, float* cos, float* 
         scaling == Scaling::kLinear ? float(positions[r]) / factor : float(positions[r]);
     for (int i = 0; i < half; ++i) {
       const float angle = position * frequencies[i];
-      cos[r * half + i] = float(std::cos(double(angle)));
-      sin[r * half + i] = float(std::sin(double(angle)));
+      cos[r * half + i] = float(std::cos(double(angle))) * attention_factor;
+      sin[r * half + i] = float(std::sin(double(angle))) * attention_factor;
     }
   }
 }

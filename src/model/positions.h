@@ -19,7 +19,7 @@ namespace attn {
 // head_dim - dim values pass through unchanged (partial rotary: NeoX rotary_pct, Phi
 // partial_rotary_factor).
 struct RotaryEmbedding {
-  enum class Scaling { kNone, kLinear, kDynamic, kLlama3 };
+  enum class Scaling { kNone, kLinear, kDynamic, kLlama3, kLongRope };
 
   int dim = 0;  // rotated values per head: even, <= head_dim
   float theta = 10000.0f;
@@ -28,7 +28,13 @@ struct RotaryEmbedding {
   int original_max_positions = 0;  // dynamic: where scaling starts; llama3: old context
   float low_freq_factor = 1.0f;    // llama3
   float high_freq_factor = 4.0f;   // llama3
-  std::vector<float> inv_freq;     // (dim / 2), computed once by `init`
+  // longrope (Phi-3): frequencies divided by short_factor, or by long_factor in a pass whose
+  // longest position is past original_max_positions; cos and sin multiplied by
+  // attention_factor.
+  std::vector<float> short_factor, long_factor;  // (dim / 2)
+  float attention_factor = 1.0f;
+  std::vector<float> inv_freq;       // (dim / 2), computed once by `init`
+  std::vector<float> long_inv_freq;  // (dim / 2) longrope's long frequencies, else empty
 
   // Computes inv_freq from the fields above (once, at load).
   void init();
@@ -82,8 +88,10 @@ struct PositionScheme {
   // padding_idx without counting it (Hugging Face's create_position_ids_from_input_ids).
   int table_offset = 0;
   std::optional<int> padding_token;
-  std::optional<RotaryEmbedding> rotary;  // rotates queries and keys
-  std::vector<float> alibi_slopes;        // (n_head) added score bias, or empty
+  // RoPE tables that rotate queries and keys, each computed once; a layer names its own
+  // (LayerSpec::rotary). Most models have one; Gemma-3 and ModernBERT a local and a global.
+  std::vector<RotaryEmbedding> rotary;
+  std::vector<float> alibi_slopes;  // (n_head) added score bias, or empty
   std::optional<RelativePositionBias> relative_bias = std::nullopt;
   bool sinusoidal = false;  // learned_table holds Marian's fixed sinusoids, not learned rows
 };

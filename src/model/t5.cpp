@@ -34,8 +34,9 @@ ModelParts read_stack(const JsonFile& config, TensorSource& tensors, const std::
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPreNorm;
   spec.causal = decoder;
-  spec.scaled_attention = false;
   spec.n_layer = n_layer;
+  // T5 folds the head_dim^-0.5 into its query weights: its scores are plain q.k.
+  spec.layers.assign(n_layer, LayerSpec{.score_scale = 1.0f});
   spec.d_model = config.positive_int("d_model", kMaxModelWidth);
   spec.n_head = config.positive_int("num_heads", kMaxHeads);
   spec.n_kv_head = spec.n_head;

@@ -50,13 +50,22 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
                                                            : 0),
       ffn(std::size_t(max_rows_) * spec.d_ff),
       ffn_gate(spec.gated_ffn ? std::size_t(max_rows_) * spec.d_ff : 0),
-      rotary_cos(std::size_t(max_rows_) * spec.head_dim / 2),
-      rotary_sin(std::size_t(max_rows_) * spec.head_dim / 2),
       scores_per_head(long(std::min(max_rows_, max_context_)) * max_context_),
       scores(std::size_t(spec.n_head) * scores_per_head) {}
 
 Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionScheme positions)
     : spec_(spec), weights_(std::move(weights)), positions_(std::move(positions)) {
+  if (spec_.layers.empty()) {
+    spec_.layers.assign(spec_.n_layer, spec_.default_layer_spec(!positions_.rotary.empty()));
+  }
+  if (int(spec_.layers.size()) != spec_.n_layer) {
+    throw std::logic_error("the architecture spec has not one layer spec per layer");
+  }
+  for (const LayerSpec& layer : spec_.layers) {
+    if (layer.rotary >= int(positions_.rotary.size()) || layer.window < 0) {
+      throw std::logic_error("a layer spec names a RoPE table that does not exist");
+    }
+  }
   // The run state sizes its buffers from the spec; the weights must agree with it.
   for (const LayerWeights& layer : weights_.layers) {
     const bool parallel = spec_.topology == BlockTopology::kParallel;
@@ -152,8 +161,15 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   if (n_layers < 0) n_layers = spec_.n_layer;
   float* hidden = state.hidden.data();
   float* normed = state.normed.data();
-  if (positions_.rotary) {
-    positions_.rotary->angles(batch.positions, state.rotary_cos.data(), state.rotary_sin.data());
+  // Each RoPE table's angles for this pass's positions, in its block of rotary_cos/sin.
+  const std::size_t rotary_block = std::size_t(state.max_rows) * spec_.head_dim / 2;
+  if (state.rotary_cos.size() < positions_.rotary.size() * rotary_block) {
+    state.rotary_cos.resize(positions_.rotary.size() * rotary_block);
+    state.rotary_sin.resize(positions_.rotary.size() * rotary_block);
+  }
+  for (std::size_t t = 0; t < positions_.rotary.size(); ++t) {
+    positions_.rotary[t].angles(batch.positions, state.rotary_cos.data() + t * rotary_block,
+                                state.rotary_sin.data() + t * rotary_block);
   }
   if (positions_.relative_bias && state.offset_buckets.empty()) {
     for (int offset = 1 - state.max_context; offset < state.max_context; ++offset) {
@@ -182,6 +198,9 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
       case BlockTopology::kPreNorm:
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, cache, state, observer);
+        if (w.attention_output_norm) {
+          norm_forward(sublayer, sublayer, rows, d, *w.attention_output_norm);
+        }
         add_in_place(hidden, sublayer, size);
         if (w.cross) {
           norm_forward(normed, hidden, rows, d, w.cross->norm);
@@ -190,6 +209,7 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
         }
         norm_forward(normed, hidden, rows, d, *w.ffn_norm);
         feed_forward(layer, normed, rows, state, sublayer);
+        if (w.ffn_output_norm) norm_forward(sublayer, sublayer, rows, d, *w.ffn_output_norm);
         add_in_place(hidden, sublayer, size);
         break;
       case BlockTopology::kPostNorm:
@@ -292,6 +312,9 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
     head_input = transformed;
   }
   linear_forward(logits, head_input, n, head.decoder);
+  if (head.logit_softcap > 0) {
+    soft_cap(logits, long(n) * head.decoder.out, head.logit_softcap);
+  }
 }
 
 }  // namespace attn

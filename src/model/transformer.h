@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -20,6 +21,22 @@ enum class BlockTopology {
   kPreNorm,   // GPT-2, Llama, BLOOM, T5:  x += attn(norm1(x)); x += ffn(norm2(x))
   kPostNorm,  // BERT, Marian:             x = norm1(x + attn(x)); x = norm2(x + ffn(x))
   kParallel,  // GPT-NeoX, Phi:            x += attn(norm1(x)) + ffn(norm2(x)), Phi's norm2 = norm1
+};
+
+// What one layer's attention does that may differ from the next layer's: Gemma-2/3 alternate
+// local (sliding-window) and global layers with different RoPE bases; Gemma-2 caps its scores;
+// T5 does not scale them.
+struct LayerSpec {
+  // Keys each query sees: all of them (0), or a window of them. A decoder's query at position p
+  // sees keys p - window + 1 .. p (Mistral, Gemma); an encoder's sees keys within window / 2 on
+  // either side (ModernBERT's local_attention).
+  int window = 0;
+  // Which of PositionScheme::rotary rotates this layer's queries and keys; -1: none.
+  int rotary = -1;
+  // scores = score_scale q.k: head_dim^-0.5 by default, query_pre_attn_scalar^-0.5 (Gemma), 1 (T5).
+  float score_scale = 1.0f;
+  // Gemma-2's soft-capping of the scores, cap tanh(score / cap), before the mask; 0: none.
+  float score_softcap = 0.0f;
 };
 
 // The architecture as data: everything that distinguishes one model family's forward pass from
@@ -43,12 +60,19 @@ struct ArchSpec {
   int embedding_dim = 0;
 
   // Multiplies the token embedding before positions are added (Marian's scale_embedding:
-  // sqrt(d_model)).
+  // sqrt(d_model); Gemma: sqrt(hidden_size)).
   float embedding_scale = 1.0f;
-  // Scores are q.k / sqrt(head_dim); T5 folds that into its query weights and uses q.k.
-  bool scaled_attention = true;
+  // One per layer (n_layer). Empty means every layer attends as most families do: all keys,
+  // rotated by PositionScheme::rotary[0] if there is one, scores scaled by head_dim^-0.5
+  // (default_layer_spec).
+  std::vector<LayerSpec> layers;
 
   int embedding_width() const { return embedding_dim > 0 ? embedding_dim : d_model; }
+
+  // The usual layer: all keys, the first RoPE table when there is one, scores head_dim^-0.5 q.k.
+  LayerSpec default_layer_spec(bool rotary) const {
+    return {.rotary = rotary ? 0 : -1, .score_scale = 1.0f / std::sqrt(float(head_dim))};
+  }
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_kv_head * head_dim; }
@@ -59,6 +83,9 @@ struct AttentionWeights {
   Linear key;     // d_model -> kv_dim
   Linear value;   // d_model -> kv_dim
   Linear output;  // q_dim -> d_model
+  // Qwen3, Gemma-3: an RMSNorm over each head's query and key (head_dim), before RoPE.
+  std::optional<Norm> query_norm = std::nullopt;
+  std::optional<Norm> key_norm = std::nullopt;
 };
 
 // Plain (up, activation, down) or gated (activation(gate) * up, then down: Llama's SwiGLU).
@@ -80,6 +107,9 @@ struct LayerWeights {
   AttentionWeights attention;
   std::optional<Norm> ffn_norm;  // absent only in a parallel block sharing attention_norm (Phi)
   FeedForwardWeights ffn;
+  // Gemma's sandwich: pre-norm blocks that also norm each sublayer's output before the add.
+  std::optional<Norm> attention_output_norm = std::nullopt;
+  std::optional<Norm> ffn_output_norm = std::nullopt;
   std::optional<CrossAttentionWeights> cross = std::nullopt;  // encoder-decoders' decoder only
 };
 
@@ -97,6 +127,8 @@ struct OutputHead {
   Linear decoder;  // (vocab, width) as [out, in]; often the token embedding itself (tied)
   // Multiplies the head's input: T5 scales by d_model^-0.5 before its tied output matrix.
   float input_scale = 1.0f;
+  // Gemma-2's final_logit_softcapping: logits become cap tanh(logit / cap); 0: none.
+  float logit_softcap = 0.0f;
 };
 
 // Embeddings are embedding_width() wide (e below): d_model, or less when projected (ALBERT).
@@ -178,8 +210,10 @@ struct RunState {
   std::vector<float> ffn_output;  // (max_rows, d_model) parallel blocks only: the feed-forward's
   std::vector<float> ffn;         // (max_rows, d_ff)
   std::vector<float> ffn_gate;    // (max_rows, d_ff) gated feed-forwards only
-  std::vector<float> rotary_cos;  // (max_rows, rotary dim / 2) angles of this pass's positions
-  std::vector<float> rotary_sin;  // (max_rows, rotary dim / 2)
+  // Angles of this pass's positions for each RoPE table (PositionScheme::rotary), each table's
+  // block max_rows * head_dim / 2 long: (rows, its rotary dim / 2) used.
+  std::vector<float> rotary_cos;  // (n_tables, max_rows, head_dim / 2)
+  std::vector<float> rotary_sin;  // (n_tables, max_rows, head_dim / 2)
   // Attention of one sequence, each head's (queries, keys) in its own slice: a sequence has
   // at most min(max_rows, max_context) queries.
   long scores_per_head;

@@ -6,8 +6,10 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +22,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/io/json_util.h"
+#include "src/tokenizer/pipeline/regex.h"
 #include "src/tokenizer/special_tokens.h"
 #include "src/tokenizer/unicode.h"
 
@@ -417,8 +420,14 @@ void find_byte_token_ids(BpeModel& model, const VocabIndex& vocab, const std::st
 
 // ---- Tokenizer classes --------------------------------------------------------------------------
 
+// Qwen2Tokenizer's pre-tokenizer (PRETOKENIZE_REGEX): GPT-2's, but digits one by one and a
+// letter run may take one leading non-letter.
+constexpr const char* kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // What differs between the transformers classes that run GPT-2's byte-level BPE, chosen by the
-// files (declared_tokenizer_class): GPT2Tokenizer, the default, and RobertaTokenizer.
+// files (declared_tokenizer_class): GPT2Tokenizer, the default, RobertaTokenizer and
+// Qwen2Tokenizer.
 struct BpeFlavour {
   std::string class_name;
   NamedTokenDefaults named_defaults;
@@ -429,10 +438,22 @@ struct BpeFlavour {
   // clean_up_tokenization_spaces as the config says, default true). GPT-2's gives the raw bytes,
   // never cleaned up, which is what generation streams.
   bool decodes_to_text = false;
+  // Qwen2Tokenizer: text is NFC-normalized, then split by this pattern instead of GPT-2's.
+  const char* split_pattern = nullptr;
+  bool clean_up_by_default = true;  // clean_up_tokenization_spaces when the config is silent
 };
 
 BpeFlavour bpe_flavour(const fs::path& model_dir) {
-  if (declared_tokenizer_class(model_dir) == "RobertaTokenizer") {
+  const std::optional<std::string> declared = declared_tokenizer_class(model_dir);
+  if (declared == "Qwen2Tokenizer") {
+    return {.class_name = "Qwen2Tokenizer",
+            .named_defaults = class_named_token_defaults("Qwen2Tokenizer"),
+            .sequence_template = std::nullopt,
+            .decodes_to_text = true,
+            .split_pattern = kQwen2Pattern,
+            .clean_up_by_default = false};
+  }
+  if (declared == "RobertaTokenizer") {
     return {
         .class_name = "RobertaTokenizer",
         .named_defaults = class_named_token_defaults("RobertaTokenizer"),
@@ -456,6 +477,8 @@ struct BpeSettings {
   std::optional<SequenceTemplate> sequence_template;  // none: no special tokens, no pairs
   bool decodes_to_text = false;
   bool clean_up_tokenization_spaces = false;
+  // Qwen2Tokenizer: NFC, then words by this pattern (null: GPT-2's split_words).
+  std::shared_ptr<const pipeline::Regex> split_pattern;
 };
 
 // ---- Tokenizer ----------------------------------------------------------------------------------
@@ -546,6 +569,19 @@ class BpeTokenizer final : public Tokenizer {
 
   // Text without added tokens: pre-tokenize, then BPE each word's bytes.
   void encode_ordinary_text(std::u32string_view text, std::vector<int>& ids) const {
+    if (settings_.split_pattern) {
+      std::string utf8;
+      for (const char32_t c : text) append_utf8(utf8, c);
+      // Qwen2Tokenizer.prepare_for_tokenization: unicodedata.normalize("NFC", text).
+      const std::unique_ptr<utf8proc_uint8_t, decltype(&std::free)> normalized(
+          utf8proc_NFC(reinterpret_cast<const utf8proc_uint8_t*>(utf8.c_str())), &std::free);
+      const std::string_view nfc(reinterpret_cast<const char*>(normalized.get()));
+      std::vector<pipeline::Match> words;
+      settings_.split_pattern->find_all(nfc, words);
+      for (const auto& [begin, end] : words)
+        encode_word(std::string(nfc.substr(begin, end - begin)), ids);
+      return;
+    }
     std::string word_bytes;
     split_words(text, [&](std::size_t begin, std::size_t end) {
       word_bytes.clear();
@@ -682,8 +718,12 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
   }
   settings.decodes_to_text = flavour.decodes_to_text;
   settings.clean_up_tokenization_spaces =
-      flavour.decodes_to_text &&
-      config_flag(config, "clean_up_tokenization_spaces", true, config_path.string());
+      flavour.decodes_to_text && config_flag(config, "clean_up_tokenization_spaces",
+                                             flavour.clean_up_by_default, config_path.string());
+  if (flavour.split_pattern) {
+    settings.split_pattern = std::make_shared<pipeline::Regex>(
+        flavour.split_pattern, flavour.class_name + "'s pre-tokenizer");
+  }
   return std::make_unique<BpeTokenizer>(std::move(model), std::move(special_tokens),
                                         std::move(settings));
 }

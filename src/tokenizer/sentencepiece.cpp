@@ -122,6 +122,22 @@ SentencePieceSettings llama_settings(const json& config, const std::string& file
   return settings;
 }
 
+// GemmaTokenizer: LlamaTokenizer's template (add_bos_token, add_eos_token), but text goes to
+// sp_model.encode as it is (the model's own normalizer adds its dummy prefix, as Llama's
+// legacy: true), and pieces are decoded as they are, with no space added around special tokens
+// and none taken off the first piece.
+SentencePieceSettings gemma_settings(const json& config, const std::string& file) {
+  SentencePieceSettings settings = llama_settings(config, file);
+  settings.class_name = "GemmaTokenizer";
+  settings.named_defaults = class_named_token_defaults(settings.class_name);
+  settings.legacy = true;
+  settings.add_prefix_space = false;
+  settings.drop_first_prefix_space = false;
+  settings.space_before_special = SpaceBeforeSpecial::kNever;
+  settings.space_after_leading_special = false;
+  return settings;
+}
+
 SentencePieceSettings albert_settings(const json& config, const std::string& file) {
   SentencePieceSettings settings;
   settings.class_name = "AlbertTokenizer";
@@ -204,6 +220,7 @@ struct SentencePieceClass {
 };
 constexpr SentencePieceClass kSentencePieceClasses[] = {
     {"tokenizer.model", "LlamaTokenizer", llama_settings, true},
+    {"tokenizer.model", "GemmaTokenizer", gemma_settings, false},
     {"spiece.model", "AlbertTokenizer", albert_settings, false},
     {"spiece.model", "T5Tokenizer", t5_settings, false},
     {"sentencepiece.bpe.model", "XLMRobertaTokenizer", xlm_roberta_settings, false}};

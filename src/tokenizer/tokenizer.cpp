@@ -45,6 +45,8 @@ constexpr std::pair<std::string_view, std::string_view> kClassOfModelType[] = {
     {"bert", "BertTokenizer"},
     {"camembert", "CamembertTokenizer"},
     {"distilbert", "DistilBertTokenizer"},
+    {"gemma2", "GemmaTokenizer"},
+    {"gemma3_text", "GemmaTokenizer"},
     {"gpt2", "GPT2Tokenizer"},
     {"llama", "LlamaTokenizer"},
     {"marian", "MarianTokenizer"},
