@@ -78,6 +78,45 @@ TEST_P(DecoderFamily, InfoTokenizeAndBenchRun) {
 
 INSTANTIATE_TEST_SUITE_P(Shared, DecoderFamily, decoder_family_models(), model_test_name);
 
+// window_check.json holds Hugging Face's greedy ids with the window disabled (sliding_window
+// 4096). attn with the same change gives them too, up to and including the step where they
+// leave the windowed golden: the window is what makes the golden tests pass, not a blind spot.
+class WindowCheck : public testing::TestWithParam<const char*> {};
+
+TEST_P(WindowCheck, WithoutTheWindowTheIdsAreHuggingFacesWithoutIt) {
+  ATTN_REQUIRE_SHARED();
+  using nlohmann::json;
+  TempDir scratch;
+  const auto model_dir = scratch / GetParam();
+  std::filesystem::copy(shared_dir() / "models" / GetParam(), model_dir);
+  const auto golden = shared_dir() / "golden" / GetParam();
+  json config = json::parse(read_file(model_dir / "config.json"));
+  config["sliding_window"] = 4096;
+  write_file(model_dir / "config.json", config.dump());
+  const auto model = load_model(model_dir);
+  const json check = json::parse(read_file(golden / "window_check.json"));
+  const std::vector<json> lines = read_jsonl(golden / "generate.jsonl");
+  ASSERT_GT(check["differences"].size(), 0u);
+  for (const json& difference : check["differences"]) {
+    const int prompt = difference["prompt"], step = difference["first_different_step"];
+    const auto want = check["no_window_generated_ids"][prompt].get<std::vector<int>>();
+    const auto windowed = lines[prompt]["generated_ids"].get<std::vector<int>>();
+    ASSERT_NE(want[step], windowed[step]) << "prompt " << prompt;
+    GenerateOptions options;
+    options.max_new_tokens = step + 1;
+    options.sampling.temperature = 0;
+    options.ignore_eos = true;
+    const auto got = generate(*model, lines[prompt]["prompt_ids"].get<std::vector<int>>(), options)
+                         .generated_ids;
+    EXPECT_EQ(got, std::vector<int>(want.begin(), want.begin() + step + 1)) << "prompt " << prompt;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, WindowCheck,
+                         testing::Values("tiny-mistral-swa-random", "tiny-gemma2-random",
+                                         "tiny-gemma3-random"),
+                         model_test_name);
+
 // The same weights as tiny-phi3-random in 3 safetensors shards give its goldens (issue 23).
 TEST(ShardedPhi3, ReproducesTheSingleFilesGoldens) {
   ATTN_REQUIRE_SHARED();
