@@ -2,9 +2,12 @@
 // MistralForCausalLM; Qwen2ForCausalLM; Qwen3ForCausalLM): pre-norm blocks with RMSNorm, RoPE on
 // the whole head, grouped-query attention, a gated SiLU feed-forward (SwiGLU), no biases except
 // where the config asks (Llama attention_bias / mlp_bias; Qwen2 always biases q, k and v).
-// Qwen3 norms each head's query and key before RoPE. Mistral attends over a sliding window on
-// every layer when sliding_window is set; Qwen2 and Qwen3 only with use_sliding_window, on the
-// layers from max_window_layers on.
+// Qwen3 norms each head's query and key before RoPE. Phi-3 (Phi3ForCausalLM: Phi-3, Phi-3.5-mini,
+// Phi-4-mini) fuses query, key and value into one qkv_proj (rows q, then k, then v) and gate and
+// up into one gate_up_proj (rows gate, then up), used in place as slices; its longrope RoPE is
+// read with the other rope_scaling types. Mistral and Phi-3 attend over a sliding window on every
+// layer when sliding_window is set; Qwen2 and Qwen3 only with use_sliding_window, on the layers
+// from max_window_layers on.
 #include <algorithm>
 
 #include "src/base/error.h"
@@ -19,7 +22,8 @@ struct Variant {
   bool qkv_bias = false;
   bool output_bias = false;
   bool mlp_bias = false;
-  bool query_key_norms = false;  // Qwen3's q_norm and k_norm
+  bool query_key_norms = false;    // Qwen3's q_norm and k_norm
+  bool fused_projections = false;  // Phi-3's qkv_proj and gate_up_proj
   // Qwen's window rules: only with use_sliding_window (false when absent), and only on layers
   // from max_window_layers on. Otherwise (Mistral) sliding_window, when set, is every layer's.
   bool qwen_window = false;
@@ -57,11 +61,26 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, const V
     const std::string p = "layers." + std::to_string(i) + ".";
     const std::string a = p + "self_attn.", m = p + "mlp.";
     const bool qkv_bias = variant.qkv_bias, mlp_bias = variant.mlp_bias;
-    AttentionWeights attention = {
-        .query = tensors.linear(a + "q_proj", d, spec.q_dim(), qkv_bias),
-        .key = tensors.linear(a + "k_proj", d, spec.kv_dim(), qkv_bias),
-        .value = tensors.linear(a + "v_proj", d, spec.kv_dim(), qkv_bias),
-        .output = tensors.linear(a + "o_proj", spec.q_dim(), d, variant.output_bias)};
+    const int q_dim = spec.q_dim(), kv_dim = spec.kv_dim();
+    AttentionWeights attention;
+    attention.output = tensors.linear(a + "o_proj", q_dim, d, variant.output_bias);
+    FeedForwardWeights ffn;
+    ffn.down = tensors.linear(m + "down_proj", ff, d, mlp_bias);
+    if (variant.fused_projections) {
+      const Linear qkv = tensors.linear(a + "qkv_proj", d, q_dim + 2 * kv_dim, qkv_bias);
+      attention.query = qkv.output_slice(0, q_dim);
+      attention.key = qkv.output_slice(q_dim, kv_dim);
+      attention.value = qkv.output_slice(q_dim + kv_dim, kv_dim);
+      const Linear gate_up = tensors.linear(m + "gate_up_proj", d, 2 * ff, mlp_bias);
+      ffn.gate = gate_up.output_slice(0, int(ff));
+      ffn.up = gate_up.output_slice(int(ff), int(ff));
+    } else {
+      attention.query = tensors.linear(a + "q_proj", d, q_dim, qkv_bias);
+      attention.key = tensors.linear(a + "k_proj", d, kv_dim, qkv_bias);
+      attention.value = tensors.linear(a + "v_proj", d, kv_dim, qkv_bias);
+      ffn.gate = tensors.linear(m + "gate_proj", d, ff, mlp_bias);
+      ffn.up = tensors.linear(m + "up_proj", d, ff, mlp_bias);
+    }
     if (variant.query_key_norms) {
       attention.query_norm = tensors.rms_norm(a + "q_norm", spec.head_dim, eps);
       attention.key_norm = tensors.rms_norm(a + "k_norm", spec.head_dim, eps);
@@ -70,9 +89,7 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, const V
         .attention_norm = tensors.rms_norm(p + "input_layernorm", d, eps),
         .attention = attention,
         .ffn_norm = tensors.rms_norm(p + "post_attention_layernorm", d, eps),
-        .ffn = {.gate = tensors.linear(m + "gate_proj", d, ff, mlp_bias),
-                .up = tensors.linear(m + "up_proj", d, ff, mlp_bias),
-                .down = tensors.linear(m + "down_proj", ff, d, mlp_bias)},
+        .ffn = ffn,
     });
   }
   parts.weights.token_embedding = tensors.embedding("embed_tokens.weight", spec.vocab_size, d);
@@ -95,6 +112,10 @@ ModelParts map_llama(const JsonFile& config, TensorSource& tensors) {
 
 ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors) {
   return map_llama_like(config, tensors, {.qkv_bias = true, .qwen_window = true});
+}
+
+ModelParts map_phi3(const JsonFile& config, TensorSource& tensors) {
+  return map_llama_like(config, tensors, {.fused_projections = true});
 }
 
 ModelParts map_qwen3(const JsonFile& config, TensorSource& tensors) {
