@@ -92,10 +92,15 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
       // scores = scale * Q K^T, heads read in place from the (rows, q_dim) and cache layouts.
       // One query (a decode step) is a matrix-vector product, for which a BLAS call costs more
       // than the arithmetic: it goes through the f32 kernels instead.
+      // A decode step of a windowed layer reads only its last `window` keys: the `skip` before
+      // them are masked, and cost nothing.
+      const int skip = causal && window > 0 && seq.length == 1 ? std::max(0, n_keys - window) : 0;
       if (seq.length == 1) {
-        f32_kernels.dot_rows(scores, keys, kv_dim, query, head_dim, n_keys);
+        std::fill_n(scores, skip, 0.0f);
+        f32_kernels.dot_rows(scores + skip, keys + long(skip) * kv_dim, kv_dim, query, head_dim,
+                             n_keys - skip);
         if (scale != 1.0f) {
-          for (int j = 0; j < n_keys; ++j) scores[j] *= scale;
+          for (int j = skip; j < n_keys; ++j) scores[j] *= scale;
         }
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
@@ -115,7 +120,6 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
               state.offset_buckets.data() + (state.max_context - 1) - (seq.n_past + i);
           for (int j = 0; j < n_keys; ++j) row[j] += relative->table[buckets[j] * spec_.n_head + h];
         }
-        if (layer_spec.score_softcap > 0) soft_cap(row, n_keys, layer_spec.score_softcap);
         // Keys [first, end) are visible: the causal mask ends them at the query's own position;
         // a window starts them window - 1 keys before it (a decoder) or keeps them within
         // window / 2 on either side (an encoder).
@@ -125,6 +129,9 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
           first = std::max(0, causal ? position - window + 1 : position - window / 2);
           if (!causal) end = std::min(n_keys, position + window / 2 + 1);
         }
+        if (layer_spec.score_softcap > 0) {
+          soft_cap(row + first, end - first, layer_spec.score_softcap);  // visible keys only
+        }
         std::fill(row, row + first, 0.0f);
         softmax_row(row + first, end - first);
         std::fill(row + end, row + n_keys, 0.0f);
@@ -133,7 +140,8 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
       float* context = state.context.data() + long(seq.row) * q_dim + h * head_dim;
       if (seq.length == 1) {
         std::fill_n(context, head_dim, 0.0f);
-        f32_kernels.accumulate_rows(context, values, kv_dim, scores, n_keys, head_dim);
+        f32_kernels.accumulate_rows(context, values + long(skip) * kv_dim, kv_dim, scores + skip,
+                                    n_keys - skip, head_dim);
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq.length, head_dim, n_keys, 1.0f,
                     scores, n_keys, values, kv_dim, 0.0f, context, q_dim);

@@ -63,7 +63,7 @@ Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionSche
   }
   for (const LayerSpec& layer : spec_.layers) {
     if (layer.rotary >= int(positions_.rotary.size()) || layer.window < 0) {
-      throw std::logic_error("a layer spec names a RoPE table that does not exist");
+      throw std::logic_error("a layer spec has a negative window or no such RoPE table");
     }
   }
   // The run state sizes its buffers from the spec; the weights must agree with it.
