@@ -152,13 +152,18 @@ void read_rope_scaling(const JsonFile& config, const ArchSpec& spec, RotaryEmbed
     read_long_rope(config, *scaling, spec, rotary);
     return;
   }
+  if (type != "linear" && type != "dynamic" && type != "llama3") {
+    scaling->fail(type_key, "is '" + brief_text(type) +
+                                "', which attn does not implement (known: linear, dynamic, "
+                                "llama3, longrope)");
+  }
   rotary.factor = scaling->float_in_range("factor", 1e-6, 1e6);
   if (type == "linear") {
     rotary.scaling = RotaryEmbedding::Scaling::kLinear;
   } else if (type == "dynamic") {
     rotary.scaling = RotaryEmbedding::Scaling::kDynamic;
     rotary.original_max_positions = spec.max_positions;
-  } else if (type == "llama3") {
+  } else {  // llama3
     rotary.scaling = RotaryEmbedding::Scaling::kLlama3;
     rotary.low_freq_factor = scaling->float_in_range("low_freq_factor", 1e-6, 1e6);
     rotary.high_freq_factor = scaling->float_in_range("high_freq_factor", 1e-6, 1e6);
@@ -167,10 +172,6 @@ void read_rope_scaling(const JsonFile& config, const ArchSpec& spec, RotaryEmbed
     }
     rotary.original_max_positions =
         scaling->positive_int("original_max_position_embeddings", kMaxPositions);
-  } else {
-    scaling->fail(type_key, "is '" + brief_text(type) +
-                                "', which attn does not implement (known: linear, dynamic, "
-                                "llama3, longrope)");
   }
 }
 

@@ -62,35 +62,37 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, const V
     const std::string a = p + "self_attn.", m = p + "mlp.";
     const bool qkv_bias = variant.qkv_bias, mlp_bias = variant.mlp_bias;
     const int q_dim = spec.q_dim(), kv_dim = spec.kv_dim();
-    AttentionWeights attention;
-    attention.output = tensors.linear(a + "o_proj", q_dim, d, variant.output_bias);
-    FeedForwardWeights ffn;
-    ffn.down = tensors.linear(m + "down_proj", ff, d, mlp_bias);
+    // Read in the order of the file's layer: norm, attention, norm, feed-forward.
+    LayerWeights layer;
+    layer.attention_norm = tensors.rms_norm(p + "input_layernorm", d, eps);
+    AttentionWeights& attention = layer.attention;
     if (variant.fused_projections) {
       const Linear qkv = tensors.linear(a + "qkv_proj", d, q_dim + 2 * kv_dim, qkv_bias);
       attention.query = qkv.output_slice(0, q_dim);
       attention.key = qkv.output_slice(q_dim, kv_dim);
       attention.value = qkv.output_slice(q_dim + kv_dim, kv_dim);
-      const Linear gate_up = tensors.linear(m + "gate_up_proj", d, 2 * ff, mlp_bias);
-      ffn.gate = gate_up.output_slice(0, int(ff));
-      ffn.up = gate_up.output_slice(int(ff), int(ff));
     } else {
       attention.query = tensors.linear(a + "q_proj", d, q_dim, qkv_bias);
       attention.key = tensors.linear(a + "k_proj", d, kv_dim, qkv_bias);
       attention.value = tensors.linear(a + "v_proj", d, kv_dim, qkv_bias);
-      ffn.gate = tensors.linear(m + "gate_proj", d, ff, mlp_bias);
-      ffn.up = tensors.linear(m + "up_proj", d, ff, mlp_bias);
     }
+    attention.output = tensors.linear(a + "o_proj", q_dim, d, variant.output_bias);
     if (variant.query_key_norms) {
       attention.query_norm = tensors.rms_norm(a + "q_norm", spec.head_dim, eps);
       attention.key_norm = tensors.rms_norm(a + "k_norm", spec.head_dim, eps);
     }
-    parts.weights.layers.push_back(LayerWeights{
-        .attention_norm = tensors.rms_norm(p + "input_layernorm", d, eps),
-        .attention = attention,
-        .ffn_norm = tensors.rms_norm(p + "post_attention_layernorm", d, eps),
-        .ffn = ffn,
-    });
+    layer.ffn_norm = tensors.rms_norm(p + "post_attention_layernorm", d, eps);
+    FeedForwardWeights& ffn = layer.ffn;
+    if (variant.fused_projections) {
+      const Linear gate_up = tensors.linear(m + "gate_up_proj", d, 2 * ff, mlp_bias);
+      ffn.gate = gate_up.output_slice(0, int(ff));
+      ffn.up = gate_up.output_slice(int(ff), int(ff));
+    } else {
+      ffn.gate = tensors.linear(m + "gate_proj", d, ff, mlp_bias);
+      ffn.up = tensors.linear(m + "up_proj", d, ff, mlp_bias);
+    }
+    ffn.down = tensors.linear(m + "down_proj", ff, d, mlp_bias);
+    parts.weights.layers.push_back(layer);
   }
   parts.weights.token_embedding = tensors.embedding("embed_tokens.weight", spec.vocab_size, d);
   parts.weights.final_norm = tensors.rms_norm("norm", d, eps);
