@@ -123,6 +123,50 @@ TEST(EmbedGolden, EveryCosine) {
   std::cout << "worst |cosine - golden| over " << pairs.size() << " pairs: " << worst << "\n";
 }
 
+// all-mpnet-base-v2's layout (MPNetModel + mean pooling + normalize) on every golden text, and
+// its cosines, within the bounds of the tiny-sbert-brown tests above.
+TEST(EmbedGolden, MpnetFolderEveryTextAndCosine) {
+  ATTN_REQUIRE_SHARED();
+  const auto dir = shared_dir() / "models/tiny-sbert-mpnet-random";
+  const auto golden_dir = shared_dir() / "golden/tiny-sbert-mpnet-random";
+  const auto config = read_sentence_transformers_config(dir);
+  ASSERT_TRUE(config);
+  const auto model = load_model(config->transformer_dir);
+  const EmbeddingOptions options = embedding_options(*model, config);
+  EXPECT_EQ(options.pooling, Pooling::kMean);
+  EXPECT_TRUE(options.normalize);
+  EmbeddingOptions mean = options;
+  mean.normalize = false;
+  double worst_mean = 0, worst_normalized = 0;
+  const auto lines = read_jsonl(golden_dir / "embeddings.jsonl");
+  ASSERT_GT(lines.size(), 0u);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const json& golden = lines[i];
+    const std::string text = golden["text"];
+    const EmbeddingInput input = encode_for_embedding(*model, text, options);
+    ASSERT_EQ(input.ids, golden["ids"].get<std::vector<int>>()) << "text " << i;
+    const double d_mean = max_abs_difference(embed_one(*model, input, mean),
+                                             golden["mean"].get<std::vector<float>>());
+    const double d_normalized = max_abs_difference(embed_one(*model, input, options),
+                                                   golden["normalized"].get<std::vector<float>>());
+    EXPECT_LE(d_mean, 5e-6) << "text " << i;
+    EXPECT_LE(d_normalized, 1e-6) << "text " << i;
+    worst_mean = std::max(worst_mean, d_mean);
+    worst_normalized = std::max(worst_normalized, d_normalized);
+  }
+  double worst_cosine = 0;
+  for (const json& pair : read_jsonl(golden_dir / "similarity.jsonl")) {
+    const std::vector<std::string> texts = {pair["text_a"], pair["text_b"]};
+    const auto matrix = cosine_similarities(embed(*model, texts, options));
+    const double diff = std::abs(matrix[0][1] - pair["cosine"].get<double>());
+    EXPECT_LE(diff, 1e-6) << "pair " << pair["i"] << ", " << pair["j"];
+    worst_cosine = std::max(worst_cosine, diff);
+  }
+  std::cout << "tiny-sbert-mpnet-random: worst max |Δ| over " << lines.size() << " texts: mean "
+            << worst_mean << ", normalized " << worst_normalized << "; cosine " << worst_cosine
+            << "\n";
+}
+
 // Every golden text packed into batches (of the default 1024 tokens, and of 200: many batches,
 // one text per batch where a text is longer) gives the vectors of one text at a time: within
 // 1e-6 for the normalized vectors that the folder's pipeline outputs, with each pooling. The raw

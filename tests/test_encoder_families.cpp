@@ -151,3 +151,26 @@ INSTANTIATE_TEST_SUITE_P(Shared, EncoderGolden, encoder_family_models(), model_t
 
 }  // namespace
 }  // namespace attn::test
+
+namespace attn::test {
+namespace {
+
+// MPNetTokenizer.build_inputs_with_special_tokens: <s> A </s></s> B </s>, and every token type 0.
+TEST(MpnetTokenizer, PairsAsMpnetBuildsThem) {
+  ATTN_REQUIRE_SHARED();
+  const auto tokenizer = load_tokenizer(shared_dir() / "models/tiny-mpnet-random");
+  const std::vector<int> a = tokenizer->encode_plain("Hello there");
+  const std::vector<int> b = tokenizer->encode_plain("General Kenobi");
+  const int cls = 0, sep = 2;  // <s> and </s> in MPNet's vocab.txt
+  std::vector<int> want = {cls};
+  want.insert(want.end(), a.begin(), a.end());
+  want.insert(want.end(), {sep, sep});
+  want.insert(want.end(), b.begin(), b.end());
+  want.push_back(sep);
+  const Encoding encoding = tokenizer->encode("Hello there", "General Kenobi");
+  EXPECT_EQ(encoding.ids, want);
+  EXPECT_EQ(encoding.type_ids, std::vector<int>(want.size(), 0));
+}
+
+}  // namespace
+}  // namespace attn::test

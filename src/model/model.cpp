@@ -334,6 +334,7 @@ const std::vector<Architecture>& architectures() {
       {"xlm-roberta", {"roberta.", ""}, map_roberta},
       {"distilbert", {"distilbert.", ""}, map_distilbert},
       {"albert", {"albert.", ""}, map_albert},
+      {"mpnet", {"mpnet.", ""}, map_mpnet},
       {"llama", {"model.", ""}, map_llama},
       {"mistral", {"model.", ""}, map_llama},
       {"qwen2", {"model.", ""}, map_qwen2},

@@ -150,6 +150,7 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors);
 ModelParts map_roberta(const JsonFile& config, TensorSource& tensors);
 ModelParts map_distilbert(const JsonFile& config, TensorSource& tensors);
 ModelParts map_albert(const JsonFile& config, TensorSource& tensors);
+ModelParts map_mpnet(const JsonFile& config, TensorSource& tensors);
 ModelParts map_llama(const JsonFile& config, TensorSource& tensors);
 ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_qwen3(const JsonFile& config, TensorSource& tensors);

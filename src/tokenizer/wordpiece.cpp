@@ -154,6 +154,9 @@ struct WordPieceSettings {
                                                                  std::end(kSpecialTokenDefaults)};
   std::vector<std::string> additional_special_tokens;
   std::map<int, AddedToken> added_tokens;  // by id
+  // MPNetTokenizer: pairs are cls A sep sep B sep, every type id 0 (BERT's: cls A sep B sep, B's
+  // types 1).
+  bool mpnet_pairs = false;
 };
 
 bool bool_field(const json& value, const fs::path& file, std::string_view field) {
@@ -342,6 +345,7 @@ class WordPieceTokenizer final : public Tokenizer {
   std::size_t longest_token_chars_ = 0;  // no longer candidate can be in the vocabulary
 
   bool do_lower_case_;
+  bool mpnet_pairs_;  // WordPieceSettings::mpnet_pairs
   bool strip_accents_;
   bool tokenize_chinese_chars_;
   bool clean_up_tokenization_spaces_;
@@ -362,6 +366,7 @@ WordPieceTokenizer::WordPieceTokenizer(WordPieceSettings settings)
     : vocab_(std::move(settings.vocab)),
       vocab_size_(static_cast<int>(vocab_.size())),
       do_lower_case_(settings.do_lower_case),
+      mpnet_pairs_(settings.mpnet_pairs),
       strip_accents_(settings.strip_accents.value_or(settings.do_lower_case)),
       tokenize_chinese_chars_(settings.tokenize_chinese_chars),
       clean_up_tokenization_spaces_(settings.clean_up_tokenization_spaces) {
@@ -626,9 +631,10 @@ Encoding WordPieceTokenizer::encode(std::string_view text,
   encoding.type_ids.assign(encoding.ids.size(), 0);
   if (pair) {
     const std::vector<int> second = tokenize(*pair, "pair");
+    if (mpnet_pairs_) encoding.ids.push_back(sep_id_);
     encoding.ids.insert(encoding.ids.end(), second.begin(), second.end());
     encoding.ids.push_back(sep_id_);
-    encoding.type_ids.resize(encoding.ids.size(), 1);
+    encoding.type_ids.resize(encoding.ids.size(), mpnet_pairs_ ? 0 : 1);
   }
   return encoding;
 }
@@ -696,6 +702,7 @@ std::unique_ptr<Tokenizer> load_wordpiece_tokenizer(const fs::path& model_dir) {
   }
   settings.vocab = read_vocab_txt(settings.vocab_file);
   read_optional_configs(model_dir, settings);
+  settings.mpnet_pairs = declared_tokenizer_class(model_dir) == "MPNetTokenizer";
   return std::make_unique<WordPieceTokenizer>(std::move(settings));
 }
 
