@@ -91,11 +91,13 @@ ModelParts map_gemma_like(const JsonFile& config, TensorSource& tensors, const V
   const int query_pre_attn_scalar = config.positive_int("query_pre_attn_scalar");
   const int window = config.positive_int("sliding_window", kMaxPositions);
   const std::vector<bool> sliding = read_sliding_layers(config, spec, variant);
+  const float score_scale = float(std::pow(double(query_pre_attn_scalar), -0.5));
+  const float score_softcap = read_softcap(config, "attn_logit_softcapping");
   for (int i = 0; i < spec.n_layer; ++i) {
     spec.layers.push_back({.window = sliding[i] ? window : 0,
                            .rotary = variant.gemma3 && sliding[i] ? 1 : 0,
-                           .score_scale = float(std::pow(double(query_pre_attn_scalar), -0.5)),
-                           .score_softcap = read_softcap(config, "attn_logit_softcapping")});
+                           .score_scale = score_scale,
+                           .score_softcap = score_softcap});
   }
 
   const int64_t d = spec.d_model, ff = spec.d_ff;

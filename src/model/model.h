@@ -136,6 +136,10 @@ LayerWeights read_encoder_layer(TensorSource& tensors, const ArchSpec& spec,
                                 const std::string& prefix, const EncoderLayerNames& names,
                                 float eps);
 
+// RoBERTa's masked-LM head "lm_head" (dense, exact GELU, layer_norm, decoder tied unless stored),
+// also MPNet's.
+void read_roberta_lm_head(TensorSource& tensors, ModelParts& parts, float eps);
+
 // BERT's LayerNorm epsilon: config.json's layer_norm_eps, 1e-12 when absent.
 float read_bert_norm_eps(const JsonFile& config);
 

@@ -9,7 +9,7 @@
 namespace attn {
 
 ModelParts map_mpnet(const JsonFile& config, TensorSource& tensors) {
-  const float eps = read_norm_eps(config, "layer_norm_eps", 1e-12f);
+  const float eps = read_bert_norm_eps(config);
   ModelParts parts;
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPostNorm;
@@ -55,12 +55,7 @@ ModelParts map_mpnet(const JsonFile& config, TensorSource& tensors) {
     parts.weights.layers.push_back(
         read_encoder_layer(tensors, spec, "encoder.layer." + std::to_string(i) + ".", names, eps));
   }
-  read_masked_lm_head(tensors, parts,
-                      {.dense = "lm_head.dense",
-                       .norm = "lm_head.layer_norm",
-                       .bias = "lm_head.bias",
-                       .decoder = "lm_head.decoder"},
-                      spec.d_model, Activation::kGeluErf, eps);
+  read_roberta_lm_head(tensors, parts, eps);
   return parts;
 }
 

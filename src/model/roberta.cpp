@@ -22,13 +22,17 @@ ModelParts map_roberta(const JsonFile& config, TensorSource& tensors) {
   parts.positions.table_offset = padding_idx + 1;
   spec.max_positions = table_rows - parts.positions.table_offset;
 
+  read_roberta_lm_head(tensors, parts, eps);
+  return parts;
+}
+
+void read_roberta_lm_head(TensorSource& tensors, ModelParts& parts, float eps) {
   read_masked_lm_head(tensors, parts,
                       {.dense = "lm_head.dense",
                        .norm = "lm_head.layer_norm",
                        .bias = "lm_head.bias",
                        .decoder = "lm_head.decoder"},
-                      spec.d_model, Activation::kGeluErf, eps);
-  return parts;
+                      parts.spec.d_model, Activation::kGeluErf, eps);
 }
 
 }  // namespace attn
