@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test setup: writes the full-size random GPT-2 and BERT models that the goldens in
-# ../shared/golden were made on. Without ../shared or numpy it says so and the tests that need
+# ../shared/golden were made on, and a tiny SmolLM3 with its float64 reference. Without ../shared or numpy it says so and the tests that need
 # the models skip, except in CI (CI=true), where that is a failure; with both, any failure here
 # is a real failure.
 set -euo pipefail
@@ -35,4 +35,11 @@ make() {  # arch, tokenizer folder
 mkdir -p "$out_dir"
 make gpt2 gpt2
 make bert bert-base-uncased
+# SmolLM3 has no golden from transformers: a tiny random one with a float64 reference.
+if [ ! -f "$out_dir/tiny-smollm3-random/reference.json" ]; then
+  rm -rf "$out_dir/tiny-smollm3-random.tmp"
+  "$python" "$(dirname "$0")/make_smollm3_reference.py" "$out_dir/tiny-smollm3-random.tmp" \
+    --tokenizer-dir "$shared/models/tiny-llama-brown"
+  mv "$out_dir/tiny-smollm3-random.tmp" "$out_dir/tiny-smollm3-random"
+fi
 echo "make_random_models: ready in $out_dir"

@@ -117,6 +117,100 @@ INSTANTIATE_TEST_SUITE_P(Shared, WindowCheck,
                                          "tiny-gemma3-random"),
                          model_test_name);
 
+// A windowed layer's cache holds about its window, not the whole sequence (issue 24): a long
+// greedy run with the bounded cache gives, bit for bit, the logits and attention rows of the same
+// run with every layer keeping every row; global layers stay whole.
+TEST_P(WindowCheck, BoundedCacheGivesTheLogitsAndAttentionOfAWholeOne) {
+  ATTN_REQUIRE_SHARED();
+  const auto model = load_model(shared_dir() / "models" / GetParam());
+  const Transformer& transformer = *model->transformer;
+  const ArchSpec& spec = transformer.spec();
+  const std::vector<int> prompt = {5, 17, 42, 99, 7};
+  const int n_prompt = int(prompt.size()), steps = 60, capacity = n_prompt + steps;
+  KVCache bounded(spec, capacity, spec.n_layer, n_prompt);
+  KVCache whole(spec, capacity, spec.n_layer);
+  int windowed = 0;
+  for (int i = 0; i < spec.n_layer; ++i) {
+    const int window = spec.layers[i].window;
+    EXPECT_EQ(bounded.layers[i].buffer_rows<capacity, window> 0) << "layer " << i;
+    if (window > 0) {
+      EXPECT_LE(bounded.layers[i].buffer_rows, 2 * window + n_prompt);
+    }
+    windowed += window > 0;
+    EXPECT_EQ(whole.layers[i].buffer_rows, capacity);
+  }
+  ASSERT_GT(windowed, 0);
+  RunState state(spec, n_prompt, capacity);
+  // Every layer's head 0, the last row of each pass.
+  std::vector<std::vector<float>> rows[2];
+  ForwardObserver observer;
+  int run = 0;
+  observer.wants_attention = [](int, int head) { return head == 0; };
+  observer.on_attention = [&](int, int, int, const float* probabilities, int n_queries,
+                              int n_keys) {
+    const float* last = probabilities + long(n_queries - 1) * n_keys;
+    rows[run].emplace_back(last, last + n_keys);
+  };
+  std::vector<float> logits[2] = {std::vector<float>(spec.vocab_size),
+                                  std::vector<float>(spec.vocab_size)};
+  std::vector<int> ids = prompt;
+  Batch batch;
+  for (int step = 0; step < steps; ++step) {
+    const int first = step == 0 ? 0 : int(ids.size()) - 1;
+    for (run = 0; run < 2; ++run) {
+      batch.clear();
+      batch.add_sequence(std::span(ids).subspan(first), {}, first);
+      batch.cache_offset = first;
+      transformer.forward(batch, run == 0 ? bounded : whole, state, &observer);
+      const int last = batch.rows() - 1;
+      transformer.compute_logits(state, std::span(&last, 1), logits[run].data());
+    }
+    ASSERT_EQ(logits[0], logits[1]) << "step " << step;
+    ids.push_back(int(std::max_element(logits[0].begin(), logits[0].end()) - logits[0].begin()));
+  }
+  EXPECT_EQ(rows[0], rows[1]);
+  for (int i = 0; i < spec.n_layer; ++i) {
+    if (spec.layers[i].window > 0) {
+      EXPECT_GT(bounded.layers[i].first_row, 0) << "layer " << i;
+    }
+  }
+}
+
+// SmolLM3 (no golden from transformers exists): a tiny random model whose layers 2 and 5 skip
+// RoPE, against tests/make_smollm3_reference.py's float64 forward (written at test setup). Its
+// logits move by 8 or more if RoPE is put on every layer or on none.
+TEST(SmolLm3, MatchesAFloat64ForwardWithoutRopeOnEveryThirdLayer) {
+  ATTN_REQUIRE_SHARED();
+  const auto dir = random_model("tiny-smollm3-random");
+  if (dir.empty()) ATTN_SKIP_UNLESS_CI("tiny SmolLM3 not generated (python3-numpy missing?)");
+  const auto model = load_model(dir);
+  const nlohmann::json reference = nlohmann::json::parse(read_file(dir / "reference.json"));
+  std::vector<int> rotary;
+  for (const LayerSpec& layer : model->spec().layers) rotary.push_back(layer.rotary);
+  EXPECT_EQ(rotary, (std::vector<int>{0, 0, -1, 0, 0, -1}));
+  for (const auto& sequence : reference["sequences"]) {
+    const auto ids = sequence["ids"].get<std::vector<int>>();
+    const auto want = sequence["last_logits"].get<std::vector<float>>();
+    const auto got = last_logits(*model, ids);
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      EXPECT_LE(std::abs(got[i] - want[i]), 1e-4 + 1e-5 * std::abs(want[i])) << "logit " << i;
+      worst = std::max(worst, double(std::abs(got[i] - want[i])));
+    }
+    std::cout << "smollm3 " << ids.size() << " tokens: max |Δ| logits " << worst << "\n";
+  }
+  // Greedy with the KV cache; the reference's smallest top-1 margin is far from a tie.
+  ASSERT_GT(reference["greedy_margin"].get<double>(), 1e-2);
+  const auto prompt = reference["sequences"][0]["ids"].get<std::vector<int>>();
+  GenerateOptions options;
+  options.max_new_tokens = int(reference["greedy"].size());
+  options.sampling.temperature = 0;
+  options.ignore_eos = true;
+  EXPECT_EQ(generate(*model, prompt, options).generated_ids,
+            reference["greedy"].get<std::vector<int>>());
+}
+
 // The same weights as tiny-phi3-random in 3 safetensors shards give its goldens (issue 23).
 TEST(ShardedPhi3, ReproducesTheSingleFilesGoldens) {
   ATTN_REQUIRE_SHARED();

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
 #include "src/kernels/thread_pool.h"
 #include "src/kernels/weight_kernels.h"
@@ -20,14 +22,16 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
   const int q_dim = spec_.q_dim();
   const int kv_dim = spec_.kv_dim();
   const int rows = batch.rows();
-  float* layer_keys = cache.keys.data() + std::size_t(layer) * cache.capacity * kv_dim;
-  float* layer_values = cache.values.data() + std::size_t(layer) * cache.capacity * kv_dim;
-  float* new_keys = layer_keys + long(batch.cache_offset) * kv_dim;  // (rows, kv_dim)
+  cache.make_room(layer, batch.cache_offset, batch.cache_offset + rows);
+  KVCache::Layer& layer_cache = cache.layers[layer];
+  // The batch's rows in the layer's buffer: (rows, kv_dim) each.
+  const long new_row = batch.cache_offset - layer_cache.first_row;
+  float* new_keys = layer_cache.keys.data() + new_row * kv_dim;
 
   const LinearOutput projections[] = {
       {.linear = &w.query, .y = state.query.data()},
       {.linear = &w.key, .y = new_keys},
-      {.linear = &w.value, .y = layer_values + long(batch.cache_offset) * kv_dim}};
+      {.linear = &w.value, .y = layer_cache.values.data() + new_row * kv_dim}};
   linear_forward_shared_input(projections, input, rows);
   // Each head's query and key are rows of head_dim: (rows x heads, head_dim).
   if (w.query_norm) {
@@ -45,7 +49,8 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
     rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, spec_.head_dim, cos, sin);
     rotary.rotate(new_keys, rows, kv_dim, spec_.n_kv_head, spec_.head_dim, cos, sin);
   }
-  attend(layer, layer_keys, layer_values, false, batch, w.output, state, observer);
+  attend(layer, layer_cache.keys.data(), layer_cache.values.data(), layer_cache.first_row, false,
+         batch, w.output, state, observer);
 }
 
 void Transformer::cross_attention(int layer, const float* input, const Batch& batch,
@@ -54,13 +59,13 @@ void Transformer::cross_attention(int layer, const float* input, const Batch& ba
   const CrossAttentionMemory& memory = *batch.memory;
   const std::size_t layer_offset = std::size_t(layer) * memory.length * memory.kv_dim;
   linear_forward(state.query.data(), input, batch.rows(), w.query);
-  attend(layer, memory.keys.data() + layer_offset, memory.values.data() + layer_offset, true, batch,
-         w.output, state, observer);
+  attend(layer, memory.keys.data() + layer_offset, memory.values.data() + layer_offset, 0, true,
+         batch, w.output, state, observer);
 }
 
-void Transformer::attend(int layer, const float* layer_keys, const float* layer_values, bool cross,
-                         const Batch& batch, const Linear& output, RunState& state,
-                         const ForwardObserver* observer) const {
+void Transformer::attend(int layer, const float* layer_keys, const float* layer_values,
+                         int first_row, bool cross, const Batch& batch, const Linear& output,
+                         RunState& state, const ForwardObserver* observer) const {
   const int head_dim = spec_.head_dim;
   const int q_dim = spec_.q_dim();
   const int kv_dim = spec_.kv_dim();
@@ -78,8 +83,16 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
 
   for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceSlice& seq = batch.sequences[s];
-    const int n_keys = cross ? batch.memory->length : seq.n_past + seq.length;
-    const long first_key = cross ? 0 : long(seq.row) + batch.cache_offset - seq.n_past;
+    // The sequence's keys are cache rows from its first token's, minus the `dropped` ones a
+    // windowed layer no longer holds (none of this pass's queries sees them): key j is the
+    // token at position dropped + j.
+    const int first_token_row = cross ? 0 : seq.row + batch.cache_offset - seq.n_past;
+    const int dropped = std::max(0, first_row - first_token_row);
+    if (dropped > 0 && (window == 0 || dropped > seq.n_past - window + 1)) {
+      throw std::logic_error("a query's keys have left the KV cache");
+    }
+    const int n_keys = cross ? batch.memory->length : seq.n_past + seq.length - dropped;
+    const long first_key = first_token_row + dropped - first_row;
     // One task per head, each with its own scores (length, n_keys).
     auto head_scores = [&](int h) { return state.scores.data() + long(h) * state.scores_per_head; };
     thread_pool().run(spec_.n_head, [&](int h) {
@@ -112,22 +125,22 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
           // BLOOM adds slope * key position rather than -slope * distance: the two differ by a
           // constant per row, which the softmax removes.
           const float slope = positions_.alibi_slopes[h];
-          for (int j = 0; j < n_keys; ++j) row[j] += slope * float(j);
+          for (int j = 0; j < n_keys; ++j) row[j] += slope * float(dropped + j);
         }
         if (relative) {
-          // Key j of a query at position n_past + i: offset j - (n_past + i).
+          // Key j of a query at position n_past + i: offset dropped + j - (n_past + i).
           const int* buckets =
-              state.offset_buckets.data() + (state.max_context - 1) - (seq.n_past + i);
+              state.offset_buckets.data() + (state.max_context - 1) - (seq.n_past + i) + dropped;
           for (int j = 0; j < n_keys; ++j) row[j] += relative->table[buckets[j] * spec_.n_head + h];
         }
         // Keys [first, end) are visible: the causal mask ends them at the query's own position;
         // a window starts them window - 1 keys before it (a decoder) or keeps them within
         // window / 2 on either side (an encoder).
-        const int position = seq.n_past + i;
-        int first = 0, end = causal ? position + 1 : n_keys;
+        const int own_key = seq.n_past + i - dropped;  // the query's own key
+        int first = 0, end = causal ? own_key + 1 : n_keys;
         if (window > 0) {
-          first = std::max(0, causal ? position - window + 1 : position - window / 2);
-          if (!causal) end = std::min(n_keys, position + window / 2 + 1);
+          first = std::max(0, causal ? own_key - window + 1 : own_key - window / 2);
+          if (!causal) end = std::min(n_keys, own_key + window / 2 + 1);
         }
         if (layer_spec.score_softcap > 0) {
           soft_cap(row + first, end - first, layer_spec.score_softcap);  // visible keys only
@@ -147,14 +160,24 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
                     scores, n_keys, values, kv_dim, 0.0f, context, q_dim);
       }
     });
-    // Observers run on this thread, after the parallel part, so they need no locking.
+    // Observers run on this thread, after the parallel part, so they need no locking. They see
+    // every key from the sequence's first, the dropped ones with probability 0.
     if (!observer) continue;
     const auto& report = cross ? observer->on_cross_attention : observer->on_attention;
     if (!report) continue;
+    std::vector<float> all_keys;  // (length, dropped + n_keys) when keys were dropped
     for (int h = 0; h < spec_.n_head; ++h) {
-      if (observer->wants_attention(layer, h)) {
+      if (!observer->wants_attention(layer, h)) continue;
+      if (dropped == 0) {
         report(layer, h, int(s), head_scores(h), seq.length, n_keys);
+        continue;
       }
+      all_keys.assign(std::size_t(seq.length) * (dropped + n_keys), 0.0f);
+      for (int i = 0; i < seq.length; ++i) {
+        std::copy_n(head_scores(h) + long(i) * n_keys, n_keys,
+                    all_keys.begin() + long(i) * (dropped + n_keys) + dropped);
+      }
+      report(layer, h, int(s), all_keys.data(), seq.length, dropped + n_keys);
     }
   }
   linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), output);

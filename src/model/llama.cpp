@@ -7,7 +7,9 @@
 // up into one gate_up_proj (rows gate, then up), used in place as slices; its longrope RoPE is
 // read with the other rope_scaling types. Mistral and Phi-3 attend over a sliding window on every
 // layer when sliding_window is set; Qwen2 and Qwen3 only with use_sliding_window, on the layers
-// from max_window_layers on.
+// from max_window_layers on. SmolLM3 (SmolLM3ForCausalLM) is Llama without RoPE on every
+// no_rope_layer_interval-th layer (or those no_rope_layers marks 0), its embeddings tied by
+// default.
 #include <algorithm>
 
 #include "src/base/error.h"
@@ -27,7 +29,33 @@ struct Variant {
   // Qwen's window rules: only with use_sliding_window (false when absent), and only on layers
   // from max_window_layers on. Otherwise (Mistral) sliding_window, when set, is every layer's.
   bool qwen_window = false;
+  // SmolLM3: no RoPE on the layers no_rope_layers marks 0; embeddings tied unless told not.
+  bool no_rope_layers = false;
 };
+
+// SmolLM3Config's no_rope_layers: 1 (RoPE) or 0 (none) per layer, by default 0 on every
+// no_rope_layer_interval-th layer (every 4th).
+std::vector<bool> read_rope_layers(const JsonFile& config, const ArchSpec& spec) {
+  std::vector<bool> rope(spec.n_layer);
+  if (config.has("no_rope_layers") && !config.json()["no_rope_layers"].is_null()) {
+    const nlohmann::json& flags = config.json()["no_rope_layers"];
+    if (!flags.is_array() || int(flags.size()) != spec.n_layer) {
+      config.fail("no_rope_layers",
+                  "must list 0 or 1 for each of the " + std::to_string(spec.n_layer) + " layers");
+    }
+    for (int i = 0; i < spec.n_layer; ++i) {
+      if (flags[i] != 0 && flags[i] != 1) {
+        config.fail("no_rope_layers", "has " + brief_json(flags[i]) + "; each must be 0 or 1");
+      }
+      rope[i] = flags[i] == 1;
+    }
+    return rope;
+  }
+  const int interval =
+      config.optional_positive_int("no_rope_layer_interval", kMaxLayers).value_or(4);
+  for (int i = 0; i < spec.n_layer; ++i) rope[i] = (i + 1) % interval != 0;
+  return rope;
+}
 
 // The first windowed layer (n_layer: none) and the window, from sliding_window,
 // use_sliding_window and max_window_layers.
@@ -51,6 +79,13 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, const V
   const auto [first_windowed, window] = read_sliding_window(config, spec, variant);
   spec.layers.assign(spec.n_layer, spec.default_layer_spec(true));
   for (int i = first_windowed; i < spec.n_layer; ++i) spec.layers[i].window = window;
+  if (variant.no_rope_layers) {
+    if (window > 0) {
+      config.fail("use_sliding_window", "is true; attn does not run SmolLM3's sliding window");
+    }
+    const std::vector<bool> rope = read_rope_layers(config, spec);
+    for (int i = 0; i < spec.n_layer; ++i) spec.layers[i].rotary = rope[i] ? 0 : -1;
+  }
   spec.activation = read_activation(config, "hidden_act", "silu");
   const float eps = read_norm_eps(config, "rms_norm_eps", 1e-6f);
   const float theta = config.optional_float_in_range("rope_theta", 1, 1e12).value_or(10000.0f);
@@ -96,9 +131,9 @@ ModelParts map_llama_like(const JsonFile& config, TensorSource& tensors, const V
   }
   parts.weights.token_embedding = tensors.embedding("embed_tokens.weight", spec.vocab_size, d);
   parts.weights.final_norm = tensors.rms_norm("norm", d, eps);
-  parts.weights.head =
-      decoder_head(tensors, parts, config.optional_bool("tie_word_embeddings").value_or(false),
-                   "lm_head", false);
+  parts.weights.head = decoder_head(
+      tensors, parts, config.optional_bool("tie_word_embeddings").value_or(variant.no_rope_layers),
+      "lm_head", false);
   return parts;
 }
 
@@ -118,6 +153,16 @@ ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors) {
 
 ModelParts map_phi3(const JsonFile& config, TensorSource& tensors) {
   return map_llama_like(config, tensors, {.fused_projections = true});
+}
+
+ModelParts map_smollm3(const JsonFile& config, TensorSource& tensors) {
+  const bool attention_bias = config.optional_bool("attention_bias").value_or(false);
+  return map_llama_like(config, tensors,
+                        {.qkv_bias = attention_bias,
+                         .output_bias = attention_bias,
+                         .mlp_bias = config.optional_bool("mlp_bias").value_or(false),
+                         .qwen_window = true,
+                         .no_rope_layers = true});
 }
 
 ModelParts map_qwen3(const JsonFile& config, TensorSource& tensors) {

@@ -339,6 +339,7 @@ const std::vector<Architecture>& architectures() {
       {"mistral", {"model.", ""}, map_llama},
       {"qwen2", {"model.", ""}, map_qwen2},
       {"qwen3", {"model.", ""}, map_qwen3},
+      {"smollm3", {"model.", ""}, map_smollm3},
       {"phi3", {"model.", ""}, map_phi3},
       {"gemma2", {"model.", ""}, map_gemma2},
       {"gemma3_text", {"model.", ""}, map_gemma3_text},

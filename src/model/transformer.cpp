@@ -31,11 +31,34 @@ void Batch::add_sequence(std::span<const int> ids, std::span<const int> types, i
   sequences.push_back({.row = row, .length = length, .n_past = n_past});
 }
 
-KVCache::KVCache(const ArchSpec& spec, int capacity_, int n_layers)
-    : capacity(capacity_),
-      kv_dim(spec.kv_dim()),
-      keys(std::size_t(n_layers) * capacity_ * kv_dim),
-      values(std::size_t(n_layers) * capacity_ * kv_dim) {}
+KVCache::KVCache(const ArchSpec& spec, int capacity_, int n_layers, int max_rows)
+    : capacity(capacity_), kv_dim(spec.kv_dim()), layers(n_layers) {
+  if (max_rows <= 0) max_rows = capacity;
+  for (int i = 0; i < n_layers; ++i) {
+    Layer& layer = layers[i];
+    const int window = spec.causal && i < int(spec.layers.size()) ? spec.layers[i].window : 0;
+    const long bounded = long(window) - 1 + max_rows + std::max(1, window / 4);
+    if (window > 0 && bounded < capacity) layer.window = window;
+    layer.buffer_rows = layer.window > 0 ? int(bounded) : capacity;
+    layer.keys.resize(std::size_t(layer.buffer_rows) * kv_dim);
+    layer.values.resize(std::size_t(layer.buffer_rows) * kv_dim);
+  }
+}
+
+void KVCache::make_room(int index, int begin, int end) {
+  Layer& layer = layers[index];
+  if (begin >= layer.first_row && end - layer.first_row <= layer.buffer_rows) return;
+  // Only a windowed layer drops rows, and only those no query at `begin` or later can see.
+  const int keep_from = std::max(0, begin - (layer.window - 1));
+  if (layer.window == 0 || keep_from < layer.first_row || end - keep_from > layer.buffer_rows) {
+    throw std::logic_error("a pass does not fit the KV cache");
+  }
+  const std::size_t from = std::size_t(keep_from - layer.first_row) * kv_dim;
+  const std::size_t count = std::size_t(begin - keep_from) * kv_dim;
+  std::copy_n(layer.keys.begin() + from, count, layer.keys.begin());
+  std::copy_n(layer.values.begin() + from, count, layer.values.begin());
+  layer.first_row = keep_from;
+}
 
 RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
     : max_rows(max_rows_),

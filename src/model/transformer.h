@@ -184,14 +184,34 @@ struct Batch {
   void add_sequence(std::span<const int> ids, std::span<const int> types = {}, int n_past = 0);
 };
 
-// Keys and values of the first n_layers layers for up to `capacity` positions. Keys are stored
-// after the rotary embedding, so that a cached key is never rotated again.
+// Keys and values of the first n_layers layers. Keys are stored after the rotary embedding, so
+// that a cached key is never rotated again. A batch's row r is the cache's row r + cache_offset
+// (Batch); cache rows count from the cache's first token, up to `capacity`.
+//
+// A layer holds every cache row, except a windowed decoder layer (LayerSpec::window W): its
+// queries never look back more than W - 1 rows, so it holds only a buffer of
+// W - 1 + max_rows + W / 4 rows, and when a pass does not fit, the W - 1 rows before the pass
+// move to the buffer's front. Reads stay contiguous, memory is bounded by the window whatever
+// the length generated, and the move costs about 4 rows per decode step.
 struct KVCache {
-  KVCache(const ArchSpec& spec, int capacity, int n_layers);
+  // max_rows: the most rows a pass will write (default: capacity).
+  KVCache(const ArchSpec& spec, int capacity, int n_layers, int max_rows = 0);
+
+  struct Layer {
+    int window = 0;     // the layer's window when its buffer is bounded by it, else 0
+    int first_row = 0;  // the cache row in buffer row 0; rows before it have left the window
+    int buffer_rows = 0;
+    std::vector<float> keys;    // (buffer_rows, kv_dim)
+    std::vector<float> values;  // (buffer_rows, kv_dim)
+  };
+
+  // Makes cache rows [begin, end) writable in `layer`, keeping every earlier row a query in
+  // them can see.
+  void make_room(int layer, int begin, int end);
+
   int capacity;
   int kv_dim;
-  std::vector<float> keys;    // (n_layers, capacity, kv_dim)
-  std::vector<float> values;  // (n_layers, capacity, kv_dim)
+  std::vector<Layer> layers;  // (n_layers)
 };
 
 // Scratch activations for up to `max_rows` packed rows attending over up to `max_context` keys.
@@ -277,13 +297,14 @@ class Transformer {
   // batch.memory.
   void cross_attention(int layer, const float* input, const Batch& batch, RunState& state,
                        const ForwardObserver* observer) const;
-  // The heads of state.query (rows, q_dim) over the layer's keys and values (a KV cache's or
-  // the cross-attention memory's rows, kv_dim wide) into state.context (rows, q_dim), then
-  // through `output` into state.sublayer. Self-attention keys of sequence s start at cache row
-  // row + cache_offset - n_past and are masked and biased by position; cross-attention keys are
-  // all memory rows.
-  void attend(int layer, const float* keys, const float* values, bool cross, const Batch& batch,
-              const Linear& output, RunState& state, const ForwardObserver* observer) const;
+  // The heads of state.query (rows, q_dim) over the layer's keys and values (a KV cache layer's
+  // buffer, whose row 0 is cache row first_row, or the cross-attention memory's rows; kv_dim
+  // wide) into state.context (rows, q_dim), then through `output` into state.sublayer.
+  // Self-attention keys of sequence s start at cache row row + cache_offset - n_past and are
+  // masked and biased by position; cross-attention keys are all memory rows.
+  void attend(int layer, const float* keys, const float* values, int first_row, bool cross,
+              const Batch& batch, const Linear& output, RunState& state,
+              const ForwardObserver* observer) const;
   // output (rows, d_model) = feed-forward of layer `layer` over `input` (rows, d_model).
   void feed_forward(int layer, const float* input, int rows, RunState& state, float* output) const;
 

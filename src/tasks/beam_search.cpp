@@ -100,7 +100,7 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
   // Each running beam: its new tokens, summed log-probability (float32, as Hugging Face keeps
   // it), and its own KV cache (the prompt's keys and values copied, never recomputed).
   RunState state(spec, n_prompt, std::max(capacity, memory ? memory->length : 0));
-  std::vector<KVCache> caches(1, KVCache(spec, capacity, spec.n_layer));
+  std::vector<KVCache> caches(1, KVCache(spec, capacity, spec.n_layer, n_prompt));
   std::vector<std::vector<int>> tokens(k);
   std::vector<float> scores(k, -1e9f);
   scores[0] = 0;

@@ -94,9 +94,9 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
                 std::to_string(spec.max_positions) + " (use --truncate to keep the last tokens)");
   }
   const int capacity = std::min<long>(spec.max_positions, long(n_prompt) + options.max_new_tokens);
-  KVCache cache(spec, capacity, spec.n_layer);
-  RunState state(spec, options.use_cache ? n_prompt : capacity,
-                 std::max(capacity, memory ? memory->length : 0));
+  const int max_rows = options.use_cache ? n_prompt : capacity;  // the longest pass
+  KVCache cache(spec, capacity, spec.n_layer, max_rows);
+  RunState state(spec, max_rows, std::max(capacity, memory ? memory->length : 0));
   std::vector<float> logits(spec.vocab_size);
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
