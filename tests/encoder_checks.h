@@ -23,7 +23,8 @@ constexpr int kGoldenTopK = 10;
 // goldens of the same name.
 inline auto encoder_family_models() {
   return testing::Values("tiny-bert-brown", "tiny-roberta-random", "tiny-distilbert-random",
-                         "tiny-albert-random", "tiny-xlmr-random", "tiny-mpnet-random");
+                         "tiny-albert-random", "tiny-xlmr-random", "tiny-mpnet-random",
+                         "tiny-modernbert-random");
 }
 
 // Runs one input through the encoder; returns the logits (masks, vocab) at its masks.

@@ -222,7 +222,7 @@ TEST_P(EncoderAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), gol
 INSTANTIATE_TEST_SUITE_P(Shared, EncoderAttentionGolden,
                          testing::Values("tiny-roberta-random", "tiny-distilbert-random",
                                          "tiny-albert-random", "tiny-xlmr-random",
-                                         "tiny-mpnet-random"),
+                                         "tiny-mpnet-random", "tiny-modernbert-random"),
                          model_test_name);
 
 TEST(AttentionGolden, RandomGpt2FullSize) {

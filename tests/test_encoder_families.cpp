@@ -56,6 +56,8 @@ TEST_P(EncoderGolden, HiddenStates) {
   int checked = 0;
   ForwardObserver observer;
   observer.on_hidden = [&](int layer, const float* hidden, int rows) {
+    // Hugging Face's last hidden state is before a pre-norm encoder's final norm (ModernBERT).
+    if (layer == spec.n_layer) return;
     char name[32];
     if (layer < 0) {
       std::snprintf(name, sizeof name, projected ? "embeddings_projected.npy" : "embeddings.npy");
@@ -145,6 +147,33 @@ TEST(FillMaskPortableMask, TextWithoutAMaskNamesBothSpellings) {
       run_attn({"fill-mask", "-m", (shared_dir() / "models/tiny-xlmr-random").string(),
                 "The cat sat on the mat."}),
       kBadInput, {"text: no <mask> (or [MASK]) token in the input"});
+}
+
+// ModernBERT's local layers see local_attention / 2 keys on either side: with the window made
+// wider than every sentence (window_check.json), every mask's top 10 is Hugging Face's without
+// the window, which differs from the windowed golden.
+TEST(ModernBertWindow, WithoutTheWindowTheTop10IsHuggingFacesWithoutIt) {
+  ATTN_REQUIRE_SHARED();
+  TempDir scratch;
+  const auto model_dir = scratch / "tiny-modernbert-random";
+  fs::copy(shared_dir() / "models/tiny-modernbert-random", model_dir);
+  const auto golden = shared_dir() / "golden/tiny-modernbert-random";
+  json config = read_json_file(model_dir / "config.json");
+  config["local_attention"] = 4096;
+  write_file(model_dir / "config.json", config.dump());
+  const auto model = load_model(model_dir);
+  const json check = read_json_file(golden / "window_check.json");
+  const std::vector<json> sentences = read_jsonl(golden / "fill_mask.jsonl");
+  ASSERT_GT(check["differences"].size(), 0u);
+  const FillMaskOptions options{.top_k = kGoldenTopK};
+  for (const json& difference : check["differences"]) {
+    const int sentence = difference["sentence"], mask = difference["mask"];
+    const MaskedInput input = masked_input_from_ids(
+        sentences[sentence]["input_ids"].get<std::vector<int>>(), *model->tokenizer->mask_id());
+    const auto masks = fill_mask(*model, std::span(&input, 1), options)[0];
+    const auto want = check["no_window_top10_ids"][sentence][mask].get<std::vector<int>>();
+    EXPECT_EQ(candidate_ids(masks[mask]), want) << "sentence " << sentence << " mask " << mask;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shared, EncoderGolden, encoder_family_models(), model_test_name);

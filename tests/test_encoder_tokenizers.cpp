@@ -27,6 +27,7 @@ constexpr const char* kRoberta = "tiny-roberta-random";
 constexpr const char* kDistilBert = "tiny-distilbert-random";
 constexpr const char* kAlbert = "tiny-albert-random";
 constexpr const char* kXlmRoberta = "tiny-xlmr-random";
+constexpr const char* kModernBert = "tiny-modernbert-random";
 
 class EncoderTokenizerGolden : public ::testing::TestWithParam<const char*> {};
 
@@ -88,7 +89,8 @@ TEST_P(EncoderTokenizerGolden, MaskTokenIsMetaJsons) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, EncoderTokenizerGolden,
-                         ::testing::Values(kRoberta, kDistilBert, kAlbert, kXlmRoberta),
+                         ::testing::Values(kRoberta, kDistilBert, kAlbert, kXlmRoberta,
+                                           kModernBert),
                          [](const auto& info) {
                            std::string name = info.param;
                            std::erase(name, '-');

@@ -45,7 +45,9 @@ struct Linear {
 
 // LayerNorm: y = (x - mean) / sqrt(var + eps) * weight + bias (bias optional).
 // RMSNorm (Llama, Qwen2): y = x / sqrt(mean(x^2) + eps) * weight.
-enum class NormKind { kLayerNorm, kRmsNorm };
+// Identity: y = x, where a family has no norm that others have (ModernBERT's first attention,
+// the sublayer outputs of all but Gemma), so that the forward pass needs no branch for it.
+enum class NormKind { kLayerNorm, kRmsNorm, kIdentity };
 
 struct Norm {
   const float* weight = nullptr;  // (d)
@@ -53,6 +55,12 @@ struct Norm {
   float eps = 1e-5f;
   NormKind kind = NormKind::kLayerNorm;
 };
+
+inline Norm identity_norm() {
+  Norm norm;
+  norm.kind = NormKind::kIdentity;
+  return norm;
+}
 
 // kGeluTanh is Hugging Face's gelu_new / gelu_pytorch_tanh (and BLOOM's gelu); kGeluErf is the
 // exact "gelu"; kSilu is x sigmoid(x) ("silu", "swish").

@@ -34,13 +34,9 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
       {.linear = &w.value, .y = layer_cache.values.data() + new_row * kv_dim}};
   linear_forward_shared_input(projections, input, rows);
   // Each head's query and key are rows of head_dim: (rows x heads, head_dim).
-  if (w.query_norm) {
-    norm_forward(state.query.data(), state.query.data(), rows * spec_.n_head, spec_.head_dim,
-                 *w.query_norm);
-  }
-  if (w.key_norm) {
-    norm_forward(new_keys, new_keys, rows * spec_.n_kv_head, spec_.head_dim, *w.key_norm);
-  }
+  norm_forward(state.query.data(), state.query.data(), rows * spec_.n_head, spec_.head_dim,
+               w.query_norm);
+  norm_forward(new_keys, new_keys, rows * spec_.n_kv_head, spec_.head_dim, w.key_norm);
   if (const int table = spec_.layers[layer].rotary; table >= 0) {
     const std::size_t block = std::size_t(state.max_rows) * spec_.head_dim / 2;
     const float* cos = state.rotary_cos.data() + table * block;
@@ -112,9 +108,7 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
         std::fill_n(scores, skip, 0.0f);
         f32_kernels.dot_rows(scores + skip, keys + long(skip) * kv_dim, kv_dim, query, head_dim,
                              n_keys - skip);
-        if (scale != 1.0f) {
-          for (int j = skip; j < n_keys; ++j) scores[j] *= scale;
-        }
+        for (int j = skip; j < n_keys; ++j) scores[j] *= scale;
       } else {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
                     query, q_dim, keys, kv_dim, 0.0f, scores, n_keys);

@@ -335,6 +335,7 @@ const std::vector<Architecture>& architectures() {
       {"distilbert", {"distilbert.", ""}, map_distilbert},
       {"albert", {"albert.", ""}, map_albert},
       {"mpnet", {"mpnet.", ""}, map_mpnet},
+      {"modernbert", {"model.", ""}, map_modernbert},
       {"llama", {"model.", ""}, map_llama},
       {"mistral", {"model.", ""}, map_llama},
       {"qwen2", {"model.", ""}, map_qwen2},

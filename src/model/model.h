@@ -158,6 +158,7 @@ ModelParts map_mpnet(const JsonFile& config, TensorSource& tensors);
 ModelParts map_llama(const JsonFile& config, TensorSource& tensors);
 ModelParts map_qwen2(const JsonFile& config, TensorSource& tensors);
 ModelParts map_qwen3(const JsonFile& config, TensorSource& tensors);
+ModelParts map_modernbert(const JsonFile& config, TensorSource& tensors);
 ModelParts map_smollm3(const JsonFile& config, TensorSource& tensors);
 ModelParts map_phi3(const JsonFile& config, TensorSource& tensors);
 ModelParts map_gemma2(const JsonFile& config, TensorSource& tensors);

@@ -126,9 +126,7 @@ void Transformer::embed(const Batch& batch, float* embedded) const {
       }
       float* row = embedded + long(r) * e;
       table_kernels.to_floats(row, table.element(long(id) * table.row_stride), e);
-      if (spec_.embedding_scale != 1.0f) {
-        for (int i = 0; i < e; ++i) row[i] *= spec_.embedding_scale;
-      }
+      for (int i = 0; i < e; ++i) row[i] *= spec_.embedding_scale;  // exact when 1
       if (weights_.token_type_embedding) {
         const int type = batch.type_ids.empty() ? 0 : batch.type_ids[r];
         if (type < 0 || type >= spec_.n_token_types) {
@@ -203,9 +201,7 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   // (rows, e): the embeddings, projected to d_model when they are narrower (ALBERT).
   float* embedded = weights_.embedding_projection ? state.embedding.data() : hidden;
   embed(batch, embedded);
-  if (weights_.embedding_norm) {
-    norm_forward(embedded, embedded, rows, spec_.embedding_width(), *weights_.embedding_norm);
-  }
+  norm_forward(embedded, embedded, rows, spec_.embedding_width(), weights_.embedding_norm);
   if (weights_.embedding_projection) {
     linear_forward(hidden, embedded, rows, *weights_.embedding_projection);
   }
@@ -221,9 +217,7 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
       case BlockTopology::kPreNorm:
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, cache, state, observer);
-        if (w.attention_output_norm) {
-          norm_forward(sublayer, sublayer, rows, d, *w.attention_output_norm);
-        }
+        norm_forward(sublayer, sublayer, rows, d, w.attention_output_norm);
         add_in_place(hidden, sublayer, size);
         if (w.cross) {
           norm_forward(normed, hidden, rows, d, w.cross->norm);
@@ -232,7 +226,7 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
         }
         norm_forward(normed, hidden, rows, d, *w.ffn_norm);
         feed_forward(layer, normed, rows, state, sublayer);
-        if (w.ffn_output_norm) norm_forward(sublayer, sublayer, rows, d, *w.ffn_output_norm);
+        norm_forward(sublayer, sublayer, rows, d, w.ffn_output_norm);
         add_in_place(hidden, sublayer, size);
         break;
       case BlockTopology::kPostNorm:
@@ -320,9 +314,7 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
   for (int i = 0; i < n; ++i) {
     std::copy_n(state.hidden.data() + long(rows[i]) * d, d, gathered + long(i) * d);
   }
-  if (head.input_scale != 1.0f) {
-    for (long i = 0; i < long(n) * d; ++i) gathered[i] *= head.input_scale;
-  }
+  for (long i = 0; i < long(n) * d; ++i) gathered[i] *= head.input_scale;  // exact when 1
   const float* head_input = gathered;
   if (head.transform) {
     // (n, width): width is d_model, or the embedding width of a projected model (ALBERT).

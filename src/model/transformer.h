@@ -84,8 +84,8 @@ struct AttentionWeights {
   Linear value;   // d_model -> kv_dim
   Linear output;  // q_dim -> d_model
   // Qwen3, Gemma-3: an RMSNorm over each head's query and key (head_dim), before RoPE.
-  std::optional<Norm> query_norm = std::nullopt;
-  std::optional<Norm> key_norm = std::nullopt;
+  Norm query_norm = identity_norm();
+  Norm key_norm = identity_norm();
 };
 
 // Plain (up, activation, down) or gated (activation(gate) * up, then down: Llama's SwiGLU).
@@ -108,8 +108,8 @@ struct LayerWeights {
   std::optional<Norm> ffn_norm;  // absent only in a parallel block sharing attention_norm (Phi)
   FeedForwardWeights ffn;
   // Gemma's sandwich: pre-norm blocks that also norm each sublayer's output before the add.
-  std::optional<Norm> attention_output_norm = std::nullopt;
-  std::optional<Norm> ffn_output_norm = std::nullopt;
+  Norm attention_output_norm = identity_norm();
+  Norm ffn_output_norm = identity_norm();
   std::optional<CrossAttentionWeights> cross = std::nullopt;  // encoder-decoders' decoder only
 };
 
@@ -136,7 +136,7 @@ struct TransformerWeights {
   // (vocab, e) in its stored type; as a Linear e -> vocab, the map a tied output head uses.
   Linear token_embedding;
   const float* token_type_embedding = nullptr;  // (n_token_types, e) or nullptr
-  std::optional<Norm> embedding_norm;           // BERT, BLOOM: a norm right after the embeddings
+  Norm embedding_norm = identity_norm();        // BERT, BLOOM: a norm right after the embeddings
   std::optional<Linear> embedding_projection;   // ALBERT: e -> d_model, after the norm
   // One entry per layer run. ALBERT shares one set of weights among all its layers: the entries
   // then point at the same tensors (nothing is copied).
