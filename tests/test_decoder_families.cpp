@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/base/error.h"
 #include "tests/cli_util.h"
 #include "tests/decoder_checks.h"
 
@@ -209,6 +210,35 @@ TEST(SmolLm3, MatchesAFloat64ForwardWithoutRopeOnEveryThirdLayer) {
   options.ignore_eos = true;
   EXPECT_EQ(generate(*model, prompt, options).generated_ids,
             reference["greedy"].get<std::vector<int>>());
+}
+
+// What SmolLM3 config attn cannot run is named, never run as another model.
+TEST(SmolLm3, BadRopeLayersAndItsSlidingWindowAreRefusedByName) {
+  ATTN_REQUIRE_SHARED();
+  const auto dir = random_model("tiny-smollm3-random");
+  if (dir.empty()) ATTN_SKIP_UNLESS_CI("tiny SmolLM3 not generated (python3-numpy missing?)");
+  using nlohmann::json;
+  const std::pair<json, std::string> cases[] = {
+      {json{{"no_rope_layers", {1, 1}}},
+       "field 'no_rope_layers' must list 0 or 1 for each of the 6 layers"},
+      {json{{"no_rope_layers", {1, 1, 2, 1, 1, 0}}},
+       "field 'no_rope_layers' has 2; each must be 0 or 1"},
+      {json{{"use_sliding_window", true}, {"sliding_window", 8}},
+       "field 'use_sliding_window' is true; attn does not run SmolLM3's sliding window"}};
+  for (const auto& [edit, message] : cases) {
+    TempDir scratch;
+    const auto model_dir = scratch / "smollm3";
+    std::filesystem::copy(dir, model_dir);
+    json config = json::parse(read_file(model_dir / "config.json"));
+    config.update(edit);
+    write_file(model_dir / "config.json", config.dump());
+    try {
+      load_model(model_dir);
+      ADD_FAILURE() << "loaded with " << edit.dump();
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  }
 }
 
 // The same weights as tiny-phi3-random in 3 safetensors shards give its goldens (issue 23).
