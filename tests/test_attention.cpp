@@ -330,6 +330,46 @@ TEST(AttentionCli, RoundedRowsAndCausalZeros) {
   }
 }
 
+// Windowed layers (issue 24): the document names each layer's window, and every key outside a
+// query's window has weight exactly 0 (the picture greys it); a model without windows has no
+// "windows".
+TEST(AttentionCli, WindowedLayersAreNamedAndTheirHiddenKeysAreZero) {
+  ATTN_REQUIRE_SHARED();
+  TempDir scratch;
+  const std::string text =
+      "In the market place Jews have in fact under various circumstances been accepted.";
+  const std::pair<const char*, json> models[] = {{"tiny-mistral-swa-random", json{8, 8, 8}},
+                                                 {"tiny-gemma2-random", json{8, 0, 8, 0}},
+                                                 {"tiny-modernbert-random", json{0, 8, 8, 0}}};
+  for (const auto& [model, windows] : models) {
+    const json doc = attention_json(
+        {"-m", (shared_dir() / "models" / model).string(), text, "--precision", "9"}, scratch);
+    ASSERT_EQ(doc["windows"], windows) << model;
+    const bool causal = doc["causal"];
+    EXPECT_EQ(causal, std::string(model) != "tiny-modernbert-random");
+    int hidden = 0;
+    for (const json& layer : doc["attention"]) {
+      const int window = windows[layer["layer"].get<int>()];
+      for (const json& head : layer["heads"]) {
+        const json& weights = head["weights"];
+        for (int q = 0; q < int(weights.size()); ++q) {
+          for (int k = 0; k < int(weights[q].size()); ++k) {
+            const bool outside =
+                window > 0 && (causal ? k <= q - window : std::abs(k - q) > window / 2);
+            if (!outside) continue;
+            ++hidden;
+            ASSERT_EQ(weights[q][k].get<double>(), 0.0) << model << " query " << q << " key " << k;
+          }
+        }
+      }
+    }
+    EXPECT_GT(hidden, 0) << model;
+  }
+  const json plain =
+      attention_json({"-m", shipped_model("tiny-gpt2-brown").string(), text}, scratch);
+  EXPECT_FALSE(plain.contains("windows"));
+}
+
 TEST(AttentionCli, FiltersSelectExactlyWhatTheySay) {
   TempDir scratch;
   const std::string model = shipped_model("tiny-gpt2-brown").string();

@@ -2,6 +2,8 @@
 // JSON or an HTML page; for an encoder-decoder, its encoder, decoder and cross-attention.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "src/base/error.h"
 #include "src/cli/commands.h"
 #include "src/tasks/attention_capture.h"
@@ -121,6 +123,11 @@ int run_attention(const AttentionCommand& command) {
                              .tokens = std::move(tokens),
                              .n_layers = spec.n_layer,
                              .n_heads = spec.n_head};
+  const auto windowed = [](const LayerSpec& layer) { return layer.window > 0; };
+  if (std::any_of(spec.layers.begin(), spec.layers.end(), windowed)) {
+    for (const LayerSpec& layer : spec.layers) info.windows.push_back(layer.window);
+    info.causal = spec.causal;
+  }
   const int n_tokens = int(info.encoding.ids.size());
   // Bad text is bad input (exit status 1), as for every command.
   if (n_tokens == 0) throw Error("TEXT: gives no tokens");

@@ -302,6 +302,10 @@ AttentionWriter::AttentionWriter(OutputFile& out, AttentionFormat format, int pr
   }
   header += ",\"n_layers\":" + std::to_string(info.n_layers) +
             ",\"n_heads\":" + std::to_string(info.n_heads);
+  if (!info.windows.empty()) {
+    header += ",\"windows\":" + json_list(info.windows, for_html) +
+              ",\"causal\":" + (info.causal ? "true" : "false");
+  }
   if (encoder_decoder) {
     header += ",\"n_decoder_layers\":" + std::to_string(info.n_decoder_layers) +
               ",\"n_decoder_heads\":" + std::to_string(info.n_decoder_heads);

@@ -90,6 +90,11 @@ struct AttentionDocumentInfo {
   std::vector<std::string> tokens;  // token_string of each id, as valid UTF-8
   int n_layers = 0;
   int n_heads = 0;
+  // Each layer's attention window (0: every key) when some layer has one, and whether the model
+  // is a decoder (the window is the last keys) or an encoder (a band around the query): the
+  // picture shows the keys outside a window as masked.
+  std::vector<int> windows = {};
+  bool causal = false;
   // Encoder-decoders: the decoder's input ([start] + target), the target text when the user
   // gave one, and the decoder's sizes; the fields above describe the source and the encoder.
   std::vector<int> decoder_ids = {};
