@@ -163,10 +163,10 @@ Linear TensorSource::tied_head(const Linear& embedding) {
   return type == embedding.type ? embedding : converted(embedding, type);
 }
 
-Norm TensorSource::layer_norm(const std::string& name, int64_t d, float eps) {
+Norm TensorSource::layer_norm(const std::string& name, int64_t d, float eps, bool bias) {
   const bool old_names = !has(name + ".weight") && has(name + ".gamma");
   return Norm{.weight = get(name + (old_names ? ".gamma" : ".weight"), {d}),
-              .bias = get(name + (old_names ? ".beta" : ".bias"), {d}),
+              .bias = bias ? get(name + (old_names ? ".beta" : ".bias"), {d}) : nullptr,
               .eps = eps,
               .kind = NormKind::kLayerNorm};
 }

@@ -46,8 +46,9 @@ class TensorSource {
   // New storage for a table computed at load (Marian's sinusoidal positions), living as long
   // as the model.
   float* new_table(int64_t elements);
-  // A LayerNorm stored as NAME.weight/NAME.bias or, in older BERT checkpoints, NAME.gamma/beta.
-  Norm layer_norm(const std::string& name, int64_t d, float eps);
+  // A LayerNorm stored as NAME.weight/NAME.bias or, in older BERT checkpoints, NAME.gamma/beta;
+  // without `bias` (ModernBERT's norm_bias false), NAME.weight only.
+  Norm layer_norm(const std::string& name, int64_t d, float eps, bool bias = true);
   // An RMSNorm: NAME.weight only.
   Norm rms_norm(const std::string& name, int64_t d, float eps);
   // A fused query/key/value projection NAME [3 x n_head x head_dim, d] whose rows are grouped

@@ -12,19 +12,6 @@
 
 namespace attn {
 
-namespace {
-
-Norm read_layer_norm(TensorSource& tensors, const std::string& name, int64_t d, float eps,
-                     bool bias) {
-  Norm norm;
-  norm.weight = tensors.get(name + ".weight", {d});
-  if (bias) norm.bias = tensors.get(name + ".bias", {d});
-  norm.eps = eps;
-  return norm;
-}
-
-}  // namespace
-
 ModelParts map_modernbert(const JsonFile& config, TensorSource& tensors) {
   ModelParts parts;
   ArchSpec& spec = parts.spec;
@@ -59,26 +46,26 @@ ModelParts map_modernbert(const JsonFile& config, TensorSource& tensors) {
   const int64_t d = spec.d_model, ff = spec.d_ff;
   parts.weights.token_embedding =
       tensors.embedding("embeddings.tok_embeddings.weight", spec.vocab_size, d);
-  parts.weights.embedding_norm = read_layer_norm(tensors, "embeddings.norm", d, eps, norm_bias);
+  parts.weights.embedding_norm = tensors.layer_norm("embeddings.norm", d, eps, norm_bias);
   for (int i = 0; i < spec.n_layer; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     LayerWeights layer;
     layer.attention_norm =
-        i == 0 ? identity_norm() : read_layer_norm(tensors, p + "attn_norm", d, eps, norm_bias);
+        i == 0 ? identity_norm() : tensors.layer_norm(p + "attn_norm", d, eps, norm_bias);
     const int q_dim = spec.q_dim(), kv_dim = spec.kv_dim();
     const Linear qkv = tensors.linear(p + "attn.Wqkv", d, q_dim + 2 * kv_dim, attention_bias);
     layer.attention.query = qkv.output_slice(0, q_dim);
     layer.attention.key = qkv.output_slice(q_dim, kv_dim);
     layer.attention.value = qkv.output_slice(q_dim + kv_dim, kv_dim);
     layer.attention.output = tensors.linear(p + "attn.Wo", q_dim, d, attention_bias);
-    layer.ffn_norm = read_layer_norm(tensors, p + "mlp_norm", d, eps, norm_bias);
+    layer.ffn_norm = tensors.layer_norm(p + "mlp_norm", d, eps, norm_bias);
     const Linear input_gate = tensors.linear(p + "mlp.Wi", d, 2 * ff, mlp_bias);
     layer.ffn.gate = input_gate.output_slice(0, int(ff));  // the activated half
     layer.ffn.up = input_gate.output_slice(int(ff), int(ff));
     layer.ffn.down = tensors.linear(p + "mlp.Wo", ff, d, mlp_bias);
     parts.weights.layers.push_back(layer);
   }
-  parts.weights.final_norm = read_layer_norm(tensors, "final_norm", d, eps, norm_bias);
+  parts.weights.final_norm = tensors.layer_norm("final_norm", d, eps, norm_bias);
 
   // The masked-LM head, or (a bare ModernBertModel) none.
   if (!tensors.has("head.dense.weight")) {
@@ -96,7 +83,7 @@ ModelParts map_modernbert(const JsonFile& config, TensorSource& tensors) {
       .transform =
           HeadTransform{.dense = tensors.linear("head.dense", d, d, head_bias),
                         .activation = read_activation(config, "classifier_activation", "gelu"),
-                        .norm = read_layer_norm(tensors, "head.norm", d, eps, norm_bias)},
+                        .norm = tensors.layer_norm("head.norm", d, eps, norm_bias)},
       .decoder = decoder};
   return parts;
 }
