@@ -95,11 +95,16 @@ int run_encoder_decoder_attention(const AttentionCommand& command, const Model& 
 }  // namespace
 
 int run_attention(const AttentionCommand& command) {
-  require_utf8(command.text, "TEXT");
+  const std::vector<InputText> texts = read_texts(command.input);
+  if (texts.size() != 1) {
+    throw UsageError("attention: one text at a time (" + std::to_string(texts.size()) +
+                     " given); run it once per text");
+  }
+  const InputText& text = texts.front();
+  require_utf8(text.text, text.source);
   if (command.pair) require_utf8(*command.pair, "--pair");
   if (command.target) require_utf8(*command.target, "--target");
-  // Opened first, so that an unwritable path fails before the model is even loaded.
-  OutputFile out(command.output, "-o");
+  OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
   auto model = load_model(command.common.model_dir, command.common.dtype);
   const ArchSpec& spec = model->spec();
   const bool encoder_decoder = model->kind() == ModelKind::kEncoderDecoder;
@@ -113,11 +118,11 @@ int run_attention(const AttentionCommand& command) {
   }
   if (encoder_decoder) check_translation_model(*model, "attention");
 
-  Encoding encoding = model->tokenizer->encode(command.text, command.pair);
+  Encoding encoding = model->tokenizer->encode(text.text, command.pair);
   std::vector<std::string> tokens = token_strings(*model->tokenizer, encoding.ids);
   AttentionDocumentInfo info{.model = model->name(),
                              .model_type = model->model_type,
-                             .text = command.text,
+                             .text = text.text,
                              .pair = command.pair,
                              .encoding = std::move(encoding),
                              .tokens = std::move(tokens),
@@ -130,13 +135,13 @@ int run_attention(const AttentionCommand& command) {
   }
   const int n_tokens = int(info.encoding.ids.size());
   // Bad text is bad input (exit status 1), as for every command.
-  if (n_tokens == 0) throw Error("TEXT: gives no tokens");
+  if (n_tokens == 0) text.fail("gives no tokens");
   if (encoder_decoder) return run_encoder_decoder_attention(command, *model, out, std::move(info));
 
   const AttentionSelection selection = select_attention(spec, command.attention);
   if (n_tokens > spec.max_positions) {
-    throw Error("TEXT: " + std::to_string(n_tokens) + " tokens, more than the model's " +
-                "context of " + std::to_string(spec.max_positions));
+    text.fail(std::to_string(n_tokens) + " tokens, more than the model's context of " +
+              std::to_string(spec.max_positions));
   }
   warn_if_large(
       estimated_attention_bytes(selection, n_tokens, spec.causal, command.attention.precision),

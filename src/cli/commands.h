@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/cli/text_input.h"
 #include "src/kernels/weight_type.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/beam_search.h"
@@ -38,6 +40,9 @@ struct CommonOptions {
   int threads = 0;                  // 0 = all cores
   bool verbose = false;
   bool quiet = false;
+  // -o: the results go to this file, written whole or not at all, instead of standard output.
+  std::optional<std::filesystem::path> output;
+  bool json = false;  // --json: one JSON object per input (JSON Lines for several)
 };
 
 // Which generation settings the command line gave: the others come from the model folder's
@@ -51,17 +56,27 @@ struct GenerationFlagsGiven {
   bool typical_p = false;
   bool repetition_penalty = false;
   bool seed = false;
+  bool num_return = false;
+  bool length_penalty = false;
+  bool early_stopping = false;
 };
+
+// Seeds stay below 2^53, so that a seed printed in JSON survives tools that read numbers as
+// doubles (jq) and can be given back to repeat a run.
+constexpr std::uint64_t kMaxSeed = (std::uint64_t(1) << 53) - 1;
 
 struct GenerateCommand {
   CommonOptions common;
   GenerationFlagsGiven given;
-  std::optional<std::string> prompt;
-  std::optional<std::filesystem::path> prompt_file;  // "-" = standard input
+  TextSources input;  // one prompt per text
+  // --prompt-file: one prompt, the whole file ("-": standard input) less one final newline.
+  std::optional<std::filesystem::path> prompt_file;
   GenerateOptions options;
-  BeamSearchOptions beam;  // used when beam.beams > 1
+  BeamSearchOptions beam;           // used when beam.beams > 1
+  std::optional<int> context_size;  // -c: generation stops when the sequence reaches this
+  std::int64_t seed = -1;           // --seed; -1: a random one
   bool truncate = false;
-  bool json = false;
+  bool color = false;   // --color: the generated text in colour, on a terminal
   bool stream = false;  // with json: JSON Lines, one per token, before the summary
   // JSON Lines with the attention row behind each generated token, when given.
   std::optional<std::filesystem::path> attention_out;
@@ -70,13 +85,11 @@ struct GenerateCommand {
 
 struct TokenizeCommand {
   CommonOptions common;
-  std::vector<std::string> texts;             // none: --file, or standard input, a text a line
-  std::optional<std::filesystem::path> file;  // one text per line; "-": standard input
+  TextSources input;
   std::optional<std::string> pair;
   bool no_special = false;    // add_special_tokens=False
   bool decode = false;        // the inputs are ids, printed back as text
   bool skip_special = false;  // with decode: skip_special_tokens=True
-  bool json = false;
 };
 
 struct BenchCommand {
@@ -90,49 +103,44 @@ struct BenchCommand {
 
 struct FillMaskCommand {
   CommonOptions common;
-  std::optional<std::string> text;
+  TextSources input;
   std::optional<std::string> pair;
-  std::optional<std::filesystem::path> file;  // one text per line; "-" = standard input
   int top_k = 5;
-  int batch_tokens = 1024;  // --file: tokens per packed batch
+  int batch_tokens = 1024;  // tokens per packed batch
   bool truncate = false;
-  bool json = false;
 };
 
 // attn embed, and attn similarity (similarity = true).
 struct EmbedCommand {
   CommonOptions common;
-  std::vector<std::string> texts;
-  std::optional<std::filesystem::path> file;    // one text per line; "-" = standard input
-  std::optional<std::filesystem::path> output;  // -o: a float32 .npy matrix, one row per text
-  std::optional<Pooling> pooling;               // --pooling: over the folder's 1_Pooling
-  std::optional<bool> normalize;                // --normalize / --no-normalize: over its Normalize
-  int batch_tokens = 1024;                      // tokens per packed batch
-  bool json = false;
-  bool similarity = false;  // print the cosine similarity matrix instead of the vectors
+  TextSources input;
+  // -o FILE.npy: the vectors as a float32 matrix, one row per text, instead of the printout.
+  std::optional<std::filesystem::path> npy_output;
+  std::optional<Pooling> pooling;  // --pooling: over the folder's 1_Pooling
+  std::optional<bool> normalize;   // --normalize / --no-normalize: over its Normalize
+  int batch_tokens = 1024;         // tokens per packed batch
+  bool similarity = false;         // print the cosine similarity matrix instead of the vectors
 };
 
 struct AttentionCommand {
   CommonOptions common;
-  std::string text;
+  TextSources input;  // exactly one text
   std::optional<std::string> pair;
   // Encoder-decoders: the decoder's text, teacher-forced; without it, the model's own
   // translation of `text`.
   std::optional<std::string> target;
-  std::optional<std::filesystem::path> output;  // standard output when absent
   AttentionFormat format = AttentionFormat::kJson;
   AttentionOptions attention;
 };
 
 struct TranslateCommand {
   CommonOptions common;
-  std::optional<std::string> text;
-  std::optional<std::filesystem::path> file;  // one source per line; "-" = standard input
-  std::optional<int> max_new_tokens;          // default: generation_config.json, else 256
-  BeamSearchOptions beam;                     // beams from generation_config.json when not given
+  TextSources input;
+  std::optional<int> max_new_tokens;  // default: generation_config.json, else 256
+  BeamSearchOptions beam;             // beams from generation_config.json when not given
   bool beams_given = false;
+  bool beam_options_given = false;  // --num-return, --length-penalty or --early-stopping
   bool truncate = false;
-  bool json = false;
   // JSON Lines with the cross-attention row behind each generated token, when given.
   std::optional<std::filesystem::path> attention_out;
   AttentionOptions attention;
@@ -140,13 +148,11 @@ struct TranslateCommand {
 
 struct PerplexityCommand {
   CommonOptions common;
-  std::optional<std::string> text;                        // -p
-  std::optional<std::filesystem::path> file;              // "-" = standard input
-  std::optional<int> window;                              // default: the model's context
-  std::optional<int> stride;                              // default: the window
+  TextSources input;          // a file or standard input is one text, a corpus
+  std::optional<int> window;  // default: the model's context
+  std::optional<int> stride;  // default: the window
   int batch_tokens = PerplexityOptions{}.max_batch_rows;  // windows packed per batch, in tokens
   std::optional<std::filesystem::path> per_token;         // JSON Lines: id, token, nll per position
-  bool json = false;
 };
 
 enum class HeadsFormat {
@@ -157,9 +163,7 @@ enum class HeadsFormat {
 
 struct HeadsCommand {
   CommonOptions common;
-  std::vector<std::string> texts;
-  std::optional<std::filesystem::path> file;    // one text per line; "-" = standard input
-  std::optional<std::filesystem::path> output;  // -o; standard output when absent
+  TextSources input;
   HeadsFormat format = HeadsFormat::kText;
   int batch_tokens = 1024;  // tokens per packed batch
   // --probe induction / none; default: on for decoders.
@@ -176,25 +180,10 @@ struct HeadsCommand {
 
 constexpr int kHeadsTargetTokens = 64;
 
-// A text given by an option, a file or standard input, and where it came from, which every
-// error about it names. Bad text is bad input (exit status 1) wherever it came from.
-struct Prompt {
-  std::string text;
-  std::string source;  // e.g. "--prompt", "--file PATH" or "standard input"
-
-  [[noreturn]] void fail(const std::string& problem) const { throw Error(source + ": " + problem); }
-};
-
-// `text` (from the option named text_option), else the file (`-`: standard input), else
-// standard input; valid UTF-8 and not empty. Errors call it the `noun` ("prompt", "text").
-Prompt read_prompt(const std::optional<std::string>& text,
-                   const std::optional<std::filesystem::path>& file, const char* text_option,
-                   const std::string& noun);
-
 int run_generate(const GenerateCommand& command);
 int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
-int run_info(const CommonOptions& common, bool json);
+int run_info(const CommonOptions& common);
 int run_bench(const BenchCommand& command);
 int run_fill_mask(const FillMaskCommand& command);
 int run_attention(const AttentionCommand& command);
@@ -214,6 +203,9 @@ std::string json_text(const Json& json, int indent = -1) {
 // The lines of an input file (--file), without their "\n" or "\r\n"; lines[i] is line i + 1. A
 // final "\n" does not start another line.
 std::vector<std::string> split_lines(std::string_view contents);
+
+// "1 token", "2 tokens"; "1 pass", "3 passes" with plural_form "passes".
+std::string plural(long count, std::string_view singular, std::string_view plural_form = {});
 
 // Prints "attn: error: <message>" on stderr as exactly one line: control characters (a newline
 // in a file name, an escape sequence) are shown as \xNN, and a very long message is cut short.

@@ -1,13 +1,13 @@
-// attn embed and attn similarity: sentence embeddings of argument texts or of every line of a
-// file, printed, as JSON (Lines), or as a float32 .npy matrix; and their cosine similarities.
+// attn embed and attn similarity: sentence embeddings of texts (arguments, or the lines of a
+// file), printed, as JSON Lines, or as a float32 .npy matrix; and their cosine similarities.
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "src/base/error.h"
-#include "src/base/files.h"
 #include "src/cli/commands.h"
 #include "src/cli/progress.h"
 #include "src/io/npy.h"
@@ -65,9 +65,10 @@ Embedder load_embedder(const EmbedCommand& command) {
   check_embedding_model(*embedder.model);
   embedder.options = embedding_options(*embedder.model, config);
   if (!config && !command.pooling) {
-    throw UsageError(dir.string() +
-                     ": not a sentence-transformers folder (no modules.json); give --pooling "
-                     "mean, cls or max");
+    // What sentence-transformers does with a plain Hugging Face model.
+    embedder.options.pooling = Pooling::kMean;
+    spdlog::info("{}: not a sentence-transformers folder (no modules.json): mean pooling",
+                 dir.string());
   }
   if (command.pooling) embedder.options.pooling = *command.pooling;
   if (command.normalize) embedder.options.normalize = *command.normalize;
@@ -78,32 +79,27 @@ Embedder load_embedder(const EmbedCommand& command) {
   return embedder;
 }
 
-// ---- Texts given as arguments ----
-
-// "tiny-sbert-brown: mean pooling, normalized, 128 dimensions", then per text its number, the
-// text, its token count and norm, and its first values.
-std::string embeddings_table(const Embedder& embedder, const std::vector<std::string>& texts,
-                             const std::vector<EmbeddingInput>& inputs,
-                             const std::vector<std::vector<float>>& vectors) {
+// The header of the text output: "tiny-sbert-brown: mean pooling, normalized, 128 dimensions".
+std::string embeddings_header(const Embedder& embedder) {
   const EmbeddingOptions& options = embedder.options;
-  const int d = embedder.model->spec().d_model;
-  std::string out = fmt::format("{}: {} pooling, {}, {} dimensions\n", embedder.model->name(),
-                                pooling_name(options.pooling),
-                                options.normalize ? "normalized" : "not normalized", d);
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    double squares = 0;
-    for (float v : vectors[i]) squares += double(v) * v;
-    out += fmt::format("\ntext {}: {}\n  {} tokens, norm {:.4f}\n  [", i + 1, texts[i],
-                       inputs[i].ids.size(), std::sqrt(squares));
-    const std::size_t shown = std::min(kShownValues, vectors[i].size());
-    for (std::size_t k = 0; k < shown; ++k) out += fmt::format(" {:7.4f}", vectors[i][k]);
-    out +=
-        shown < vectors[i].size() ? fmt::format(" ... ]  ({} of {} values)\n", shown, d) : " ]\n";
-  }
-  if (vectors.size() > 0 && std::size_t(d) > kShownValues) {
-    out += "\nall values: --json, or -o FILE.npy\n";
-  }
-  return out;
+  return fmt::format(
+      "{}: {} pooling, {}, {} dimensions\n", embedder.model->name(), pooling_name(options.pooling),
+      options.normalize ? "normalized" : "not normalized", embedder.model->spec().d_model);
+}
+
+// One text in the text output: its label ("text 2", "line 7"), the text, its token count and
+// norm, and its first values.
+std::string embedding_entry(const std::string& label, const std::string& text,
+                            const EmbeddingInput& input, std::span<const float> vector) {
+  double squares = 0;
+  for (float v : vector) squares += double(v) * v;
+  std::string out = fmt::format("\n{}: {}\n  {} tokens, norm {:.4f}\n  [", label, text,
+                                input.ids.size(), std::sqrt(squares));
+  const std::size_t shown = std::min(kShownValues, vector.size());
+  for (std::size_t k = 0; k < shown; ++k) out += fmt::format(" {:7.4f}", vector[k]);
+  return out + (shown < vector.size()
+                    ? fmt::format(" ... ]  ({} of {} values)\n", shown, vector.size())
+                    : " ]\n");
 }
 
 // The cosine similarity of every pair, one row per text with the text after it:
@@ -136,178 +132,147 @@ std::string similarity_json(const std::vector<std::string>& texts,
   return out + "]}\n";
 }
 
-int embed_texts(const EmbedCommand& command, const Embedder& embedder,
-                std::optional<OutputFile>& npy_file) {
-  const Model& model = *embedder.model;
-  std::vector<EmbeddingInput> inputs;
-  for (std::size_t i = 0; i < command.texts.size(); ++i) {
-    const std::string where =
-        command.texts.size() > 1 ? fmt::format("text {}", i + 1) : std::string("text");
-    const std::string& text = command.texts[i];
-    // python_strip also refuses text that is not UTF-8, naming `where`.
-    if (python_strip(text, where).empty()) throw Error(where + ": is empty");
-    try {
-      inputs.push_back(encode_for_embedding(model, text, embedder.options));
-    } catch (const Error& e) {
-      throw Error(where + ": " + e.what());
-    }
-    warn_if_truncated(model, inputs.back(), embedder.options, where);
-  }
-  const std::vector<std::vector<float>> vectors = embed(model, inputs, embedder.options);
-
-  if (command.similarity) {
-    const std::vector<std::vector<float>> matrix = cosine_similarities(vectors);
-    write_stdout(command.json ? similarity_json(command.texts, matrix)
-                              : similarity_table(command.texts, matrix));
-  } else if (npy_file) {
-    NpyMatrixWriter writer(*npy_file, vectors.size(), std::size_t(model.spec().d_model));
-    for (const std::vector<float>& vector : vectors) writer.write_row(vector);
-    writer.finish();
-    npy_file->commit();
-    spdlog::info("-o {}: {} x {} float32, one row per text in order", command.output->string(),
-                 vectors.size(), model.spec().d_model);
-  } else if (command.json) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < vectors.size(); ++i) {
-      if (i > 0) out += ',';
-      out += fmt::format("{{\"text\":{},\"embedding\":{}}}", string_json(command.texts[i]),
-                         float_array_json(vectors[i]));
-    }
-    write_stdout(out + "]\n");
-  } else {
-    write_stdout(embeddings_table(embedder, command.texts, inputs, vectors));
-  }
-  return 0;
+// "text 2" for the second argument, "line 7" for a line of a file.
+std::string entry_label(const InputText& text, std::size_t index) {
+  return text.line > 0 ? "line " + std::to_string(text.line) : "text " + std::to_string(index + 1);
 }
 
-// ---- One text per line of a file or of standard input ----
-
-struct SkippedLine {
-  int line = 0;
-  std::string text;
-};
-
-std::string skipped_line_json(const SkippedLine& skipped) {
-  return "{\"line\":" + std::to_string(skipped.line) + ",\"text\":" + string_json(skipped.text) +
+std::string skipped_line_json(const InputText& text) {
+  return "{\"line\":" + std::to_string(text.line) + ",\"text\":" + string_json(text.text) +
          ",\"skipped\":\"empty line\"}\n";
 }
 
-// One text per line. A line that is empty after stripping has no vector: in JSON Lines it
-// appears as {"line", "text", "skipped"}; with -o it has no row, and a warning lists it. A line
-// that cannot be embedded (not UTF-8) is reported on stderr with its number, the rest still run,
-// and the exit status is 1 at the end.
-int embed_lines(const EmbedCommand& command, const Embedder& embedder,
-                std::optional<OutputFile>& npy_file) {
-  const Model& model = *embedder.model;
-  const std::filesystem::path path = command.file.value_or("-");
-  const std::string source = command.file ? "--file " + path.string() : "standard input";
-  const std::string contents = read_input_text(path, "--file", kMaxInputTextBytes);
-  if (contents.empty()) throw Error(source + ": is empty");
-
+// The texts to embed, encoded. A line that is empty after stripping has no vector: it goes to
+// `skipped` (an empty argument is an error). A text that cannot be encoded is reported on
+// stderr and counted in `failed`.
+struct EncodedTexts {
   std::vector<EmbeddingInput> inputs;
-  std::vector<int> line_numbers;
-  std::vector<std::string> texts;
-  std::vector<SkippedLine> skipped;
-  int failed_lines = 0;
-  int line_number = 0;
-  for (std::string& line : split_lines(contents)) {
-    ++line_number;
-    const std::string where = source + ": line " + std::to_string(line_number);
-    bool empty = false;
-    try {
-      empty = python_strip(line, where).empty();  // refuses a line that is not UTF-8
-    } catch (const Error& e) {
-      print_error(e.what());  // the message names `where`
-      ++failed_lines;
-      continue;
-    }
-    if (empty) {
-      skipped.push_back({.line = line_number, .text = std::move(line)});
-      continue;
-    }
-    try {
-      inputs.push_back(encode_for_embedding(model, line, embedder.options));
-    } catch (const Error& e) {
-      print_error(where + ": " + e.what());
-      ++failed_lines;
-      continue;
-    }
-    warn_if_truncated(model, inputs.back(), embedder.options, where);
-    line_numbers.push_back(line_number);
-    texts.push_back(std::move(line));
-  }
-  if (inputs.empty() && failed_lines == 0) throw Error(source + ": has only empty lines");
-  if (inputs.empty()) return 1;
+  std::vector<const InputText*> texts;    // the text of each input
+  std::vector<const InputText*> skipped;  // blank lines, in order
+  int failed = 0;                         // the exit status so far: 1 if a text failed
+};
 
-  Progress progress("embed", "lines", command.common.quiet);
-  std::int64_t tokens_done = 0;
-  auto count_done = [&](std::size_t i) {
-    tokens_done += std::int64_t(inputs[i].ids.size());
-    progress.update(std::int64_t(i) + 1, std::int64_t(inputs.size()), tokens_done);
-  };
-  if (npy_file) {
-    NpyMatrixWriter writer(*npy_file, inputs.size(), std::size_t(model.spec().d_model));
-    embed(model, inputs, embedder.options, [&](std::size_t i, std::span<const float> vector) {
-      writer.write_row(vector);
-      count_done(i);
-    });
-    writer.finish();
-    npy_file->commit();
-    spdlog::info("-o {}: {} x {} float32, one row per embedded line in file order",
-                 command.output->string(), inputs.size(), model.spec().d_model);
-    if (!skipped.empty()) {
-      std::string lines;
-      for (std::size_t i = 0; i < std::min(skipped.size(), kListedLines); ++i) {
-        lines += (i > 0 ? ", " : "") + std::to_string(skipped[i].line);
-      }
-      if (skipped.size() > kListedLines) lines += ", ...";
-      spdlog::warn("{}: {} empty line{} skipped, with no row in {} (line{} {})", source,
-                   skipped.size(), skipped.size() > 1 ? "s" : "", command.output->string(),
-                   skipped.size() > 1 ? "s" : "", lines);
+EncodedTexts encode_texts(const Embedder& embedder, const std::vector<InputText>& texts) {
+  EncodedTexts encoded;
+  encoded.failed = for_each_text(texts, [&](const InputText& text) {
+    // python_strip also refuses text that is not UTF-8, naming the source.
+    if (python_strip(text.text, text.source).empty()) {
+      if (text.line == 0) text.fail("the text is empty");
+      encoded.skipped.push_back(&text);
+      return;
     }
-  } else {
-    // Skipped lines are written in their place among the results, which come in input order.
-    std::size_t next_skipped = 0;
-    embed(model, inputs, embedder.options, [&](std::size_t i, std::span<const float> vector) {
-      for (; next_skipped < skipped.size() && skipped[next_skipped].line < line_numbers[i];
-           ++next_skipped) {
-        write_stdout(skipped_line_json(skipped[next_skipped]));
-      }
-      write_stdout("{\"line\":" + std::to_string(line_numbers[i]) + ",\"text\":" +
-                   string_json(texts[i]) + ",\"embedding\":" + float_array_json(vector) + "}\n");
-      count_done(i);
-    });
-    for (; next_skipped < skipped.size(); ++next_skipped) {
-      write_stdout(skipped_line_json(skipped[next_skipped]));
+    try {
+      encoded.inputs.push_back(encode_for_embedding(*embedder.model, text.text, embedder.options));
+    } catch (const Error& e) {
+      text.fail(e.what());
     }
+    warn_if_truncated(*embedder.model, encoded.inputs.back(), embedder.options, text.source);
+    encoded.texts.push_back(&text);
+  });
+  return encoded;
+}
+
+void warn_skipped(const EncodedTexts& encoded, const std::filesystem::path& npy_path) {
+  if (encoded.skipped.empty()) return;
+  std::string lines;
+  for (std::size_t i = 0; i < std::min(encoded.skipped.size(), kListedLines); ++i) {
+    lines += (i > 0 ? ", " : "") + std::to_string(encoded.skipped[i]->line);
   }
-  flush_stdout();
-  spdlog::debug("{}: embedded {} lines, skipped {}, {} failed", source, inputs.size(),
-                skipped.size(), failed_lines);
-  return failed_lines > 0 ? 1 : 0;
+  if (encoded.skipped.size() > kListedLines) lines += ", ...";
+  spdlog::warn("{} skipped, with no row in {} ({})",
+               plural(long(encoded.skipped.size()), "empty line"), npy_path.string(), lines);
+}
+
+int similarity(const EmbedCommand& command, const Embedder& embedder, const EncodedTexts& encoded) {
+  if (encoded.inputs.size() < 2) {
+    throw UsageError("similarity: give at least two texts");
+  }
+  const std::vector<std::vector<float>> vectors =
+      embed(*embedder.model, encoded.inputs, embedder.options);
+  std::vector<std::string> texts;
+  for (const InputText* text : encoded.texts) texts.push_back(text->text);
+  const std::vector<std::vector<float>> matrix = cosine_similarities(vectors);
+  write_stdout(command.common.json ? similarity_json(texts, matrix)
+                                   : similarity_table(texts, matrix));
+  return encoded.failed;
 }
 
 }  // namespace
 
+// Each text's vector as it is computed (texts are packed into batches): in the text output, or
+// one JSON line each ({"text", "embedding"}, with "line" for a line of a file; a blank line
+// appears as {"line", "text", "skipped"}), or a row of the .npy matrix.
 int run_embed(const EmbedCommand& command) {
-  const bool from_lines = command.file || command.texts.empty();
-  if (!command.texts.empty() && command.file) {
-    throw UsageError("TEXT and --file: give the texts one way, not both");
+  const std::vector<InputText> texts = read_texts(command.input);
+  if (command.similarity && command.npy_output) {
+    throw UsageError("-o: not a .npy file with --similarity, which prints a table");
   }
-  if (command.similarity) {
-    if (from_lines) throw UsageError("--similarity: give the texts as arguments, not --file");
-    if (command.texts.size() < 2) throw UsageError("similarity: give at least two texts");
-    if (command.output) throw UsageError("-o: not with --similarity, which prints a table");
-  }
-  if (command.output && command.json) {
-    throw UsageError("-o and --json: the vectors go to the .npy file; leave out --json");
+  if (command.npy_output && command.common.json) {
+    throw UsageError("-o FILE.npy and --json: the vectors go to the .npy file; leave out --json");
   }
   // Opened first, so that an unwritable path fails before the model is even loaded.
   std::optional<OutputFile> npy_file;
-  if (command.output) npy_file.emplace(command.output, "-o");
+  if (command.npy_output) npy_file.emplace(command.npy_output, "-o");
   const Embedder embedder = load_embedder(command);
-  return from_lines ? embed_lines(command, embedder, npy_file)
-                    : embed_texts(command, embedder, npy_file);
+  const Model& model = *embedder.model;
+  const EncodedTexts encoded = encode_texts(embedder, texts);
+  if (encoded.inputs.empty()) {
+    if (encoded.failed) return 1;
+    throw Error(texts.front().source + ": no text (only blank lines)");
+  }
+  if (command.similarity) return similarity(command, embedder, encoded);
+
+  Progress progress("embed", "texts", command.common.quiet);
+  std::int64_t tokens_done = 0;
+  auto count_done = [&](std::size_t i) {
+    tokens_done += std::int64_t(encoded.inputs[i].ids.size());
+    progress.update(std::int64_t(i) + 1, std::int64_t(encoded.inputs.size()), tokens_done);
+  };
+  if (npy_file) {
+    NpyMatrixWriter writer(*npy_file, encoded.inputs.size(), std::size_t(model.spec().d_model));
+    embed(model, encoded.inputs, embedder.options,
+          [&](std::size_t i, std::span<const float> vector) {
+            writer.write_row(vector);
+            count_done(i);
+          });
+    writer.finish();
+    npy_file->commit();
+    spdlog::info("-o {}: {} x {} float32, one row per text in order", command.npy_output->string(),
+                 encoded.inputs.size(), model.spec().d_model);
+    warn_skipped(encoded, *command.npy_output);
+    return encoded.failed;
+  }
+
+  if (!command.common.json) write_stdout(embeddings_header(embedder));
+  // Skipped lines are written in their place among the results, which come in input order.
+  std::size_t next_skipped = 0;
+  const auto write_skipped_before = [&](int line) {
+    for (; next_skipped < encoded.skipped.size() && encoded.skipped[next_skipped]->line < line;
+         ++next_skipped) {
+      const InputText& text = *encoded.skipped[next_skipped];
+      write_stdout(command.common.json
+                       ? skipped_line_json(text)
+                       : "\nline " + std::to_string(text.line) + ": (empty, skipped)\n");
+    }
+  };
+  embed(model, encoded.inputs, embedder.options, [&](std::size_t i, std::span<const float> vector) {
+    const InputText& text = *encoded.texts[i];
+    write_skipped_before(text.line);
+    if (command.common.json) {
+      write_stdout((text.line > 0 ? "{\"line\":" + std::to_string(text.line) + "," : "{") +
+                   "\"text\":" + string_json(text.text) +
+                   ",\"embedding\":" + float_array_json(vector) + "}\n");
+    } else {
+      write_stdout(embedding_entry(entry_label(text, i), text.text, encoded.inputs[i], vector));
+    }
+    count_done(i);
+  });
+  write_skipped_before(std::numeric_limits<int>::max());
+  if (!command.common.json && std::size_t(model.spec().d_model) > kShownValues) {
+    write_stdout("\nall values: --json, or -o FILE.npy\n");
+  }
+  flush_stdout();
+  return encoded.failed;
 }
 
 }  // namespace attn

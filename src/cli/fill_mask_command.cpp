@@ -1,5 +1,5 @@
-// attn fill-mask: prints the most likely tokens for every mask of one input, or of every line of
-// a file (one JSON line per input, inputs packed into batches).
+// attn fill-mask: prints the most likely tokens for every mask of each text (several texts, or
+// the lines of a file, are packed into batches).
 #include <spdlog/spdlog.h>
 
 #include <iomanip>
@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "src/base/error.h"
-#include "src/base/files.h"
 #include "src/cli/commands.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
@@ -57,90 +56,91 @@ std::string predictions_table(const std::vector<MaskPrediction>& masks,
   return out.str();
 }
 
-int fill_one(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options) {
-  require_utf8(*command.text, "text");
+// One text given as an argument or -p: a table per mask, or --json's array of masks (the shape
+// that scripts reading one text's predictions expect).
+void fill_one(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options,
+              const InputText& text) {
   if (command.pair) require_utf8(*command.pair, "--pair");
   MaskedInput input;
   try {
-    input = encode_masked_input(model, *command.text, command.pair, command.truncate);
+    input = encode_masked_input(model, text.text, command.pair, command.truncate);
   } catch (const Error& e) {
-    throw Error(std::string(command.pair ? "text with --pair" : "text") + ": " + e.what());
+    text.fail(std::string(command.pair ? "with --pair: " : "") + e.what());
   }
   if (input.dropped_tokens > 0) {
-    spdlog::warn("text: {} tokens cut off by --truncate", input.dropped_tokens);
+    spdlog::warn("{}: {} tokens cut off by --truncate", text.source, input.dropped_tokens);
   }
   const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
-  if (command.json) {
+  if (command.common.json) {
     write_stdout(json_text(predictions_json(masks)) + "\n");
   } else {
     write_stdout(
         predictions_table(masks, model.tokenizer->token_string(*model.tokenizer->mask_id())));
   }
-  return 0;
 }
 
-bool is_blank(std::string_view line) {
-  return line.find_first_not_of(" \t") == std::string_view::npos;
-}
-
-// One text per line; blank lines are skipped. A line that cannot be filled is reported on
-// stderr with its number, the rest still run, and the exit status is 1 at the end.
-int fill_file(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options) {
-  const std::string file_name = "--file " + command.file->string();
-  const std::string contents = read_input_text(*command.file, "--file", kMaxInputTextBytes);
-  if (contents.empty()) throw Error(file_name + ": is empty");
+// Several texts, or the lines of a file, packed into batches; blank lines are skipped. Each text
+// prints its tables under the text (blank lines between texts), or one JSON line {"text",
+// "masks"} (and "line" for a line of a file). A text that cannot be filled is reported on
+// stderr, the rest still run, and the exit status is 1 at the end.
+int fill_many(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options,
+              const std::vector<InputText>& texts) {
   std::vector<MaskedInput> inputs;
-  std::vector<int> line_numbers;
-  std::vector<std::string> texts;
-  int failed_lines = 0;
-  int line_number = 0;
-  for (std::string& line : split_lines(contents)) {
-    ++line_number;
-    if (is_blank(line)) continue;
-    const std::string where = file_name + ": line " + std::to_string(line_number) + ": ";
+  std::vector<const InputText*> sources;
+  const int failed = for_each_text(texts, [&](const InputText& text) {
+    if (is_blank(text.text)) return;
+    require_utf8(text.text, text.source);
     try {
-      inputs.push_back(encode_masked_input(model, line, std::nullopt, command.truncate));
+      inputs.push_back(encode_masked_input(model, text.text, std::nullopt, command.truncate));
     } catch (const Error& e) {
-      print_error(where + e.what());
-      ++failed_lines;
-      continue;
+      text.fail(e.what());
     }
     if (inputs.back().dropped_tokens > 0) {
-      spdlog::warn("{}{} tokens cut off by --truncate", where, inputs.back().dropped_tokens);
+      spdlog::warn("{}: {} tokens cut off by --truncate", text.source,
+                   inputs.back().dropped_tokens);
     }
-    line_numbers.push_back(line_number);
-    texts.push_back(std::move(line));
-  }
+    sources.push_back(&text);
+  });
+  if (inputs.empty()) return failed;
 
-  if (inputs.empty() && failed_lines == 0) throw Error(file_name + ": has only blank lines");
-
-  Progress progress("fill-mask", "lines", command.common.quiet);
+  const std::string mask_token = model.tokenizer->token_string(*model.tokenizer->mask_id());
+  Progress progress("fill-mask", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
   fill_mask(model, inputs, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
-    const nlohmann::ordered_json out = {
-        {"line", line_numbers[i]}, {"text", texts[i]}, {"masks", predictions_json(masks)}};
-    write_stdout(json_text(out) + "\n");
+    const InputText& text = *sources[i];
+    if (command.common.json) {
+      nlohmann::ordered_json out;
+      if (text.line > 0) out["line"] = text.line;
+      out["text"] = text.text;
+      out["masks"] = predictions_json(masks);
+      write_stdout(json_text(out) + "\n");
+    } else {
+      write_stdout((i > 0 ? "\n" : "") + text.text + "\n" + predictions_table(masks, mask_token));
+    }
     tokens_done += std::int64_t(inputs[i].ids.size());
     progress.update(std::int64_t(i) + 1, std::int64_t(inputs.size()), tokens_done);
   });
   flush_stdout();
-  spdlog::debug("{}: filled {} lines, {} failed", file_name, inputs.size(), failed_lines);
-  return failed_lines > 0 ? 1 : 0;
+  return failed;
 }
 
 }  // namespace
 
 int run_fill_mask(const FillMaskCommand& command) {
-  if (command.text && command.file) {
-    throw UsageError("text and --file: give the input one way, not both");
+  const std::vector<InputText> texts = read_texts(command.input);
+  const bool one_text = texts.size() == 1 && texts[0].line == 0;
+  if (command.pair && !one_text) {
+    throw UsageError("--pair: only with one text, given as an argument or with -p");
   }
-  if (!command.text && !command.file) throw UsageError("fill-mask: give a text or --file");
-  if (command.pair && command.file) throw UsageError("--pair: only with a text, not with --file");
   auto model = load_model(command.common.model_dir, command.common.dtype);
   check_fill_mask_model(*model);
   check_top_k(*model, command.top_k);
   const FillMaskOptions options{.top_k = command.top_k, .max_batch_tokens = command.batch_tokens};
-  return command.file ? fill_file(command, *model, options) : fill_one(command, *model, options);
+  if (one_text) {
+    return for_each_text(texts,
+                         [&](const InputText& text) { fill_one(command, *model, options, text); });
+  }
+  return fill_many(command, *model, options, texts);
 }
 
 }  // namespace attn

@@ -22,26 +22,12 @@
 namespace attn {
 namespace {
 
-// The texts of the command line or of --file (blank lines skipped), each with the name its
-// errors give.
-std::vector<std::pair<std::string, std::string>> read_texts(const HeadsCommand& command) {
+// The texts (text_input.h; blank lines skipped), each with the name its errors give.
+std::vector<std::pair<std::string, std::string>> heads_texts(const HeadsCommand& command) {
   std::vector<std::pair<std::string, std::string>> texts;
-  if (!command.file) {
-    for (std::size_t i = 0; i < command.texts.size(); ++i) {
-      texts.emplace_back(command.texts[i], "text " + std::to_string(i + 1));
-    }
-    return texts;
+  for (InputText& text : read_texts(command.input)) {
+    if (!is_blank(text.text)) texts.emplace_back(std::move(text.text), std::move(text.source));
   }
-  const std::string file_name = "--file " + command.file->string();
-  const std::string contents = read_input_text(*command.file, "--file", kMaxInputTextBytes);
-  if (contents.empty()) throw Error(file_name + ": is empty");
-  int line_number = 0;
-  for (std::string& line : split_lines(contents)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    texts.emplace_back(std::move(line), file_name + ": line " + std::to_string(line_number));
-  }
-  if (texts.empty()) throw Error(file_name + ": has only blank lines");
   return texts;
 }
 
@@ -355,11 +341,8 @@ std::string sections_text(const std::vector<HeadsSection>& sections, bool probe)
 }  // namespace
 
 int run_heads(const HeadsCommand& command) {
-  if (!command.texts.empty() && command.file) {
-    throw UsageError("text and --file: give the input one way, not both");
-  }
-  if (command.texts.empty() && !command.file) throw UsageError("heads: give a text or --file");
-  OutputFile out(command.output, "-o");
+  const std::vector<std::pair<std::string, std::string>> texts = heads_texts(command);
+  OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
   auto model = load_model(command.common.model_dir, command.common.dtype);
   const ModelKind kind = model->kind();
   const bool encoder_decoder = kind == ModelKind::kEncoderDecoder;
@@ -377,7 +360,6 @@ int run_heads(const HeadsCommand& command) {
                                                          "--probe-length, --seed") +
                      ": the induction probe needs a decoder-only model; " + is_kind);
   }
-  const std::vector<std::pair<std::string, std::string>> texts = read_texts(command);
   nlohmann::ordered_json document = {{"model", model->name()}, {"model_type", model->model_type}};
   std::vector<HeadsSection> sections;
   std::string text;              // the text output's lines above the tables

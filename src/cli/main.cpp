@@ -17,8 +17,10 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <utility>
 
 #include "src/base/error.h"
+#include "src/cli/cli_help.h"
 #include "src/cli/commands.h"
 #include "src/io/hub_cache.h"
 #include "src/io/output_file.h"
@@ -81,6 +83,12 @@ CLI::Validator whole_number() {
       "INT");
 }
 
+// --seed: 0 to 2^53 - 1 (kMaxSeed), or -1 for a random one, as llama.cpp's.
+CLI::Validator seed_check() {
+  return number_check("-1 (random) or from 0 to " + std::to_string(kMaxSeed),
+                      [](double v) { return v >= -1 && v <= double(kMaxSeed); });
+}
+
 CLI::Validator at_most(int limit) {
   return number_check("<= " + std::to_string(limit), [limit](double v) { return v <= limit; });
 }
@@ -108,7 +116,13 @@ void check_command_name(const CLI::App& app, int argc, char** argv) {
   if (known || name.starts_with('-')) return;
   const std::string shown =
       name.size() > 40 ? std::string(name.substr(0, 40)) + "..." : std::string(name);
-  throw UsageError("unknown command '" + shown + "' " + commands);
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(command->get_name());
+  }
+  const std::string suggestion = closest_name(name, names);
+  throw UsageError("unknown command '" + shown + "'" +
+                   (suggestion.empty() ? " " : " (did you mean " + suggestion + "?) ") + commands);
 }
 
 // More threads than cores only slow attn down (the pool warns); the bound stops a typo from
@@ -118,13 +132,15 @@ constexpr int kMaxThreads = 1024;
 // -m, -t, -v, -q: on every subcommand.
 // default_model: a folder of the repository's models/, or nullptr to require -m.
 void add_common_options(CLI::App& command, CommonOptions& common, const char* default_model) {
-  CLI::Option* model =
-      command.add_option("-m,--model", common.model_dir,
-                         "Hugging Face model folder, or a model id (ORG/NAME) already in the "
-                         "Hugging Face cache");
+  CLI::Option* model = command.add_option(
+      "-m,--model", common.model_dir,
+      std::string("Hugging Face model folder, or a model id (ORG/NAME) already in the Hugging Face "
+                  "cache") +
+          (default_model ? std::string(" (default: the repository's models/") + default_model + ")"
+                         : std::string()));
+  model->type_name("PATH");
   if (default_model) {
     common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
-    model->capture_default_str();
   } else {
     model->required();
   }
@@ -151,16 +167,28 @@ void add_common_options(CLI::App& command, CommonOptions& common, const char* de
   command.add_flag("-q,--quiet", common.quiet, "only errors on stderr");
 }
 
+// -o and --json: on every command that prints results. json_help says what --json prints.
+void add_output_options(CLI::App& command, CommonOptions& common, const std::string& json_help) {
+  command
+      .add_option("-o,--output", common.output,
+                  "write the results to this file (whole, or not at all on an error) instead of "
+                  "standard output")
+      ->type_name("PATH");
+  command.add_flag("--json", common.json, json_help);
+}
+
 // --layers, --heads, --precision: which attention weights to write, and how precisely.
 std::vector<CLI::Option*> add_attention_options(CLI::App& command, AttentionOptions& attention) {
   return {
       command.add_option("--layers", attention.layers,
                          "layers to include, e.g. 0,5-7 (default: all)"),
       command.add_option("--heads", attention.heads, "heads to include, e.g. 0,3 (default: all)"),
-      command.add_option("--precision", attention.precision, "decimal digits of each weight")
+      command
+          .add_option("--precision", attention.precision,
+                      "decimal digits of each weight (default: " +
+                          std::to_string(AttentionOptions{}.precision) + ")")
           ->check(whole_number<int>())
-          ->check(number_check("from 1 to 9", [](double v) { return v >= 1 && v <= 9; }))
-          ->capture_default_str()};
+          ->check(number_check("from 1 to 9", [](double v) { return v >= 1 && v <= 9; }))};
 }
 
 // --beams (described by beams_help), --num-return, --length-penalty, --early-stopping.
@@ -187,15 +215,15 @@ void add_embedding_options(CLI::App& command, EmbedCommand& embed) {
       .add_option_function<std::string>(
           "--pooling", [&embed](const std::string& name) { embed.pooling = parse_pooling(name); },
           "how the token states become one vector: mean, cls, max or mean_sqrt_len (default: "
-          "the folder's 1_Pooling/config.json; needed for a folder without modules.json)")
+          "the folder's 1_Pooling/config.json, else mean)")
       ->check(CLI::IsMember({"mean", "cls", "max", "mean_sqrt_len"}));
   command
       .add_option("--batch-tokens", embed.batch_tokens,
-                  "tokens per packed batch (memory grows with it)")
+                  "tokens per packed batch; memory grows with it (default: " +
+                      std::to_string(embed.batch_tokens) + ")")
       ->check(whole_number<int>())
       ->check(positive())
-      ->check(at_most(kMaxBatchTokens))
-      ->capture_default_str();
+      ->check(at_most(kMaxBatchTokens));
 }
 
 void configure(CommonOptions& common) {
@@ -220,28 +248,38 @@ void configure(CommonOptions& common) {
 int run_command_line(int argc, char** argv) {
   CLI::App app{"attn: run Hugging Face transformer checkpoints on the CPU"};
   app.require_subcommand(1);
+  app.formatter(help_formatter());
   app.set_version_flag("--version", "attn " ATTN_VERSION);
 
   GenerateCommand generate;
   CLI::App* generate_app = app.add_subcommand(
-      "generate", "generate text with a decoder (GPT-2, Llama, Qwen2, GPT-NeoX, Phi, BLOOM)");
+      "generate", "generate text with a decoder (GPT-2, Llama, Qwen2, GPT-NeoX, Phi, BLOOM, ...)");
   add_common_options(*generate_app, generate.common, "tiny-gpt2-brown");
-  generate_app->add_option("-p,--prompt", generate.prompt, "prompt text (default: standard input)");
-  generate_app->add_option("--file", generate.prompt_file,
-                           "read the prompt from a file ('-': stdin)");
+  add_output_options(*generate_app, generate.common,
+                     "one JSON object per prompt (ids, text, seed, stop_reason, timings) instead "
+                     "of the text");
+  add_text_options(*generate_app, generate.input, "prompts");
   generate_app
-      ->add_option("-n,--max-new-tokens", generate.options.max_new_tokens,
+      ->add_option("--prompt-file", generate.prompt_file,
+                   "one prompt, the whole file ('-': standard input) less one final newline, as "
+                   "llama.cpp's -f")
+      ->type_name("PATH");
+  generate_app
+      ->add_option("-n,--max-new-tokens,--n-predict", generate.options.max_new_tokens,
                    "tokens to generate (default: the model's generation_config.json, else 64)")
       ->check(whole_number<int>())
-      ->check(non_negative())
-      ->capture_default_str();
+      ->check(non_negative());
+  generate_app
+      ->add_option("-c,--ctx-size", generate.context_size,
+                   "at most this many tokens, prompt included (default: the model's context)")
+      ->check(whole_number<int>())
+      ->check(positive());
   generate_app
       ->add_option("--temp", generate.options.sampling.temperature,
                    "sampling temperature; 0 = greedy (default: the model's "
                    "generation_config.json, else 1)")
       ->check(non_negative())
-      ->check(finite())
-      ->capture_default_str();
+      ->check(finite());
   generate_app
       ->add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
       ->check(whole_number<int>())
@@ -261,13 +299,14 @@ int run_command_line(int argc, char** argv) {
                    "beam search with this many beams (1: off); deterministic, as Hugging Face's");
   generate_app
       ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
-                   "repetition penalty; 1 = off")
+                   "repetition penalty; 1 = off (default: the model's generation_config.json)")
       ->check(positive())
       ->check(finite());
   generate_app
-      ->add_option("--seed", generate.options.sampling.seed,
-                   "random seed (default: a random one, shown with -v and in --json)")
-      ->check(whole_number<std::uint64_t>());
+      ->add_option("-s,--seed", generate.seed,
+                   "random seed; -1 = a random one, shown with -v and in --json (default: -1)")
+      ->check(whole_number<std::int64_t>())
+      ->check(seed_check());
   generate_app->add_flag("--ignore-eos", generate.options.ignore_eos, "do not stop at end-of-text");
   generate_app->add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
       ->check(CLI::Validator(
@@ -277,11 +316,11 @@ int run_command_line(int argc, char** argv) {
                          "keep the end of a prompt longer than the context instead of failing");
   generate_app->add_flag("!--no-cache", generate.options.use_cache,
                          "recompute every position at every step (slow; for checking)");
-  generate_app->add_flag("--json", generate.json,
-                         "print one JSON object at the end instead of streaming text");
   generate_app->add_flag("--stream", generate.stream,
                          "with --json: first a JSON line {token_id, text} per token as it comes "
                          "(text output always streams)");
+  generate_app->add_flag("--color", generate.color,
+                         "show the generated text in colour after the prompt (on a terminal)");
   CLI::Option* attention_out = generate_app->add_option(
       "--attention-out", generate.attention_out,
       "write the attention row behind each generated token to this file (JSON Lines)");
@@ -293,10 +332,9 @@ int run_command_line(int argc, char** argv) {
   CLI::App* translate_app =
       app.add_subcommand("translate", "translate with an encoder-decoder (Marian, T5)");
   add_common_options(*translate_app, translate.common, nullptr);
-  translate_app->add_option("text", translate.text,
-                            "source text (none: --file, or standard input one source per line)");
-  translate_app->add_option("--file", translate.file,
-                            "one source per line ('-': stdin); prints one JSON line per line");
+  add_output_options(*translate_app, translate.common,
+                     "one JSON object per source (ids, text, stop_reason) instead of the text");
+  add_text_options(*translate_app, translate.input, "source texts");
   translate_app
       ->add_option("-n,--max-new-tokens", translate.max_new_tokens,
                    "most tokens to generate (default: the model's generation_config.json, "
@@ -309,8 +347,6 @@ int run_command_line(int argc, char** argv) {
   translate_app->add_flag("--truncate", translate.truncate,
                           "keep the first tokens of a source longer than the context instead of "
                           "failing");
-  translate_app->add_flag("--json", translate.json,
-                          "print one JSON object at the end instead of streaming text");
   CLI::Option* translate_attention_out = translate_app->add_option(
       "--attention-out", translate.attention_out,
       "write the cross-attention row over the source behind each generated token (JSON Lines)");
@@ -322,42 +358,36 @@ int run_command_line(int argc, char** argv) {
   CLI::App* fill_mask_app =
       app.add_subcommand("fill-mask",
                          "predict the masked tokens with an encoder (BERT, RoBERTa, "
-                         "DistilBERT, ALBERT, XLM-R)");
+                         "DistilBERT, ALBERT, XLM-R, ModernBERT)");
   add_common_options(*fill_mask_app, fill_mask.common, "tiny-bert-brown");
-  fill_mask_app->add_option("text", fill_mask.text,
-                            "text with one or more masks: the model's own mask token (BERT's "
-                            "[MASK], RoBERTa's <mask>), or [MASK] for every model");
+  add_output_options(*fill_mask_app, fill_mask.common,
+                     "JSON: for one text, its masks; for several, one object a line");
+  add_text_options(*fill_mask_app, fill_mask.input,
+                   "texts with one or more masks: the model's own mask token (BERT's [MASK], "
+                   "RoBERTa's <mask>), or [MASK] for every model");
   fill_mask_app->add_option("--pair", fill_mask.pair,
-                            "second sentence, joined as the model's tokenizer joins pairs");
-  fill_mask_app->add_option(
-      "--file", fill_mask.file,
-      "one text per line ('-': stdin), batched; prints one JSON line per input");
-  fill_mask_app->add_option("-k,--top-k", fill_mask.top_k, "candidates per mask")
-      ->check(whole_number<int>())
-      ->capture_default_str();
+                            "second sentence of the one text, joined as the model's tokenizer "
+                            "joins pairs");
+  fill_mask_app->add_option("-k,--top-k", fill_mask.top_k, "candidates per mask (default: 5)")
+      ->check(whole_number<int>());
   fill_mask_app
       ->add_option("--batch-tokens", fill_mask.batch_tokens,
-                   "--file: tokens per packed batch (memory grows with it)")
+                   "tokens per packed batch; memory grows with it (default: 1024)")
       ->check(whole_number<int>())
       ->check(positive())
-      ->check(at_most(kMaxBatchTokens))
-      ->capture_default_str();
+      ->check(at_most(kMaxBatchTokens));
   fill_mask_app->add_flag("--truncate", fill_mask.truncate,
                           "keep the first (context - 1) tokens and the final [SEP] (or </s>) "
                           "of a longer input instead of failing");
-  fill_mask_app->add_flag("--json", fill_mask.json, "print JSON");
 
   EmbedCommand embed;
   CLI::App* embed_app = app.add_subcommand(
       "embed", "sentence embeddings with an encoder, as sentence-transformers computes them");
   add_common_options(*embed_app, embed.common, "tiny-bert-brown");
-  embed_app->add_option("text", embed.texts,
-                        "texts to embed (none: --file, or standard input one text per line)");
-  embed_app->add_option("--file", embed.file,
-                        "one text per line ('-': stdin); prints one JSON line per line");
-  embed_app->add_option("-o,--output", embed.output,
-                        "write the vectors as a float32 .npy matrix (texts x dimensions), one row "
-                        "per text in order; an empty line has no row");
+  add_output_options(*embed_app, embed.common,
+                     "one JSON object per text: {\"text\", \"embedding\"} (with --similarity: "
+                     "the matrix); -o FILE.npy writes a float32 matrix, one row per text");
+  add_text_options(*embed_app, embed.input, "texts to embed");
   add_embedding_options(*embed_app, embed);
   CLI::Option* normalize = embed_app->add_flag_callback(
       "--normalize", [&embed] { embed.normalize = true; },
@@ -366,8 +396,6 @@ int run_command_line(int argc, char** argv) {
       ->add_flag_callback(
           "--no-normalize", [&embed] { embed.normalize = false; }, "do not L2-normalize")
       ->excludes(normalize);
-  embed_app->add_flag("--json", embed.json,
-                      "print JSON: [{\"text\", \"embedding\"}], or the --similarity matrix");
   embed_app->add_flag("--similarity", embed.similarity,
                       "print the cosine similarity of every pair of texts (as attn similarity)");
 
@@ -376,22 +404,21 @@ int run_command_line(int argc, char** argv) {
   CLI::App* similarity_app = app.add_subcommand(
       "similarity", "cosine similarity of every pair of texts' sentence embeddings");
   add_common_options(*similarity_app, similarity.common, "tiny-bert-brown");
-  similarity_app->add_option("text", similarity.texts, "two or more texts")->required();
+  add_output_options(*similarity_app, similarity.common,
+                     "{\"texts\": [...], \"similarity\": [[...]]}");
+  add_text_options(*similarity_app, similarity.input, "two or more texts");
   add_embedding_options(*similarity_app, similarity);
-  similarity_app->add_flag("--json", similarity.json,
-                           "print {\"texts\": [...], \"similarity\": [[...]]}");
 
   AttentionCommand attention;
   CLI::App* attention_app =
       app.add_subcommand("attention", "write the attention weights of every layer and head");
   add_common_options(*attention_app, attention.common, "tiny-gpt2-brown");
-  attention_app->add_option("text", attention.text, "text to run through the model")->required();
+  add_output_options(*attention_app, attention.common, "the same as --format json");
+  add_text_options(*attention_app, attention.input, "the text to run through the model (one)");
   attention_app->add_option("--pair", attention.pair, "second sentence (encoders)");
   attention_app->add_option("--target", attention.target,
                             "encoder-decoders: the decoder's text, teacher-forced (default: the "
                             "model's own translation of TEXT)");
-  attention_app->add_option("-o,--output", attention.output,
-                            "output file (default: standard output)");
   const std::map<std::string, AttentionFormat> attention_formats = {
       {"json", AttentionFormat::kJson},
       {"html", AttentionFormat::kHtml},
@@ -400,39 +427,32 @@ int run_command_line(int argc, char** argv) {
       ->add_option_function<std::string>(
           "--format",
           [&](const std::string& name) { attention.format = attention_formats.at(name); },
-          "json, html (a page with a heat map) or bertviz (bertviz's JSON layout)")
+          "json (the default), html (a page with a heat map) or bertviz (bertviz's JSON layout)")
       ->check(CLI::IsMember(attention_formats))
-      ->default_str("json");
+      ->excludes("--json");
   add_attention_options(*attention_app, attention.attention);
 
   HeadsCommand heads;
   CLI::App* heads_app =
       app.add_subcommand("heads", "what every attention head does: statistics and a role per head");
   add_common_options(*heads_app, heads.common, "tiny-gpt2-brown");
-  heads_app->add_option("text", heads.texts, "texts to run through the model");
-  heads_app->add_option("--file", heads.file, "one text per line ('-': stdin)");
-  heads_app->add_option("-o,--output", heads.output, "output file (default: standard output)");
+  add_output_options(*heads_app, heads.common, "the same as --format json");
+  add_text_options(*heads_app, heads.input, "texts to run through the model");
   const std::map<std::string, HeadsFormat> heads_formats = {
       {"text", HeadsFormat::kText}, {"json", HeadsFormat::kJson}, {"html", HeadsFormat::kHtml}};
-  CLI::Option* heads_format =
-      heads_app
-          ->add_option_function<std::string>(
-              "--format", [&](const std::string& name) { heads.format = heads_formats.at(name); },
-              "text (a table and the roles), json (every number) or html (a page with every "
-              "layer and head on the first input)")
-          ->check(CLI::IsMember(heads_formats))
-          ->default_str("text");
   heads_app
-      ->add_flag_callback(
-          "--json", [&] { heads.format = HeadsFormat::kJson; }, "the same as --format json")
-      ->excludes(heads_format);
+      ->add_option_function<std::string>(
+          "--format", [&](const std::string& name) { heads.format = heads_formats.at(name); },
+          "text (the default: a table and the roles), json (every number) or html (a page with "
+          "every layer and head on the first input)")
+      ->check(CLI::IsMember(heads_formats))
+      ->excludes("--json");
   heads_app
       ->add_option("--batch-tokens", heads.batch_tokens,
-                   "tokens per packed batch (memory grows with it)")
+                   "tokens per packed batch; memory grows with it (default: 1024)")
       ->check(whole_number<int>())
       ->check(positive())
-      ->check(at_most(kMaxBatchTokens))
-      ->capture_default_str();
+      ->check(at_most(kMaxBatchTokens));
   heads_app
       ->add_option_function<std::string>(
           "--probe", [&](const std::string& name) { heads.probe = name == "induction"; },
@@ -441,21 +461,25 @@ int run_command_line(int argc, char** argv) {
       ->check(CLI::IsMember({"induction", "none"}));
   heads_app
       ->add_option("--probe-sequences", heads.probe_options.sequences,
-                   "random sequences in the induction probe")
+                   "random sequences in the induction probe (default: " +
+                       std::to_string(heads.probe_options.sequences) + ")")
       ->check(whole_number<int>())
       ->check(positive())
-      ->check(at_most(kMaxProbeSequences))
-      ->capture_default_str();
+      ->check(at_most(kMaxProbeSequences));
   heads_app
       ->add_option("--probe-length", heads.probe_options.length,
-                   "tokens of each probe sequence, before it is repeated (at most half the "
-                   "context)")
+                   "tokens of each probe sequence, before it is repeated; at most half the "
+                   "context (default: " +
+                       std::to_string(heads.probe_options.length) + ")")
       ->check(whole_number<int>())
-      ->check(number_check(">= 2", [](double v) { return v >= 2; }))
-      ->capture_default_str();
-  heads_app->add_option("--seed", heads.probe_options.seed, "random seed of the probe sequences")
+      ->check(number_check(">= 2", [](double v) { return v >= 2; }));
+  heads_app
+      ->add_option("-s,--seed", heads.probe_options.seed,
+                   "random seed of the probe sequences (default: " +
+                       std::to_string(heads.probe_options.seed) + ")")
       ->check(whole_number<std::uint64_t>())
-      ->capture_default_str();
+      ->check(number_check("from 0 to " + std::to_string(kMaxSeed),
+                           [](double v) { return v >= 0 && v <= double(kMaxSeed); }));
   heads_app->add_flag("--cross", heads.cross,
                       "encoder-decoders: the cross-attention heads (target tokens over the source) "
                       "instead of the encoder's and decoder's self-attention heads");
@@ -471,11 +495,12 @@ int run_command_line(int argc, char** argv) {
   CLI::App* tokenize_app = app.add_subcommand(
       "tokenize", "print token ids and pieces, or decode ids (needs only the tokenizer files)");
   add_common_options(*tokenize_app, tokenize.common, "tiny-gpt2-brown");
-  tokenize_app->add_option("text", tokenize.texts,
-                           "texts to tokenize (with --decode: the ids of one text; none: --file, "
-                           "or standard input, one text or list of ids per line)");
-  tokenize_app->add_option("--file", tokenize.file, "one text per line ('-': stdin)");
-  tokenize_app->add_option("--pair", tokenize.pair, "second sentence (encoders)");
+  add_output_options(
+      *tokenize_app, tokenize.common,
+      "one JSON object per text: {\"ids\", \"tokens\"} (--decode: {\"ids\", \"text\"})");
+  add_text_options(*tokenize_app, tokenize.input,
+                   "texts to tokenize (with --decode: token ids, \"1 2 3\" or \"1,2,3\")");
+  tokenize_app->add_option("--pair", tokenize.pair, "second sentence of the one text (encoders)");
   tokenize_app->add_flag(
       "--no-special", tokenize.no_special,
       "without the special tokens the tokenizer adds (add_special_tokens=False)");
@@ -483,23 +508,20 @@ int run_command_line(int argc, char** argv) {
                          "the inputs are token ids (\"1 2 3\" or \"1,2,3\"): print their text");
   tokenize_app->add_flag("--skip-special", tokenize.skip_special,
                          "with --decode: leave out special tokens (skip_special_tokens=True)");
-  tokenize_app->add_flag(
-      "--json", tokenize.json,
-      "one JSON line per input: {\"ids\", \"tokens\"} (--decode: {\"ids\", \"text\"})");
 
   CommonOptions info;
-  bool info_json = false;
   CLI::App* info_app = app.add_subcommand("info", "describe a model folder");
   add_common_options(*info_app, info, "tiny-gpt2-brown");
-  info_app->add_flag("--json", info_json, "print JSON");
+  add_output_options(*info_app, info, "print JSON");
 
   PerplexityCommand perplexity;
   CLI::App* perplexity_app =
       app.add_subcommand("perplexity", "how well a decoder predicts a text (sliding windows)");
   add_common_options(*perplexity_app, perplexity.common, "tiny-gpt2-brown");
-  perplexity_app->add_option("-p,--text", perplexity.text,
-                             "the text to score (default: standard input)");
-  perplexity_app->add_option("--file", perplexity.file, "read the text from a file ('-': stdin)");
+  add_output_options(*perplexity_app, perplexity.common,
+                     "one JSON object per text, with every window");
+  add_text_options(*perplexity_app, perplexity.input,
+                   "texts to score (a file or standard input is one text, a corpus)");
   perplexity_app
       ->add_option("--window", perplexity.window,
                    "tokens per window (default: the model's context)")
@@ -513,15 +535,14 @@ int run_command_line(int argc, char** argv) {
       ->check(positive());
   perplexity_app
       ->add_option("--batch-tokens", perplexity.batch_tokens,
-                   "windows shorter than this are packed into batches of this many tokens "
-                   "(memory grows with it)")
+                   "windows shorter than this are packed into batches of this many tokens; "
+                   "memory grows with it (default: " +
+                       std::to_string(perplexity.batch_tokens) + ")")
       ->check(whole_number<int>())
       ->check(positive())
-      ->check(at_most(kMaxBatchTokens))
-      ->capture_default_str();
+      ->check(at_most(kMaxBatchTokens));
   perplexity_app->add_option("--per-token", perplexity.per_token,
                              "write each token's NLL to this file as JSON Lines");
-  perplexity_app->add_flag("--json", perplexity.json, "print one JSON object with every window");
 
   BenchCommand bench;
   CLI::App* bench_app = app.add_subcommand("bench", "measure prompt and decode speed");
@@ -554,7 +575,9 @@ int run_command_line(int argc, char** argv) {
     flush_stdout();
     return 0;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + " (see attn --help)");
+    const std::vector<CLI::App*> parsed =
+        app.get_subcommands([](CLI::App* command) { return command->parsed(); });
+    throw UsageError(describe_parse_error(e, parsed.empty() ? app : *parsed.front()));
   }
 
   // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
@@ -572,16 +595,30 @@ int run_command_line(int argc, char** argv) {
                            .min_p = generate_app->count("--min-p") > 0,
                            .typical_p = generate_app->count("--typical-p") > 0,
                            .repetition_penalty = generate_app->count("--repeat-penalty") > 0,
-                           .seed = generate_app->count("--seed") > 0};
+                           .seed = generate_app->count("--seed") > 0,
+                           .num_return = generate_app->count("--num-return") > 0,
+                           .length_penalty = generate_app->count("--length-penalty") > 0,
+                           .early_stopping = generate_app->count("--early-stopping") > 0};
          return run_generate(generate);
        }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
-      {info_app, info, [&] { return run_info(info, info_json); }},
+      {info_app, info, [&] { return run_info(info); }},
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
-      {attention_app, attention.common, [&] { return run_attention(attention); }},
-      {embed_app, embed.common, [&] { return run_embed(embed); }},
+      {attention_app, attention.common,
+       [&] {
+         if (attention.common.json) attention.format = AttentionFormat::kJson;
+         return run_attention(attention);
+       }},
+      {embed_app, embed.common,
+       [&] {
+         if (embed.common.output && embed.common.output->extension() == ".npy") {
+           embed.npy_output = std::exchange(embed.common.output, std::nullopt);
+         }
+         return run_embed(embed);
+       }},
       {heads_app, heads.common,
        [&] {
+         if (heads.common.json) heads.format = HeadsFormat::kJson;
          heads.probe_options_given = heads_app->count("--probe-sequences") > 0 ||
                                      heads_app->count("--probe-length") > 0 ||
                                      heads_app->count("--seed") > 0;
@@ -593,16 +630,29 @@ int run_command_line(int argc, char** argv) {
       {translate_app, translate.common,
        [&] {
          translate.beams_given = translate_app->count("--beams") > 0;
+         translate.beam_options_given = translate_app->count("--num-return") > 0 ||
+                                        translate_app->count("--length-penalty") > 0 ||
+                                        translate_app->count("--early-stopping") > 0;
          return run_translate(translate);
        }},
   };
   for (const auto& subcommand : subcommands) {
-    if (subcommand.app->parsed()) {
-      configure(subcommand.common);
-      const int status = subcommand.run();
-      flush_stdout();  // whatever is still buffered: a full disk shows up here at the latest
-      return status;
+    if (!subcommand.app->parsed()) continue;
+    configure(subcommand.common);
+    // -o: the results go to a file, opened before the work so that a bad path fails at once.
+    std::optional<OutputFile> results;
+    // Standard output again when the run ends, however it ends, before `results` is gone.
+    const struct Restore {
+      ~Restore() { send_results_to(nullptr); }
+    } restore;
+    if (subcommand.common.output && *subcommand.common.output != "-") {
+      results.emplace(subcommand.common.output, "-o");
+      send_results_to(&*results);
     }
+    const int status = subcommand.run();
+    if (results) results->commit();
+    flush_stdout();  // whatever is still buffered: a full disk shows up here at the latest
+    return status;
   }
   throw std::logic_error("no subcommand was run");
 }

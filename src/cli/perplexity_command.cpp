@@ -14,28 +14,17 @@
 
 namespace attn {
 
-int run_perplexity(const PerplexityCommand& command) {
-  const Prompt text = read_prompt(command.text, command.file, "-p", "text");
-  // Opened before the work, so that an unwritable path fails at once.
-  std::optional<OutputFile> per_token;
-  if (command.per_token) {
-    if (*command.per_token == "-") {
-      throw UsageError("--per-token: give a file; standard output carries the perplexity");
-    }
-    per_token.emplace(command.per_token, "--per-token");
-  }
-  auto model = load_model(command.common.model_dir, command.common.dtype);
-  model->require_single_stack("perplexity");
-  if (!model->spec().causal) {
-    throw UsageError(model->dir.string() + ": perplexity needs a decoder model; '" +
-                     model->model_type + "' is an encoder");
-  }
-  const std::vector<int> ids = model->tokenizer->encode(text.text).ids;
+namespace {
+
+// One text's perplexity, printed; its per-token NLL to `per_token` when given.
+void score_text(const PerplexityCommand& command, const Model& model, const InputText& text,
+                OutputFile* per_token) {
+  const std::vector<int> ids = model.tokenizer->encode(text.text).ids;
   if (ids.size() < 2) {
     text.fail("the text gives " + std::to_string(ids.size()) +
               " token(s); perplexity needs at least 2");
   }
-  const int window = command.window.value_or(model->spec().max_positions);
+  const int window = command.window.value_or(model.spec().max_positions);
   const PerplexityOptions options{.window = window,
                                   .stride = command.stride.value_or(window),
                                   .max_batch_rows = command.batch_tokens};
@@ -43,7 +32,7 @@ int run_perplexity(const PerplexityCommand& command) {
   Progress progress("perplexity", "windows", command.common.quiet);
   int tokens_done = 0;
   const auto start = std::chrono::steady_clock::now();
-  const PerplexityResult result = perplexity(*model, ids, options, [&](int done, int total) {
+  const PerplexityResult result = perplexity(model, ids, options, [&](int done, int total) {
     tokens_done = done == total ? int(ids.size()) : tokens_done + options.stride;
     progress.update(done, total, tokens_done);
   });
@@ -53,15 +42,15 @@ int run_perplexity(const PerplexityCommand& command) {
   if (per_token) {
     for (std::size_t p = 0; p < ids.size(); ++p) {
       nlohmann::ordered_json line = {
-          {"position", p}, {"id", ids[p]}, {"token", model->tokenizer->token_string(ids[p])}};
+          {"position", p}, {"id", ids[p]}, {"token", model.tokenizer->token_string(ids[p])}};
       line["nll"] = std::isnan(result.token_nll[p]) ? nlohmann::ordered_json(nullptr)
                                                     : nlohmann::ordered_json(result.token_nll[p]);
       per_token->write(json_text(line) + "\n");
     }
     per_token->commit();
   }
-  if (command.json) {
-    nlohmann::ordered_json out = {{"model", model->name()},
+  if (command.common.json) {
+    nlohmann::ordered_json out = {{"model", model.name()},
                                   {"tokens", ids.size()},
                                   {"window", options.window},
                                   {"stride", options.stride},
@@ -79,14 +68,39 @@ int run_perplexity(const PerplexityCommand& command) {
                                 {"ppl", std::exp(w.nll_sum / w.n_scored)}});
     }
     write_stdout(json_text(out) + "\n");
-    return 0;
+    return;
   }
   write_stdout(fmt::format(
-      "{}: {} tokens, {} scored in {} window(s) of {} (stride {})\nmean NLL {:.4f} nats | "
-      "perplexity {:.3f} | {:.0f} tokens/s\n",
-      text.source, ids.size(), result.n_scored, result.windows.size(), options.window,
-      options.stride, result.mean_nll(), result.perplexity(), double(ids.size()) / seconds));
-  return 0;
+      "{}: {}, {} scored in {} of {} (stride {})\nmean NLL {:.4f} nats | perplexity {:.3f} | "
+      "{:.0f} tokens/s\n",
+      text.source, plural(long(ids.size()), "token"), result.n_scored,
+      plural(long(result.windows.size()), "window"), options.window, options.stride,
+      result.mean_nll(), result.perplexity(), double(ids.size()) / seconds));
+}
+
+}  // namespace
+
+// Each text (an argument, -p, or the whole of a file or standard input) is scored on its own.
+int run_perplexity(const PerplexityCommand& command) {
+  const std::vector<InputText> texts = read_texts(command.input, TextUnit::kCorpus);
+  // Opened before the work, so that an unwritable path fails at once.
+  std::optional<OutputFile> per_token;
+  if (command.per_token) {
+    if (*command.per_token == "-") {
+      throw UsageError("--per-token: give a file; standard output carries the perplexity");
+    }
+    if (texts.size() > 1) throw UsageError("--per-token: only with one text");
+    per_token.emplace(command.per_token, "--per-token");
+  }
+  auto model = load_model(command.common.model_dir, command.common.dtype);
+  model->require_single_stack("perplexity");
+  if (!model->spec().causal) {
+    throw UsageError(model->dir.string() + ": perplexity needs a decoder model; '" +
+                     model->model_type + "' is an encoder");
+  }
+  return for_each_text(texts, [&](const InputText& text) {
+    score_text(command, *model, text, per_token ? &*per_token : nullptr);
+  });
 }
 
 }  // namespace attn

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "src/base/error.h"
-#include "src/base/files.h"
 #include "src/cli/commands.h"
 #include "src/io/output_file.h"
 #include "src/tokenizer/tokenizer.h"
@@ -26,45 +25,23 @@ double milliseconds_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// One input: a text (or, with --decode, a list of ids) and where it came from, for errors.
-struct TokenizeInput {
-  std::string text;
-  std::string source;
-};
-
-// The texts to work on: the arguments, else the lines of --file (`-`: standard input), else the
-// lines of standard input. With --decode, the arguments together are the ids of one text
-// ("1 2 3", "1,2,3", or one id an argument; CLI11 hands "[1,2,3]" over as three arguments).
-std::vector<TokenizeInput> read_inputs(const TokenizeCommand& command) {
-  if (!command.texts.empty() && command.file) {
-    throw UsageError("TEXT and --file: give the texts one way, not both");
-  }
-  std::vector<TokenizeInput> inputs;
-  if (!command.texts.empty() && command.decode) {
-    std::string ids;
-    for (const std::string& text : command.texts) ids += text + " ";
-    inputs.push_back({std::move(ids), "the arguments"});
-    return inputs;
-  }
-  if (!command.texts.empty()) {
-    for (std::size_t i = 0; i < command.texts.size(); ++i) {
-      inputs.push_back({command.texts[i], "argument " + std::to_string(i + 1)});
+// The texts to work on (text_input.h), one per argument or line. With --decode, the arguments
+// together are the ids of one text ("1 2 3", "1,2,3", or one id an argument; CLI11 hands
+// "[1,2,3]" over as three arguments).
+std::vector<InputText> read_inputs(const TokenizeCommand& command) {
+  if (command.decode && !command.input.arguments.empty()) {
+    if (!command.input.prompts.empty() || command.input.file) {
+      throw UsageError("--decode: give the ids one way, as arguments, -p or --file");
     }
-    return inputs;
+    std::string ids;
+    for (const std::string& text : command.input.arguments) ids += text + " ";
+    return {InputText{std::move(ids), "the arguments", 0}};
   }
-  const std::filesystem::path path = command.file.value_or("-");
-  const std::string source = path == "-" ? "standard input" : "--file " + path.string();
-  const std::string contents = read_input_text(path, "--file", kMaxInputTextBytes);
-  int line_number = 0;
-  for (std::string& line : split_lines(contents)) {
-    inputs.push_back({std::move(line), source + ": line " + std::to_string(++line_number)});
-  }
-  if (inputs.empty()) throw Error(source + ": no text");
-  return inputs;
+  return read_texts(command.input);
 }
 
 // "1 2 3", "1,2,3" or "[1, 2, 3]": the ids to decode.
-std::vector<int> parse_ids(const TokenizeInput& input, int vocab_size) {
+std::vector<int> parse_ids(const InputText& input, int vocab_size) {
   std::vector<int> ids;
   const std::string& text = input.text;
   std::size_t position = 0;
@@ -95,14 +72,15 @@ std::vector<int> parse_ids(const TokenizeInput& input, int vocab_size) {
 }
 
 int run_decode(const TokenizeCommand& command, const Tokenizer& tokenizer,
-               const std::vector<TokenizeInput>& inputs) {
+               const std::vector<InputText>& inputs) {
   std::string out;
-  for (const TokenizeInput& input : inputs) {
+  for (const InputText& input : inputs) {
     const std::vector<int> ids = parse_ids(input, tokenizer.vocab_size());
     // GPT-2's decode keeps raw bytes for streaming; printed text is UTF-8, as Python's is.
     const std::string text = replace_invalid_utf8(tokenizer.decode(ids, command.skip_special));
-    out += command.json ? json_text(nlohmann::ordered_json{{"ids", ids}, {"text", text}}) + "\n"
-                        : text + "\n";
+    out += command.common.json
+               ? json_text(nlohmann::ordered_json{{"ids", ids}, {"text", text}}) + "\n"
+               : text + "\n";
   }
   write_stdout(out);
   return 0;
@@ -121,19 +99,22 @@ int run_tokenize(const TokenizeCommand& command) {
   if (command.pair && command.no_special) {
     throw UsageError("--pair and --no-special: a pair is joined by the special tokens");
   }
-  const std::vector<TokenizeInput> inputs = read_inputs(command);
-  if (command.pair) require_utf8(*command.pair, "--pair");
+  const std::vector<InputText> inputs = read_inputs(command);
+  if (command.pair) {
+    if (inputs.size() != 1) throw UsageError("--pair: only with one text");
+    require_utf8(*command.pair, "--pair");
+  }
   const auto load_start = Clock::now();
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(command.common.model_dir);
   const double load_ms = milliseconds_since(load_start);
   if (command.decode) return run_decode(command, *tokenizer, inputs);
 
-  for (const TokenizeInput& input : inputs) require_utf8(input.text, input.source);
+  for (const InputText& input : inputs) require_utf8(input.text, input.source);
   const auto encode_start = Clock::now();
   std::vector<Encoding> encodings;
   encodings.reserve(inputs.size());
   std::size_t token_count = 0;
-  for (const TokenizeInput& input : inputs) {
+  for (const InputText& input : inputs) {
     Encoding& encoding = encodings.emplace_back();
     if (command.no_special) {
       encoding.ids = tokenizer->encode_plain(input.text);
@@ -151,7 +132,7 @@ int run_tokenize(const TokenizeCommand& command) {
     const Encoding& encoding = encodings[n];
     std::vector<std::string> tokens;
     for (int id : encoding.ids) tokens.push_back(replace_invalid_utf8(tokenizer->token_string(id)));
-    if (command.json) {
+    if (command.common.json) {
       nlohmann::ordered_json line = {{"ids", encoding.ids}, {"tokens", tokens}};
       if (command.pair) line["type_ids"] = encoding.type_ids;
       out += json_text(line) + "\n";

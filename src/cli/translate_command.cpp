@@ -1,12 +1,12 @@
 // attn translate: translation with an encoder-decoder (Marian, T5). One text streams its
-// translation as it is decoded; a file (or standard input) gives one JSON line per source line.
+// translation as it is decoded; several texts (or the lines of a file) print one translation a
+// line, or one JSON line each.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "src/base/error.h"
-#include "src/base/files.h"
 #include "src/cli/commands.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
@@ -89,27 +89,32 @@ nlohmann::ordered_json translation_json(const Translator& translator, std::span<
           {"stop_reason", result.generation.stop_reason}};
 }
 
-int translate_text(const Translator& translator) {
+// The beams' text output: "[score] text" a line, best first.
+std::string beams_text(const nlohmann::ordered_json& beams) {
+  std::string text;
+  for (const auto& sequence : beams["sequences"]) {
+    text += fmt::format("[{:.4f}] {}\n", sequence["score"].get<double>(),
+                        sequence["text"].get<std::string>());
+  }
+  return text;
+}
+
+// One text given as an argument or -p: its translation streams as it is decoded.
+void translate_text(const Translator& translator, const InputText& source) {
   const TranslateCommand& command = translator.command;
   const Model& model = translator.model;
-  require_utf8(*command.text, "TEXT");
-  const std::vector<int> ids = source_ids(translator, *command.text, "TEXT");
+  const std::vector<int> ids = source_ids(translator, source.text, source.source);
   if (translator.beam.beams > 1) {
     if (command.attention_out) throw UsageError("--attention-out does not go with --beams");
     const BeamSearchResult result = translate_beams(model, ids, translator.beam);
     nlohmann::ordered_json out = beams_json(translator, result);
-    if (command.json) {
+    if (command.common.json) {
       out["source_ids"] = ids;
       write_stdout(json_text(out) + "\n");
-      return 0;
+    } else {
+      write_stdout(beams_text(out));
     }
-    std::string text;
-    for (const auto& sequence : out["sequences"]) {
-      text += fmt::format("[{:.4f}] {}\n", sequence["score"].get<double>(),
-                          sequence["text"].get<std::string>());
-    }
-    write_stdout(text);
-    return 0;
+    return;
   }
 
   std::optional<OutputFile> attention_out;
@@ -120,7 +125,7 @@ int translate_text(const Translator& translator) {
     recorder.emplace(select_attention(model.spec(), command.attention), true);
     callbacks.observer = recorder->observer();
   }
-  if (!command.json) {
+  if (!command.common.json) {
     callbacks.on_text = [](std::string_view text) {
       write_stdout(text);
       flush_stdout();
@@ -137,7 +142,7 @@ int translate_text(const Translator& translator) {
   const int decoder_passes = generation.decode_steps + 1;
   const double decode_ms = generation.prompt_ms + generation.decode_ms;
   const double rate = decoder_passes / (decode_ms / 1000);
-  if (command.json) {
+  if (command.common.json) {
     write_stdout(json_text(nlohmann::ordered_json{{"source_ids", ids},
                                                   {"generated_ids", generation.generated_ids},
                                                   {"text", generation.text},
@@ -152,63 +157,55 @@ int translate_text(const Translator& translator) {
     write_stdout("\n");
   }
   flush_stdout();
-  spdlog::info(
-      "load {:.1f} ms | encode {} tokens, {:.1f} ms | decode {} passes, {:.1f} tokens/s | "
-      "{} new tokens, stop: {}",
-      model.load_ms, ids.size(), result.encode_ms, decoder_passes, rate,
-      generation.generated_ids.size(), generation.stop_reason);
-  return 0;
+  spdlog::info("load {:.1f} ms | encode {}, {:.1f} ms | decode {}, {:.1f} tokens/s | {}, stop: {}",
+               model.load_ms, plural(long(ids.size()), "token"), result.encode_ms,
+               plural(decoder_passes, "pass", "passes"), rate,
+               plural(long(generation.generated_ids.size()), "new token"), generation.stop_reason);
 }
 
-// One source per line; blank lines are skipped. A line that cannot be translated is reported on
-// stderr with its number, the rest still run, and the exit status is 1 at the end.
-int translate_lines(const Translator& translator) {
+// Several texts, or the lines of a file: one translation a line (with --num-return above 1,
+// its "[score] text" lines and a blank line), so that `attn translate < in.txt > out.txt` keeps
+// the lines in step: a blank line gives a blank line. --json: one JSON line per text (blank
+// lines skipped). A text that cannot be translated is reported on stderr, the rest still run,
+// and the exit status is 1 at the end.
+int translate_each(const Translator& translator, const std::vector<InputText>& texts) {
   const TranslateCommand& command = translator.command;
-  if (command.attention_out) {
-    throw UsageError("--attention-out: only with one TEXT, not with --file or standard input");
-  }
-  const std::filesystem::path path = command.file.value_or("-");
-  const std::string name = path == "-" ? "standard input" : "--file " + path.string();
-  const std::string contents = read_input_text(path, "--file", kMaxInputTextBytes);
-  if (contents.empty()) throw Error(name + ": is empty");
-  const std::vector<std::string> lines = split_lines(contents);
+  if (command.attention_out) throw UsageError("--attention-out: only with one text");
   std::int64_t total = 0;
-  for (const std::string& line : lines) {
-    total += line.find_first_not_of(" \t") != std::string::npos;
-  }
-  if (total == 0) throw Error(name + ": has only blank lines");
-
-  Progress progress("translate", "lines", command.common.quiet);
-  int failed = 0;
+  for (const InputText& text : texts) total += !is_blank(text.text);
+  Progress progress("translate", "texts", command.common.quiet);
   std::int64_t done = 0, tokens = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = name + ": line " + std::to_string(i + 1);
-    try {
-      require_utf8(lines[i], where);
-      const std::vector<int> ids = source_ids(translator, lines[i], where);
-      nlohmann::ordered_json out = {{"line", i + 1}, {"source", lines[i]}, {"source_ids", ids}};
-      out.update(translation_json(translator, ids));
-      write_stdout(json_text(out) + "\n");
-      flush_stdout();
-      tokens += std::int64_t(ids.size());
-    } catch (const UsageError&) {
-      throw;
-    } catch (const Error& e) {
-      print_error(e.what());
-      ++failed;
+  return for_each_text(texts, [&](const InputText& text) {
+    if (is_blank(text.text)) {
+      if (!command.common.json) write_stdout("\n");
+      return;
     }
+    require_utf8(text.text, text.source);
+    const std::vector<int> ids = source_ids(translator, text.text, text.source);
+    nlohmann::ordered_json out;
+    if (text.line > 0) out["line"] = text.line;
+    out["source"] = text.text;
+    out["source_ids"] = ids;
+    out.update(translation_json(translator, ids));
+    if (command.common.json) {
+      write_stdout(json_text(out) + "\n");
+    } else if (translator.beam.num_return > 1) {
+      write_stdout(beams_text(out) + "\n");
+    } else {
+      write_stdout((out.contains("sequences") ? out["sequences"][0]["text"] : out["text"])
+                       .get<std::string>() +
+                   "\n");
+    }
+    flush_stdout();
+    tokens += std::int64_t(ids.size());
     progress.update(++done, total, tokens);
-  }
-  return failed > 0 ? 1 : 0;
+  });
 }
 
 }  // namespace
 
 int run_translate(const TranslateCommand& command) {
-  if (command.text && command.file) {
-    throw UsageError("TEXT and --file: give the source one way, not both");
-  }
+  const std::vector<InputText> texts = read_texts(command.input);
   if (command.attention_out && *command.attention_out == "-") {
     throw UsageError("--attention-out: give a file; standard output carries the translation");
   }
@@ -220,7 +217,15 @@ int run_translate(const TranslateCommand& command) {
   auto model = load_model(command.common.model_dir, command.common.dtype);
   check_translation_model(*model, "translate");
   const Translator translator = make_translator(command, *model);
-  return command.text ? translate_text(translator) : translate_lines(translator);
+  if (command.beam_options_given && translator.beam.beams == 1) {
+    throw UsageError(
+        "--num-return, --length-penalty and --early-stopping: only with beam search (--beams 2 "
+        "or more; this model's generation_config.json asks for none)");
+  }
+  if (texts.size() == 1 && texts[0].line == 0) {
+    return for_each_text(texts, [&](const InputText& text) { translate_text(translator, text); });
+  }
+  return translate_each(translator, texts);
 }
 
 }  // namespace attn

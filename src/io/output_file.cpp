@@ -156,15 +156,25 @@ SymlinkEnd follow_symlinks(const fs::path& path) {
   }
 }
 
+// Where write_stdout sends the results instead of standard output (-o), or null.
+OutputFile* results_file = nullptr;
+
 }  // namespace
+
+void send_results_to(OutputFile* file) { results_file = file; }
 
 void write_stdout(std::string_view bytes) {
   if (bytes.empty()) return;
+  if (results_file) {
+    results_file->write(bytes);
+    return;
+  }
   errno = 0;
   if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) fail_stdout(errno);
 }
 
 void flush_stdout() {
+  if (results_file) return;  // written out whole by its commit()
   errno = 0;
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) fail_stdout(errno);
 }

@@ -16,6 +16,11 @@ namespace attn {
 void write_stdout(std::string_view bytes);
 void flush_stdout();
 
+class OutputFile;
+// From now on, write_stdout writes to `file` (a command's -o) and flush_stdout leaves the
+// flushing to its commit(); null: standard output again. `file` must not be standard output.
+void send_results_to(OutputFile* file);
+
 // Standard output is a pipe whose reader has closed it. Not an attn::Error, so that no handler
 // for bad input catches it: main ends quietly with status 141 (128 + SIGPIPE, what a shell
 // reports for a tool that a closed pipe stopped).

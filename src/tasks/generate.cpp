@@ -88,12 +88,13 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   const ArchSpec& spec = transformer.spec();
   const int n_prompt = static_cast<int>(prompt_ids.size());
   if (n_prompt == 0) throw Error("prompt: is empty (it must have at least one token)");
-  if (n_prompt > spec.max_positions) {
-    throw Error("prompt: " + std::to_string(n_prompt) +
-                " tokens is longer than the model's context of " +
-                std::to_string(spec.max_positions) + " (use --truncate to keep the last tokens)");
+  const int context = options.max_context > 0 ? std::min(options.max_context, spec.max_positions)
+                                              : spec.max_positions;
+  if (n_prompt > context) {
+    throw Error("prompt: " + std::to_string(n_prompt) + " tokens is longer than the context of " +
+                std::to_string(context) + " (use --truncate to keep the last tokens)");
   }
-  const int capacity = std::min<long>(spec.max_positions, long(n_prompt) + options.max_new_tokens);
+  const int capacity = std::min<long>(context, long(n_prompt) + options.max_new_tokens);
   const int max_rows = options.use_cache ? n_prompt : capacity;  // the longest pass
   KVCache cache(spec, capacity, spec.n_layer, max_rows);
   RunState state(spec, max_rows, std::max(capacity, memory ? memory->length : 0));
@@ -143,9 +144,9 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
       break;
     }
     if (int(result.generated_ids.size()) == options.max_new_tokens) break;
-    // The next pass would read ids.size() positions. A sequence of exactly max_positions still
-    // runs (its last token predicts one more); past that there is no position embedding.
-    if (int(ids.size()) > spec.max_positions) {
+    // The next pass would read ids.size() positions. A sequence of exactly `context` still runs
+    // (its last token predicts one more); past that there is no position embedding (or room).
+    if (int(ids.size()) > context) {
       result.stop_reason = "context";
       break;
     }

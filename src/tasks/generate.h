@@ -17,6 +17,8 @@ struct GenerateOptions {
   bool ignore_eos = false;
   std::vector<std::string> stop;  // stop (and cut the text) at the first of these strings
   bool use_cache = true;          // false recomputes the whole sequence each step (for checks)
+  // At most this many positions, prompt included (the command line's -c); 0: the model's context.
+  int max_context = 0;
 };
 
 struct GenerateCallbacks {

@@ -1,0 +1,295 @@
+// attn generate: text from a decoder, for each prompt given. Text output streams the prompt and
+// its continuation, prompts separated by a blank line; --json prints one object per prompt.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "src/base/error.h"
+#include "src/cli/commands.h"
+#include "src/io/output_file.h"
+
+namespace attn {
+namespace {
+
+// A prompt longer than the context, cut to its last tokens. Room is kept for the new tokens,
+// but never at the cost of more than half the context: a prompt cut to a handful of tokens
+// would lose what it was about. Generation then stops at the context (stop_reason "context").
+void truncate_prompt(std::vector<int>& prompt_ids, const InputText& prompt, int context,
+                     int max_new_tokens) {
+  const int keep = std::max({1, context / 2, context - max_new_tokens});
+  std::string warning = fmt::format("{}: the prompt is {} tokens, truncated to the last {}",
+                                    prompt.source, prompt_ids.size(), keep);
+  if (keep + max_new_tokens > context) {
+    warning += fmt::format(
+        "; -n {} does not fit after them, so generation stops at the context of {} tokens",
+        max_new_tokens, context);
+  }
+  spdlog::warn("{}", warning);
+  prompt_ids.erase(prompt_ids.begin(), prompt_ids.end() - keep);
+}
+
+// The sampling options given, by name, for the messages that say why sampling is on or why an
+// option is refused; empty when none was given.
+std::string sampling_options_given(const GenerationFlagsGiven& given, float temperature) {
+  std::string names;
+  const auto add = [&](bool was_given, const char* name) {
+    if (was_given) names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  add(given.temperature && temperature > 0, "--temp");
+  add(given.top_k, "--top-k");
+  add(given.top_p, "--top-p");
+  add(given.min_p, "--min-p");
+  add(given.typical_p, "--typical-p");
+  add(given.seed, "--seed");
+  return names;
+}
+
+// Options that would do nothing in the mode chosen are refused, with the reason: a user who
+// gives one expects it to change something.
+void check_options_apply(const GenerateCommand& command) {
+  const GenerationFlagsGiven& given = command.given;
+  const bool beams = command.beam.beams > 1;
+  if (!beams) {
+    const char* beam_only = given.num_return       ? "--num-return"
+                            : given.length_penalty ? "--length-penalty"
+                            : given.early_stopping ? "--early-stopping"
+                                                   : nullptr;
+    if (beam_only) throw UsageError(std::string(beam_only) + ": only with --beams 2 or more");
+  }
+  const std::string sampling = sampling_options_given(given, command.options.sampling.temperature);
+  if (beams) {
+    if (!sampling.empty() || given.temperature) {
+      throw UsageError((sampling.empty() ? std::string("--temp") : sampling) +
+                       ": beam search (--beams) is deterministic; give one or the other");
+    }
+    if (command.stream) {
+      throw UsageError("--stream: not with --beams, which decides its sequences only at the end");
+    }
+    if (command.attention_out) throw UsageError("--attention-out: not with --beams");
+    if (command.color) throw UsageError("--color: not with --beams, whose text does not stream");
+  }
+  if (given.temperature && command.options.sampling.temperature == 0 && !sampling.empty()) {
+    throw UsageError(sampling + ": --temp 0 is greedy decoding, which samples nothing");
+  }
+  if (command.stream && !command.common.json) {
+    throw UsageError("--stream: only with --json (the text output always streams)");
+  }
+  if (command.color && command.common.json) throw UsageError("--color: not with --json");
+  if (command.beam.num_return > command.beam.beams) {
+    throw UsageError("--num-return: must be at most --beams (" +
+                     std::to_string(command.beam.beams) + "), got " +
+                     std::to_string(command.beam.num_return));
+  }
+}
+
+// The command line's settings, with those it did not give taken from the model's
+// generation_config.json as Hugging Face reads it: do_sample false means greedy; do_sample true
+// samples with its temperature, top_k, top_p, min_p and typical_p (Hugging Face's defaults 1, 50,
+// 1, off and 1 where it names none). A folder that says nothing keeps attn's defaults. A sampling
+// option on the command line turns sampling on over do_sample false, as llama.cpp's flags do.
+GenerateOptions with_generation_config(const GenerateCommand& command,
+                                       const GenerationConfig& config) {
+  GenerateOptions options = command.options;
+  const GenerationFlagsGiven& given = command.given;
+  SamplingOptions& sampling = options.sampling;
+  // Without --seed (or with -1), a fresh one each run, reported so that the run can be repeated:
+  // below 2^53, so that JSON tools that read numbers as doubles keep it exact.
+  if (command.seed < 0) {
+    sampling.seed = (uint64_t(std::random_device{}()) << 32 | std::random_device{}()) & kMaxSeed;
+  } else {
+    sampling.seed = uint64_t(command.seed);
+  }
+  spdlog::debug("seed {}", sampling.seed);
+  if (!given.max_new_tokens && config.max_new_tokens)
+    options.max_new_tokens = *config.max_new_tokens;
+  bool do_sample = config.do_sample.value_or(false);
+  if (config.do_sample == false && !given.temperature) {
+    const std::string asked = sampling_options_given(given, sampling.temperature);
+    if (asked.empty()) {
+      sampling.temperature = 0;
+    } else {
+      spdlog::debug("{}: sampling, over generation_config.json's do_sample false", asked);
+      do_sample = true;
+    }
+  }
+  if (do_sample) {
+    if (!given.temperature) sampling.temperature = config.temperature.value_or(1.0f);
+    if (!given.top_k) sampling.top_k = config.top_k.value_or(50);
+    if (!given.top_p) sampling.top_p = config.top_p.value_or(1.0f);
+    if (!given.min_p) sampling.min_p = config.min_p.value_or(0.0f);
+    if (!given.typical_p) sampling.typical_p = config.typical_p.value_or(1.0f);
+  }
+  if (!given.repetition_penalty && config.repetition_penalty) {
+    sampling.repetition_penalty = *config.repetition_penalty;
+  }
+  if (command.context_size) options.max_context = *command.context_size;
+  return options;
+}
+
+// The prompt's ids, within the context: a longer prompt fails, or with --truncate keeps its end.
+std::vector<int> prompt_ids(const GenerateCommand& command, const Model& model,
+                            const InputText& prompt, const GenerateOptions& options) {
+  std::vector<int> ids = model.tokenizer->encode(prompt.text).ids;
+  if (ids.empty()) prompt.fail("the prompt gives no tokens");
+  const int context = options.max_context > 0
+                          ? std::min(options.max_context, model.spec().max_positions)
+                          : model.spec().max_positions;
+  if (int(ids.size()) > context) {
+    if (!command.truncate) {
+      prompt.fail("the prompt is " + std::to_string(ids.size()) + " tokens, longer than the " +
+                  (context < model.spec().max_positions ? "-c " : "") + "context of " +
+                  std::to_string(context) + " (use --truncate to keep the last tokens)");
+    }
+    truncate_prompt(ids, prompt, context, options.max_new_tokens);
+  }
+  return ids;
+}
+
+// generate --beams N: the num_return best continuations, each with its score, best first.
+void run_beam_search(const GenerateCommand& command, const Model& model, const InputText& prompt,
+                     const std::vector<int>& ids, const GenerateOptions& options) {
+  BeamSearchOptions beam = command.beam;
+  beam.max_new_tokens = options.max_new_tokens;
+  beam.eos_ids = options.ignore_eos ? std::vector<int>{} : model.generation.eos_token_ids;
+  const BeamSearchResult result = beam_search(model, ids, beam);
+  nlohmann::json sequences = nlohmann::json::array();
+  std::string text;
+  for (const BeamHypothesis& hypothesis : result.sequences) {
+    const std::string continuation = model.tokenizer->decode(hypothesis.ids, true);
+    sequences.push_back({{"generated_ids", hypothesis.ids},
+                         {"text", continuation},
+                         {"score", hypothesis.score},
+                         {"finished", hypothesis.finished}});
+    text += fmt::format("[{:.4f}] {}{}\n", hypothesis.score, prompt.text, continuation);
+  }
+  if (command.common.json) {
+    write_stdout(json_text(nlohmann::json{{"prompt_ids", ids},
+                                          {"beams", beam.beams},
+                                          {"steps", result.steps},
+                                          {"sequences", sequences}}) +
+                 "\n");
+  } else {
+    write_stdout(text);
+  }
+}
+
+// ANSI colour for the generated text, after the prompt (llama.cpp's --color).
+constexpr std::string_view kGeneratedColor = "\x1b[33m";
+constexpr std::string_view kColorReset = "\x1b[0m";
+
+// One prompt, sampled or greedy; with attention_out, the attention row behind each new token
+// goes there.
+void run_sampling(const GenerateCommand& command, const Model& model, const InputText& prompt,
+                  const std::vector<int>& ids, const GenerateOptions& options,
+                  OutputFile* attention_out, bool color) {
+  GenerateCallbacks callbacks;
+  std::optional<GenerationAttentionRecorder> recorder;
+  if (attention_out) {
+    recorder.emplace(select_attention(model.spec(), command.attention));
+    callbacks.observer = recorder->observer();
+  }
+  const bool json = command.common.json;
+  if (json && command.stream) {
+    callbacks.on_token = [](int token_id, std::string_view text) {
+      write_stdout(
+          json_text(nlohmann::ordered_json{{"token_id", token_id}, {"text", std::string(text)}}) +
+          "\n");
+      flush_stdout();
+    };
+  }
+  if (!json) {
+    write_stdout(prompt.text);
+    if (color) write_stdout(kGeneratedColor);
+    flush_stdout();
+    callbacks.on_text = [](std::string_view text) {
+      write_stdout(text);
+      flush_stdout();
+    };
+  }
+  const GenerateResult result = generate(model, ids, options, callbacks);
+  if (recorder) {
+    recorder->write_jsonl(*attention_out, *model.tokenizer, result.generated_ids,
+                          command.attention.precision);
+    attention_out->commit();
+  }
+  const double prompt_rate = result.prompt_tokens / (result.prompt_ms / 1000);
+  const double decode_rate =
+      result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
+  if (json) {
+    nlohmann::ordered_json out = {{"prompt_ids", ids},
+                                  {"seed", options.sampling.seed},
+                                  {"generated_ids", result.generated_ids},
+                                  {"text", result.text},
+                                  {"stop_reason", result.stop_reason},
+                                  {"timings",
+                                   {{"load_ms", model.load_ms},
+                                    {"prompt_ms", result.prompt_ms},
+                                    {"prompt_tokens_per_s", prompt_rate},
+                                    {"decode_ms", result.decode_ms},
+                                    {"decode_tokens_per_s", decode_rate}}}};
+    if (prompt.line > 0) out["line"] = prompt.line;
+    write_stdout(json_text(out) + "\n");
+  } else {
+    write_stdout(color ? std::string(kColorReset) + "\n" : "\n");
+  }
+  flush_stdout();
+  spdlog::info(
+      "load {:.1f} ms | prompt {}, {:.1f} tokens/s | decode {}, {:.1f} tokens/s | {}, stop: {}",
+      model.load_ms, plural(result.prompt_tokens, "token"), prompt_rate,
+      plural(result.decode_steps, "pass", "passes"), decode_rate,
+      plural(int(result.generated_ids.size()), "new token"), result.stop_reason);
+}
+
+}  // namespace
+
+int run_generate(const GenerateCommand& command) {
+  check_options_apply(command);
+  if (command.prompt_file &&
+      (!command.input.arguments.empty() || !command.input.prompts.empty() || command.input.file)) {
+    throw UsageError("--prompt-file: give the prompt one way, not also as TEXT, -p or -f");
+  }
+  const std::vector<InputText> prompts =
+      command.prompt_file
+          ? read_texts({.arguments = {}, .prompts = {}, .file = command.prompt_file},
+                       TextUnit::kPromptFile)
+          : read_texts(command.input);
+  if (command.attention_out && *command.attention_out == "-") {
+    throw UsageError("--attention-out: give a file; standard output carries the generated text");
+  }
+  if (command.attention_out && prompts.size() > 1) {
+    throw UsageError("--attention-out: only with one prompt");
+  }
+  // Opened before the work, so that an unwritable path fails at once.
+  std::optional<OutputFile> attention_out;
+  if (command.attention_out) attention_out.emplace(command.attention_out, "--attention-out");
+  auto model = load_model(command.common.model_dir, command.common.dtype);
+  model->require_single_stack("generate");
+  if (!model->spec().causal) {
+    throw UsageError(model->dir.string() + ": generate needs a decoder model; '" +
+                     model->model_type + "' is an encoder (try fill-mask)");
+  }
+  const GenerateOptions options = with_generation_config(command, model->generation);
+  const bool color = command.color && ::isatty(STDOUT_FILENO) && !command.common.output;
+
+  bool first = true;
+  return for_each_text(prompts, [&](const InputText& prompt) {
+    if (is_blank(prompt.text)) return;  // a blank line of a prompt file is no prompt
+    require_utf8(prompt.text, prompt.source);
+    const std::vector<int> ids = prompt_ids(command, *model, prompt, options);
+    // Text output: a blank line between one prompt's text and the next prompt.
+    if (!first && !command.common.json) write_stdout("\n");
+    first = false;
+    if (command.beam.beams > 1) {
+      run_beam_search(command, *model, prompt, ids, options);
+    } else {
+      run_sampling(command, *model, prompt, ids, options, attention_out ? &*attention_out : nullptr,
+                   color);
+    }
+  });
+}
+
+}  // namespace attn

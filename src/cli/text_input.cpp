@@ -1,0 +1,113 @@
+#include "src/cli/text_input.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "src/base/error.h"
+#include "src/base/files.h"
+#include "src/cli/commands.h"
+
+namespace attn {
+
+void InputText::fail(const std::string& problem) const { throw Error(source + ": " + problem); }
+
+void add_text_options(CLI::App& command, TextSources& sources, const std::string& texts) {
+  command.add_option("text", sources.arguments, texts + ", one per argument")->type_name("TEXT");
+  command.add_option("-p,--prompt", sources.prompts, "a text (repeatable)")->type_name("TEXT");
+  command
+      .add_option("-f,--file", sources.file,
+                  "one text per line ('-': standard input; the default when no text is given)")
+      ->type_name("PATH");
+}
+
+bool is_blank(std::string_view text) {
+  return text.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+namespace {
+
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+std::vector<InputText> given_texts(const TextSources& sources) {
+  std::vector<InputText> texts;
+  const bool numbered = sources.arguments.size() + sources.prompts.size() > 1;
+  for (std::size_t i = 0; i < sources.arguments.size(); ++i) {
+    texts.push_back({sources.arguments[i],
+                     numbered ? "argument " + std::to_string(i + 1) : std::string("argument"), 0});
+  }
+  for (std::size_t i = 0; i < sources.prompts.size(); ++i) {
+    texts.push_back(
+        {sources.prompts[i],
+         sources.prompts.size() > 1 ? "--prompt " + std::to_string(i + 1) : std::string("--prompt"),
+         0});
+  }
+  for (const InputText& text : texts) {
+    require_utf8(text.text, text.source);
+    if (text.text.empty()) text.fail("the text is empty");
+  }
+  return texts;
+}
+
+// A terminal gives no end-of-input on its own: say what attn waits for instead of hanging
+// silently.
+void hint_if_terminal(const std::filesystem::path& path) {
+  if (path != "-" || !::isatty(STDIN_FILENO)) return;
+  std::fputs(
+      "attn: reading the texts from the terminal, one per line; end with Ctrl-D (or give TEXT, "
+      "-p or -f)\n",
+      stderr);
+}
+
+}  // namespace
+
+std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit) {
+  const bool given = !sources.arguments.empty() || !sources.prompts.empty();
+  if (given && sources.file) {
+    throw UsageError("--file: give the texts one way, as arguments and -p or with --file");
+  }
+  if (given) return given_texts(sources);
+
+  const std::filesystem::path path = sources.file.value_or("-");
+  const std::string source = path == "-" ? "standard input" : "--file " + path.string();
+  hint_if_terminal(path);
+  std::string contents = read_input_text(path, "--file", kMaxInputTextBytes);
+  if (contents.starts_with(kByteOrderMark)) contents.erase(0, kByteOrderMark.size());
+  if (unit == TextUnit::kPromptFile && contents.ends_with('\n')) {
+    contents.pop_back();
+    if (contents.ends_with('\r')) contents.pop_back();
+  }
+  if (unit != TextUnit::kLine) {
+    InputText text{std::move(contents), source, 0};
+    require_utf8(text.text, text.source);
+    if (text.text.empty()) text.fail("no text");
+    return {std::move(text)};
+  }
+  std::vector<InputText> texts;
+  bool any_text = false;
+  for (std::string& line : split_lines(contents)) {
+    any_text = any_text || !is_blank(line);
+    const int number = int(texts.size()) + 1;
+    texts.push_back({std::move(line), source + ": line " + std::to_string(number), number});
+  }
+  if (!any_text) throw Error(source + ": no text" + (texts.empty() ? "" : " (only blank lines)"));
+  return texts;
+}
+
+int for_each_text(const std::vector<InputText>& texts,
+                  const std::function<void(const InputText&)>& work) {
+  int status = 0;
+  for (const InputText& text : texts) {
+    try {
+      work(text);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      print_error(e.what());
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace attn

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+// How every command that reads text gets it (README: "Giving text and getting results"):
+//  - positional arguments, one text each;
+//  - -p/--prompt TEXT, repeatable, one text each;
+//  - -f/--file PATH, one text per line ("-": standard input);
+//  - otherwise standard input, one text per line (on a terminal, after a one-line hint).
+// Lines lose their "\n" or "\r\n", and the input its leading UTF-8 byte order mark.
+namespace attn {
+
+struct TextSources {
+  std::vector<std::string> arguments;
+  std::vector<std::string> prompts;
+  std::optional<std::filesystem::path> file;
+};
+
+// One text and where it came from; every error about it names the source.
+struct InputText {
+  std::string text;
+  std::string
+      source;    // "argument 2", "--prompt", "--file in.txt: line 3", "standard input: line 3"
+  int line = 0;  // its line in a file or standard input; 0 for an argument or --prompt
+
+  [[noreturn]] void fail(const std::string& problem) const;
+};
+
+// What a file or standard input holds: a text per line, or one text.
+enum class TextUnit {
+  kLine,
+  kCorpus,      // one text, every byte of it (perplexity's corpus)
+  kPromptFile,  // one text less one final newline, as llama.cpp reads a prompt file
+};
+
+// Adds TEXT..., -p/--prompt and -f/--file to `command`. `texts` says what the texts are
+// ("texts to embed").
+void add_text_options(CLI::App& command, TextSources& sources, const std::string& texts);
+
+// The texts, in the order given. Arguments and --prompt texts must be UTF-8 and not empty (exit
+// status 1 otherwise). Lines are returned as they are, blank ones included, for the command to
+// check one by one, but an input with no text at all is an error. Giving texts two ways
+// (arguments or --prompt, and --file) is a usage error.
+std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit = TextUnit::kLine);
+
+// Whether a line holds nothing but spaces and tabs: commands skip such lines of a file.
+bool is_blank(std::string_view text);
+
+// Runs `work` on each text. A text that fails (an attn::Error: not UTF-8, too long, no mask...)
+// is reported on stderr as one line naming its source, and the others still run; a usage error
+// ends the command. Returns the exit status: 1 if any text failed, else 0.
+int for_each_text(const std::vector<InputText>& texts,
+                  const std::function<void(const InputText&)>& work);
+
+}  // namespace attn
