@@ -92,13 +92,25 @@ struct TokenizeCommand {
   bool skip_special = false;  // with decode: skip_special_tokens=True
 };
 
+// attn bench runs every combination of its lists, as llama-bench does: decoders -p x -n x -t,
+// encoders -p x --batch x -t, each for every --dtype (the model is loaded once per dtype).
 struct BenchCommand {
-  CommonOptions common;
-  int prompt_tokens = 128;
-  int new_tokens = 128;
+  // What standard output gets: a markdown table, a row per measurement (a decoder's prompt and
+  // decode rates are two); or a line per combination, CSV or a JSON object. json and jsonl are
+  // both kJsonLines: a single combination is then one JSON object, as --json always printed.
+  enum class Format { kMarkdown, kCsv, kJsonLines };
+  // More combinations than this are a slip (a list pasted twice), not a benchmark: refused
+  // before anything runs.
+  static constexpr int kMaxCombinations = 1000;
+
+  CommonOptions common;  // common.threads and common.dtype stay unset: bench has lists of its own
+  std::vector<int> prompt_tokens = {128};  // encoders: tokens per sequence
+  std::vector<int> new_tokens = {128};     // decoders only
+  std::vector<int> batch = {1};            // encoders only: sequences per packed batch
+  std::vector<int> threads = {0};          // 0 = the cores attn may use
+  std::vector<std::optional<WeightType>> dtypes = {std::nullopt};  // nullopt: as stored
   int repetitions = 5;
-  int batch = 1;  // encoders: sequences per packed batch
-  bool json = false;
+  Format format = Format::kMarkdown;
 };
 
 struct FillMaskCommand {

@@ -545,27 +545,127 @@ int run_command_line(int argc, char** argv) {
                              "write each token's NLL to this file as JSON Lines");
 
   BenchCommand bench;
-  CLI::App* bench_app = app.add_subcommand("bench", "measure prompt and decode speed");
+  CLI::App* bench_app = app.add_subcommand(
+      "bench", "measure prompt and decode speed (encoders: ms per sequence), like llama-bench");
   add_common_options(*bench_app, bench.common, "tiny-gpt2-brown");
-  bench_app->add_option("-p,--prompt-tokens", bench.prompt_tokens, "prompt length")
-      ->check(whole_number<int>())
-      ->check(positive())
-      ->capture_default_str();
-  bench_app->add_option("-n,--new-tokens", bench.new_tokens, "tokens to decode")
-      ->check(whole_number<int>())
-      ->check(non_negative())
-      ->capture_default_str();
-  bench_app->add_option("-r,--repetitions", bench.repetitions, "repetitions (median reported)")
+  bench_app->footer(
+      "-p, -n, -b, -t and --dtype take comma lists (-p 128,512 -t 1,2): every combination is run "
+      "(at most " +
+      std::to_string(BenchCommand::kMaxCombinations) +
+      "), the model loaded once per dtype. Progress goes to stderr, results to stdout.");
+  // bench's -t and --dtype take lists, a run for each value, so they replace the single-value
+  // options every command has. Removing those here keeps the list rules with bench: the common
+  // ones are left unset, so configure() sizes no pool and bench sets each combination's own.
+  bench_app->remove_option(bench_app->get_option("--threads"));
+  bench_app->remove_option(bench_app->get_option("--dtype"));
+  // The items of a comma list, empty ones included ("8,,16" has three), for the checks to refuse.
+  // CLI11's own delimiter would drop empty items silently.
+  const auto list_items = [](const std::string& list) {
+    std::vector<std::string> items;
+    std::size_t begin = 0;
+    for (std::size_t comma; (comma = list.find(',', begin)) != std::string::npos;
+         begin = comma + 1) {
+      items.push_back(list.substr(begin, comma - begin));
+    }
+    items.push_back(list.substr(begin));
+    return items;
+  };
+  // Runs `item_checks` on every item of a comma list. The message names the bad item, and the
+  // list when it has several: "--prompt-tokens: must be a whole number, got x in '128,x'".
+  const auto each_item = [list_items](std::vector<CLI::Validator> item_checks) {
+    return CLI::Validator(
+        [list_items, item_checks](std::string& list) -> std::string {
+          for (std::string& item : list_items(list)) {
+            if (item.empty()) return "must be a comma list without empty items, got '" + list + "'";
+            for (const CLI::Validator& check : item_checks) {
+              const std::string problem = check(item);
+              if (problem.empty()) continue;
+              return list.find(',') == std::string::npos ? problem : problem + " in '" + list + "'";
+            }
+          }
+          return "";
+        },
+        "");
+  };
+  const auto add_int_list = [&](const std::string& names, std::vector<int>& values,
+                                const std::string& help, std::vector<CLI::Validator> item_checks) {
+    return bench_app
+        ->add_option_function<std::string>(
+            names,
+            [&values, list_items](const std::string& list) {
+              values.clear();
+              for (const std::string& item : list_items(list)) values.push_back(std::stoi(item));
+            },
+            help)
+        ->check(each_item(std::move(item_checks)))
+        ->type_name("N[,N...]");
+  };
+  add_int_list("-p,--prompt-tokens", bench.prompt_tokens,
+               "prompt lengths (encoders: tokens per sequence)", {whole_number<int>(), positive()})
+      ->default_str("128");
+  add_int_list("-n,--new-tokens", bench.new_tokens, "decoders: tokens to decode after the prompt",
+               {whole_number<int>(), non_negative()})
+      ->default_str("128");
+  add_int_list("-b,--batch", bench.batch, "encoders: sequences of -p tokens packed into one batch",
+               {whole_number<int>(), positive()})
+      ->default_str("1");
+  add_int_list("-t,--threads", bench.threads, "threads; 0 = the cores attn may use",
+               {whole_number<int>(), non_negative(), at_most(kMaxThreads)})
+      ->default_str("0");
+  const std::map<std::string, WeightType> bench_dtypes = {{"f32", WeightType::kF32},
+                                                          {"f16", WeightType::kF16},
+                                                          {"bf16", WeightType::kBF16},
+                                                          {"q8", WeightType::kQ8_0}};
+  bench_app
+      ->add_option_function<std::string>(
+          "--dtype",
+          [&bench, &bench_dtypes, list_items](const std::string& list) {
+            bench.dtypes.clear();
+            for (const std::string& name : list_items(list)) {
+              bench.dtypes.push_back(bench_dtypes.at(name));
+            }
+          },
+          "weight types to compute in, each converted once at load: f32, f16, bf16 or q8 (int8 "
+          "blocks of 32, ggml's q8_0) (default: as stored in the weight files)")
+      ->check(each_item({CLI::Validator(
+          [&bench_dtypes](std::string& name) -> std::string {
+            return bench_dtypes.contains(name) ? "" : "must be f32, f16, bf16 or q8, got " + name;
+          },
+          "")}))
+      ->type_name("TYPE[,TYPE...]");
+  bench_app
+      ->add_option("-r,--repetitions", bench.repetitions,
+                   "timed runs of each combination, after one untimed warm-up (mean ± sample "
+                   "standard deviation reported)")
       ->check(whole_number<int>())
       ->check(positive())
       ->check(at_most(kMaxRepetitions))
       ->capture_default_str();
+  const std::map<std::string, BenchCommand::Format> bench_formats = {
+      {"md", BenchCommand::Format::kMarkdown},
+      {"csv", BenchCommand::Format::kCsv},
+      {"json", BenchCommand::Format::kJsonLines},
+      {"jsonl", BenchCommand::Format::kJsonLines}};
+  CLI::Option* bench_format =
+      bench_app
+          ->add_option_function<std::string>(
+              "-o,--output",
+              [&](const std::string& name) { bench.format = bench_formats.at(name); },
+              "md (a table, a row per measurement), csv (a header and a line per combination) "
+              "or json / jsonl (the same: a JSON object per combination, one per line)")
+          ->check(CLI::Validator(
+              [&bench_formats](std::string& name) -> std::string {
+                return bench_formats.contains(name) ? ""
+                                                    : "must be md, csv, json or jsonl, got " + name;
+              },
+              ""))
+          ->type_name("FORMAT")
+          ->default_str("md");
   bench_app
-      ->add_option("--batch", bench.batch, "encoders: sequences of -p tokens packed into one batch")
-      ->check(whole_number<int>())
-      ->check(positive())
-      ->capture_default_str();
-  bench_app->add_flag("--json", bench.json, "print JSON");
+      ->add_flag_callback(
+          "--json", [&] { bench.format = BenchCommand::Format::kJsonLines; },
+          "the same as -o json: one JSON object, or JSON Lines for several combinations")
+      ->excludes(bench_format);
 
   check_command_name(app, argc, argv);
   try {
