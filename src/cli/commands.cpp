@@ -11,6 +11,7 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/cli/interrupt.h"
 #include "src/io/output_file.h"
 #include "src/model/sentence_transformers.h"
 #include "src/tasks/embed.h"
@@ -198,6 +199,8 @@ int run_beam_search(const GenerateCommand& command, const Model& model, const Pr
   BeamSearchOptions beam = command.beam;
   beam.max_new_tokens = options.max_new_tokens;
   beam.eos_ids = options.ignore_eos ? std::vector<int>{} : model.generation.eos_token_ids;
+  catch_interrupts();
+  beam.stop = &interrupt_requested();
   const BeamSearchResult result = beam_search(model, prompt_ids, beam);
   nlohmann::json sequences = nlohmann::json::array();
   std::string text;
@@ -213,12 +216,17 @@ int run_beam_search(const GenerateCommand& command, const Model& model, const Pr
     write_stdout(json_text(nlohmann::json{{"prompt_ids", prompt_ids},
                                           {"beams", beam.beams},
                                           {"steps", result.steps},
+                                          {"stop_reason", result.stop_reason},
                                           {"sequences", sequences}}) +
                  "\n");
   } else {
     write_stdout(text);
   }
-  return 0;
+  if (result.stop_reason != "interrupted") return 0;
+  flush_stdout();
+  spdlog::info("interrupted after {} steps: the best sequences so far, unfinished ones included",
+               result.steps);
+  return kInterruptedStatus;
 }
 
 int run_generate(const GenerateCommand& command) {
@@ -256,7 +264,10 @@ int run_generate(const GenerateCommand& command) {
 
   if (command.beam.beams > 1) return run_beam_search(command, *model, prompt, prompt_ids, options);
 
+  // Before the prompt is printed: once anything is on standard output, Ctrl-C ends it cleanly.
+  catch_interrupts();
   GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
   std::optional<GenerationAttentionRecorder> attention_recorder;
   if (attention_out) {
     attention_recorder.emplace(select_attention(model->spec(), command.attention));
@@ -309,7 +320,7 @@ int run_generate(const GenerateCommand& command) {
       "{} new tokens, stop: {}",
       model->load_ms, result.prompt_tokens, prompt_rate, result.decode_steps, decode_rate,
       result.generated_ids.size(), result.stop_reason);
-  return 0;
+  return result.stop_reason == "interrupted" ? kInterruptedStatus : 0;
 }
 
 int run_info(const CommonOptions& common, bool json) {

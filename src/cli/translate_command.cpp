@@ -1,5 +1,6 @@
 // attn translate: translation with an encoder-decoder (Marian, T5). One text streams its
 // translation as it is decoded; a file (or standard input) gives one JSON line per source line.
+// Ctrl-C ends the translation being decoded early, prints it, and stops (src/cli/interrupt.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/cli/commands.h"
+#include "src/cli/interrupt.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/translate.h"
@@ -44,6 +46,7 @@ Translator make_translator(const TranslateCommand& command, const Model& model) 
   translator.beam.num_return = std::min(translator.beam.num_return, translator.beam.beams);
   translator.beam.max_new_tokens = max_new_tokens;
   translator.beam.eos_ids = model.generation.eos_token_ids;
+  translator.beam.stop = &interrupt_requested();
   return translator;
 }
 
@@ -75,7 +78,10 @@ nlohmann::ordered_json beams_json(const Translator& translator, const BeamSearch
                          {"score", hypothesis.score},
                          {"finished", hypothesis.finished}});
   }
-  return {{"beams", translator.beam.beams}, {"steps", result.steps}, {"sequences", sequences}};
+  return {{"beams", translator.beam.beams},
+          {"steps", result.steps},
+          {"stop_reason", result.stop_reason},
+          {"sequences", sequences}};
 }
 
 // One translation as JSON: the greedy result or the beams.
@@ -83,7 +89,9 @@ nlohmann::ordered_json translation_json(const Translator& translator, std::span<
   if (translator.beam.beams > 1) {
     return beams_json(translator, translate_beams(translator.model, ids, translator.beam));
   }
-  const TranslateResult result = translate(translator.model, ids, translator.options);
+  GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
+  const TranslateResult result = translate(translator.model, ids, translator.options, callbacks);
   return {{"generated_ids", result.generation.generated_ids},
           {"text", result.generation.text},
           {"stop_reason", result.generation.stop_reason}};
@@ -94,6 +102,7 @@ int translate_text(const Translator& translator) {
   const Model& model = translator.model;
   require_utf8(*command.text, "TEXT");
   const std::vector<int> ids = source_ids(translator, *command.text, "TEXT");
+  catch_interrupts();
   if (translator.beam.beams > 1) {
     if (command.attention_out) throw UsageError("--attention-out does not go with --beams");
     const BeamSearchResult result = translate_beams(model, ids, translator.beam);
@@ -101,20 +110,25 @@ int translate_text(const Translator& translator) {
     if (command.json) {
       out["source_ids"] = ids;
       write_stdout(json_text(out) + "\n");
-      return 0;
+    } else {
+      std::string text;
+      for (const auto& sequence : out["sequences"]) {
+        text += fmt::format("[{:.4f}] {}\n", sequence["score"].get<double>(),
+                            sequence["text"].get<std::string>());
+      }
+      write_stdout(text);
     }
-    std::string text;
-    for (const auto& sequence : out["sequences"]) {
-      text += fmt::format("[{:.4f}] {}\n", sequence["score"].get<double>(),
-                          sequence["text"].get<std::string>());
-    }
-    write_stdout(text);
-    return 0;
+    if (result.stop_reason != "interrupted") return 0;
+    flush_stdout();
+    spdlog::info("interrupted after {} steps: the best sequences so far, unfinished ones included",
+                 result.steps);
+    return kInterruptedStatus;
   }
 
   std::optional<OutputFile> attention_out;
   std::optional<GenerationAttentionRecorder> recorder;
   GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
   if (command.attention_out) {
     attention_out.emplace(command.attention_out, "--attention-out");
     recorder.emplace(select_attention(model.spec(), command.attention), true);
@@ -157,7 +171,7 @@ int translate_text(const Translator& translator) {
       "{} new tokens, stop: {}",
       model.load_ms, ids.size(), result.encode_ms, decoder_passes, rate,
       generation.generated_ids.size(), generation.stop_reason);
-  return 0;
+  return generation.stop_reason == "interrupted" ? kInterruptedStatus : 0;
 }
 
 // One source per line; blank lines are skipped. A line that cannot be translated is reported on
@@ -177,28 +191,38 @@ int translate_lines(const Translator& translator) {
     total += line.find_first_not_of(" \t") != std::string::npos;
   }
   if (total == 0) throw Error(name + ": has only blank lines");
+  catch_interrupts();
 
-  Progress progress("translate", "lines", command.common.quiet);
   int failed = 0;
+  bool interrupted = false;
   std::int64_t done = 0, tokens = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = name + ": line " + std::to_string(i + 1);
-    try {
-      require_utf8(lines[i], where);
-      const std::vector<int> ids = source_ids(translator, lines[i], where);
-      nlohmann::ordered_json out = {{"line", i + 1}, {"source", lines[i]}, {"source_ids", ids}};
-      out.update(translation_json(translator, ids));
-      write_stdout(json_text(out) + "\n");
-      flush_stdout();
-      tokens += std::int64_t(ids.size());
-    } catch (const UsageError&) {
-      throw;
-    } catch (const Error& e) {
-      print_error(e.what());
-      ++failed;
+  {
+    Progress progress("translate", "lines", command.common.quiet);
+    for (std::size_t i = 0; i < lines.size() && !interrupted; ++i) {
+      if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
+      const std::string where = name + ": line " + std::to_string(i + 1);
+      try {
+        require_utf8(lines[i], where);
+        const std::vector<int> ids = source_ids(translator, lines[i], where);
+        nlohmann::ordered_json out = {{"line", i + 1}, {"source", lines[i]}, {"source_ids", ids}};
+        out.update(translation_json(translator, ids));
+        write_stdout(json_text(out) + "\n");
+        flush_stdout();
+        tokens += std::int64_t(ids.size());
+      } catch (const UsageError&) {
+        throw;
+      } catch (const Error& e) {
+        print_error(e.what());
+        ++failed;
+      }
+      progress.update(++done, total, tokens);
+      // Ctrl-C: the line being translated was ended early and printed; the rest are not run.
+      interrupted = interrupt_requested();
     }
-    progress.update(++done, total, tokens);
+  }  // the progress line ends before anything else goes to stderr
+  if (interrupted) {
+    spdlog::info("interrupted after {} of {} lines", done, total);
+    return kInterruptedStatus;
   }
   return failed > 0 ? 1 : 0;
 }

@@ -47,7 +47,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void remove_temporary_and_reraise(int signal_number) {
-  if (g_has_temporary.load(std::memory_order_acquire)) ::unlink(g_temporary_path);
+  remove_temporary_output();
   // Die of the signal as if there were no handler, so the parent sees what stopped attn.
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
@@ -60,7 +60,9 @@ void install_cleanup_handlers() {
   for (int signal_number : kCleanupSignals) {
     struct sigaction previous {};
     ::sigaction(signal_number, nullptr, &previous);
-    if (previous.sa_handler == SIG_IGN) continue;  // for example SIGHUP under nohup
+    // SIG_IGN: for example SIGHUP under nohup. Another handler: SIGINT's while attn generates
+    // (src/cli/interrupt.cpp), which calls remove_temporary_output itself before it ends attn.
+    if (previous.sa_handler != SIG_DFL) continue;
     struct sigaction action {};
     action.sa_handler = remove_temporary_and_reraise;
     sigemptyset(&action.sa_mask);
@@ -157,6 +159,10 @@ SymlinkEnd follow_symlinks(const fs::path& path) {
 }
 
 }  // namespace
+
+void remove_temporary_output() noexcept {
+  if (g_has_temporary.load(std::memory_order_acquire)) ::unlink(g_temporary_path);
+}
 
 void write_stdout(std::string_view bytes) {
   if (bytes.empty()) return;

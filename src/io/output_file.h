@@ -24,13 +24,20 @@ class StdoutClosed : public std::exception {
   const char* what() const noexcept override { return "stdout: the reading end is closed"; }
 };
 
+// Removes the temporary file an OutputFile is writing, if any. Async-signal-safe: for a signal
+// handler that ends attn (those OutputFile installs for SIGINT, SIGTERM and SIGHUP, and the
+// second Ctrl-C's of src/cli/interrupt.h).
+void remove_temporary_output() noexcept;
+
 // Where an output path's bytes go.
 //  - Empty or "-": standard output (write_stdout).
 //  - A regular file, a path that does not exist yet, or a symlink leading to either: written
 //    all-or-nothing. The bytes go to a hidden temporary file next to the real target (the end of
 //    the symlink chain), renamed over it by commit(); the link stays a link. An error, an
 //    exception before commit, or SIGINT/SIGTERM/SIGHUP removes the temporary file, so neither a
-//    partial output nor a ".name.XXXXXX" file is ever left behind.
+//    partial output nor a ".name.XXXXXX" file is ever left behind. (While attn generates, the
+//    first Ctrl-C only ends generation early, and the file is committed with what was
+//    generated: src/cli/interrupt.h.)
 //  - Anything else (/dev/null, a FIFO, a terminal, /dev/stdout, /dev/fd/N): opened and written
 //    straight through; renaming over it would replace a device or a pipe with a regular file.
 class OutputFile {
