@@ -24,7 +24,8 @@ void expect_beams_match(const std::filesystem::path& model_dir,
                                     .max_new_tokens = line["max_new_tokens"],
                                     .length_penalty = line["length_penalty"],
                                     .early_stopping = line["early_stopping"],
-                                    .eos_ids = {line["eos_token_id"].get<int>()}};
+                                    .eos_ids = {line["eos_token_id"].get<int>()},
+                                    .stop = nullptr};
     const auto prompt = line["prompt_ids"].get<std::vector<int>>();
     const BeamSearchResult result = beam_search(*model, prompt, options);
     const std::string where = "line " + std::to_string(lines++) + " '" +

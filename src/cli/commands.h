@@ -24,7 +24,9 @@
 // Exit status: 0 success; 1 bad input data (a model file, or text that is not UTF-8, empty or
 // longer than the context, whether given as an option, a positional argument, a file or standard
 // input); 2 bad command-line usage (an unknown command or option, a bad option value or
-// combination); 141 standard output was a pipe that closed (as a shell reports for SIGPIPE).
+// combination); 130 Ctrl-C stopped generate or translate, which printed what it had
+// (src/cli/interrupt.h; 128 + SIGINT, as a shell reports for it); 141 standard output was a pipe
+// that closed (as a shell reports for SIGPIPE).
 namespace attn {
 
 // Tokens in one packed batch, at most (fill-mask --batch-tokens, bench --batch x -p): the

@@ -10,6 +10,7 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/interrupt.h"
 #include "src/io/output_file.h"
 
 namespace attn {
@@ -150,11 +151,13 @@ std::vector<int> prompt_ids(const GenerateCommand& command, const Model& model,
 }
 
 // generate --beams N: the num_return best continuations, each with its score, best first.
+// Ctrl-C prints the best so far, unfinished ones included.
 void run_beam_search(const GenerateCommand& command, const Model& model, const InputText& prompt,
                      const std::vector<int>& ids, const GenerateOptions& options) {
   BeamSearchOptions beam = command.beam;
   beam.max_new_tokens = options.max_new_tokens;
   beam.eos_ids = options.ignore_eos ? std::vector<int>{} : model.generation.eos_token_ids;
+  beam.stop = &interrupt_requested();
   const BeamSearchResult result = beam_search(model, ids, beam);
   nlohmann::json sequences = nlohmann::json::array();
   std::string text;
@@ -170,10 +173,16 @@ void run_beam_search(const GenerateCommand& command, const Model& model, const I
     write_stdout(json_text(nlohmann::json{{"prompt_ids", ids},
                                           {"beams", beam.beams},
                                           {"steps", result.steps},
+                                          {"stop_reason", result.stop_reason},
                                           {"sequences", sequences}}) +
                  "\n");
   } else {
     write_stdout(text);
+  }
+  if (result.stop_reason == "interrupted") {
+    flush_stdout();
+    spdlog::info("interrupted after {}: the best sequences so far, unfinished ones included",
+                 plural(result.steps, "step"));
   }
 }
 
@@ -187,6 +196,7 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
                   const std::vector<int>& ids, const GenerateOptions& options,
                   OutputFile* attention_out, bool color) {
   GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
   std::optional<GenerationAttentionRecorder> recorder;
   if (attention_out) {
     recorder.emplace(select_attention(model.spec(), command.attention));
@@ -275,9 +285,12 @@ int run_generate(const GenerateCommand& command) {
   const GenerateOptions options = with_generation_config(command, model->generation);
   const bool color = command.color && ::isatty(STDOUT_FILENO) && !command.common.output;
 
+  // From here on, Ctrl-C ends the prompt being generated cleanly and skips the rest.
+  catch_interrupts();
   bool first = true;
-  return for_each_text(prompts, [&](const InputText& prompt) {
-    if (is_blank(prompt.text)) return;  // a blank line of a prompt file is no prompt
+  const int status = for_each_text(prompts, [&](const InputText& prompt) {
+    // A blank line of a prompt file is no prompt.
+    if (is_blank(prompt.text) || interrupt_requested()) return;
     require_utf8(prompt.text, prompt.source);
     const std::vector<int> ids = prompt_ids(command, *model, prompt, options);
     // Text output: a blank line between one prompt's text and the next prompt.
@@ -290,6 +303,7 @@ int run_generate(const GenerateCommand& command) {
                    color);
     }
   });
+  return interrupt_requested() ? kInterruptedStatus : status;
 }
 
 }  // namespace attn

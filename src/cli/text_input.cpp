@@ -7,6 +7,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/cli/commands.h"
+#include "src/io/output_file.h"
 
 namespace attn {
 
@@ -101,6 +102,8 @@ int for_each_text(const std::vector<InputText>& texts,
     try {
       work(text);
     } catch (const UsageError&) {
+      throw;
+    } catch (const OutputError&) {
       throw;
     } catch (const Error& e) {
       print_error(e.what());

@@ -1,6 +1,7 @@
 // attn translate: translation with an encoder-decoder (Marian, T5). One text streams its
 // translation as it is decoded; several texts (or the lines of a file) print one translation a
-// line, or one JSON line each.
+// line, or one JSON line each. Ctrl-C ends the translation being decoded early, prints it, and
+// stops (src/cli/interrupt.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/interrupt.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/translate.h"
@@ -44,6 +46,7 @@ Translator make_translator(const TranslateCommand& command, const Model& model) 
   translator.beam.num_return = std::min(translator.beam.num_return, translator.beam.beams);
   translator.beam.max_new_tokens = max_new_tokens;
   translator.beam.eos_ids = model.generation.eos_token_ids;
+  translator.beam.stop = &interrupt_requested();
   return translator;
 }
 
@@ -75,7 +78,10 @@ nlohmann::ordered_json beams_json(const Translator& translator, const BeamSearch
                          {"score", hypothesis.score},
                          {"finished", hypothesis.finished}});
   }
-  return {{"beams", translator.beam.beams}, {"steps", result.steps}, {"sequences", sequences}};
+  return {{"beams", translator.beam.beams},
+          {"steps", result.steps},
+          {"stop_reason", result.stop_reason},
+          {"sequences", sequences}};
 }
 
 // One translation as JSON: the greedy result or the beams.
@@ -83,7 +89,9 @@ nlohmann::ordered_json translation_json(const Translator& translator, std::span<
   if (translator.beam.beams > 1) {
     return beams_json(translator, translate_beams(translator.model, ids, translator.beam));
   }
-  const TranslateResult result = translate(translator.model, ids, translator.options);
+  GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
+  const TranslateResult result = translate(translator.model, ids, translator.options, callbacks);
   return {{"generated_ids", result.generation.generated_ids},
           {"text", result.generation.text},
           {"stop_reason", result.generation.stop_reason}};
@@ -114,12 +122,18 @@ void translate_text(const Translator& translator, const InputText& source) {
     } else {
       write_stdout(beams_text(out));
     }
+    if (result.stop_reason == "interrupted") {
+      flush_stdout();
+      spdlog::info("interrupted after {}: the best sequences so far, unfinished ones included",
+                   plural(result.steps, "step"));
+    }
     return;
   }
 
   std::optional<OutputFile> attention_out;
   std::optional<GenerationAttentionRecorder> recorder;
   GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
   if (command.attention_out) {
     attention_out.emplace(command.attention_out, "--attention-out");
     recorder.emplace(select_attention(model.spec(), command.attention), true);
@@ -176,6 +190,8 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
   Progress progress("translate", "texts", command.common.quiet);
   std::int64_t done = 0, tokens = 0;
   return for_each_text(texts, [&](const InputText& text) {
+    // Ctrl-C: the text being translated was ended early and printed; the rest are not run.
+    if (interrupt_requested()) return;
     if (is_blank(text.text)) {
       if (!command.common.json) write_stdout("\n");
       return;
@@ -222,10 +238,12 @@ int run_translate(const TranslateCommand& command) {
         "--num-return, --length-penalty and --early-stopping: only with beam search (--beams 2 "
         "or more; this model's generation_config.json asks for none)");
   }
-  if (texts.size() == 1 && texts[0].line == 0) {
-    return for_each_text(texts, [&](const InputText& text) { translate_text(translator, text); });
-  }
-  return translate_each(translator, texts);
+  catch_interrupts();
+  const int status =
+      texts.size() == 1 && texts[0].line == 0
+          ? for_each_text(texts, [&](const InputText& text) { translate_text(translator, text); })
+          : translate_each(translator, texts);
+  return interrupt_requested() ? kInterruptedStatus : status;
 }
 
 }  // namespace attn

@@ -30,7 +30,7 @@ std::string error_text(int error) { return std::strerror(error != 0 ? error : EI
 
 [[noreturn]] void fail_stdout(int error) {
   if (error == EPIPE) throw StdoutClosed();
-  throw Error("stdout: " + error_text(error));
+  throw OutputError("stdout: " + error_text(error));
 }
 
 // ---- Removing the temporary file on Ctrl-C ----
@@ -47,7 +47,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void remove_temporary_and_reraise(int signal_number) {
-  if (g_has_temporary.load(std::memory_order_acquire)) ::unlink(g_temporary_path);
+  remove_temporary_output();
   // Die of the signal as if there were no handler, so the parent sees what stopped attn.
   ::signal(signal_number, SIG_DFL);
   ::raise(signal_number);
@@ -60,7 +60,9 @@ void install_cleanup_handlers() {
   for (int signal_number : kCleanupSignals) {
     struct sigaction previous {};
     ::sigaction(signal_number, nullptr, &previous);
-    if (previous.sa_handler == SIG_IGN) continue;  // for example SIGHUP under nohup
+    // SIG_IGN: for example SIGHUP under nohup. Another handler: SIGINT's while attn generates
+    // (src/cli/interrupt.cpp), which calls remove_temporary_output itself before it ends attn.
+    if (previous.sa_handler != SIG_DFL) continue;
     struct sigaction action {};
     action.sa_handler = remove_temporary_and_reraise;
     sigemptyset(&action.sa_mask);
@@ -162,6 +164,10 @@ OutputFile* results_file = nullptr;
 }  // namespace
 
 void send_results_to(OutputFile* file) { results_file = file; }
+
+void remove_temporary_output() noexcept {
+  if (g_has_temporary.load(std::memory_order_acquire)) ::unlink(g_temporary_path);
+}
 
 void write_stdout(std::string_view bytes) {
   if (bytes.empty()) return;
@@ -280,7 +286,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::fail(const std::string& what) const {
-  throw Error(option_ + " " + path_.string() + ": " + what);
+  throw OutputError(option_ + " " + path_.string() + ": " + what);
 }
 
 void OutputFile::fail_write(int error) const {

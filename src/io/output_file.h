@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "src/base/error.h"
+
 namespace attn {
 
 // Standard output, checked. Every command writes its results through these, so that a full disk
@@ -21,6 +23,13 @@ class OutputFile;
 // flushing to its commit(); null: standard output again. `file` must not be standard output.
 void send_results_to(OutputFile* file);
 
+// The results cannot be written (a full disk, an unwritable -o path): an error of the whole
+// command, never of the one input whose results were being written.
+class OutputError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Standard output is a pipe whose reader has closed it. Not an attn::Error, so that no handler
 // for bad input catches it: main ends quietly with status 141 (128 + SIGPIPE, what a shell
 // reports for a tool that a closed pipe stopped).
@@ -29,13 +38,20 @@ class StdoutClosed : public std::exception {
   const char* what() const noexcept override { return "stdout: the reading end is closed"; }
 };
 
+// Removes the temporary file an OutputFile is writing, if any. Async-signal-safe: for a signal
+// handler that ends attn (those OutputFile installs for SIGINT, SIGTERM and SIGHUP, and the
+// second Ctrl-C's of src/cli/interrupt.h).
+void remove_temporary_output() noexcept;
+
 // Where an output path's bytes go.
 //  - Empty or "-": standard output (write_stdout).
 //  - A regular file, a path that does not exist yet, or a symlink leading to either: written
 //    all-or-nothing. The bytes go to a hidden temporary file next to the real target (the end of
 //    the symlink chain), renamed over it by commit(); the link stays a link. An error, an
 //    exception before commit, or SIGINT/SIGTERM/SIGHUP removes the temporary file, so neither a
-//    partial output nor a ".name.XXXXXX" file is ever left behind.
+//    partial output nor a ".name.XXXXXX" file is ever left behind. (While attn generates, the
+//    first Ctrl-C only ends generation early, and the file is committed with what was
+//    generated: src/cli/interrupt.h.)
 //  - Anything else (/dev/null, a FIFO, a terminal, /dev/stdout, /dev/fd/N): opened and written
 //    straight through; renaming over it would replace a device or a pipe with a regular file.
 class OutputFile {

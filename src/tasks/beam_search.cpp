@@ -121,6 +121,7 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
 
   Hypotheses hypotheses(k, options.length_penalty);
   BeamSearchResult result;
+  result.stop_reason = "length";
   bool done = false;
   std::vector<int> order(std::size_t(k) * vocab);
   for (int step = 1; step <= options.max_new_tokens && !done; ++step) {
@@ -168,6 +169,11 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
     caches = std::move(next_caches);
     scores = next_scores;
     if (done || step == options.max_new_tokens) break;
+    // Here, not before the step: every beam then has at least one token to be scored by.
+    if (options.stop && options.stop->load(std::memory_order_relaxed)) {
+      result.stop_reason = "interrupted";
+      break;
+    }
     // Each beam's next log-probabilities: one token through its own cache.
     for (int b = 0; b < k; ++b) {
       const int position = n_prompt + step - 1;
@@ -181,7 +187,9 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
       log_softmax(logits, logprobs[b]);
     }
   }
-  if (!done) {
+  if (done) {
+    result.stop_reason = "eos";
+  } else {
     for (int b = 0; b < k; ++b) hypotheses.add(tokens[b], scores[b], false);
   }
   result.sequences = hypotheses.best(options.num_return);

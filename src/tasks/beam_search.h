@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "src/model/model.h"
@@ -22,6 +24,9 @@ struct BeamSearchOptions {
   float length_penalty = 1.0f;
   bool early_stopping = false;
   std::vector<int> eos_ids;
+  // Polled after each step: once true, the search ends as if max_new_tokens were reached, the
+  // running beams becoming unfinished hypotheses (Ctrl-C: src/cli/interrupt.h). Null: never.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct BeamHypothesis {
@@ -33,6 +38,8 @@ struct BeamHypothesis {
 struct BeamSearchResult {
   std::vector<BeamHypothesis> sequences;  // num_return of them, best first
   int steps = 0;
+  // "eos" (enough sequences ended), "length" (max_new_tokens), or "interrupted" (options.stop)
+  std::string stop_reason;
 };
 
 // An encoder-decoder's decoder also reads `memory`, the encoder output of its source

@@ -126,6 +126,10 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   result.stop_reason = "length";
   start = Clock::now();
   while (int(result.generated_ids.size()) < options.max_new_tokens) {
+    if (callbacks.stop && callbacks.stop->load(std::memory_order_relaxed)) {
+      result.stop_reason = "interrupted";
+      break;
+    }
     if (callbacks.on_logits) callbacks.on_logits(logits);
     const int next = sampler.next(logits, ids);
     if (!options.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), next) != eos_ids.end()) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <span>
 #include <string>
@@ -33,12 +34,16 @@ struct GenerateCallbacks {
   std::function<void(int token_id, std::string_view text)> on_token;
   // Attention and hidden-state hooks for every forward pass.
   const ForwardObserver* observer = nullptr;
+  // Polled before each new token: once true, generation ends with the tokens so far and
+  // stop_reason "interrupted" (Ctrl-C: src/cli/interrupt.h). Null: generation runs to its end.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct GenerateResult {
   std::vector<int> generated_ids;
-  std::string text;         // the generated text (valid UTF-8, cut at a stop string)
-  std::string stop_reason;  // "length", "eos", "stop", or "context" (no position left)
+  std::string text;  // the generated text (valid UTF-8, cut at a stop string)
+  // "length", "eos", "stop", "context" (no position left), or "interrupted" (callbacks.stop)
+  std::string stop_reason;
   int prompt_tokens = 0;
   double prompt_ms = 0;  // the batched pass over the prompt
   int decode_steps = 0;  // one-token passes after the prompt
