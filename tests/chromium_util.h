@@ -3,6 +3,7 @@
 // Headless Chromium for the tests of attn's HTML pages: find it, load a page, read its DOM.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/cli_util.h"
@@ -46,6 +47,43 @@ inline std::string html_escape(const std::string& text) {
     escaped += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
   }
   return escaped;
+}
+
+// `html` with a script at the start of its <head> that keeps the page's uncaught errors in the
+// data-errors attribute of its <html> element, for the DOM after load to show them.
+inline std::string with_error_probe(std::string html) {
+  const std::string head = "<head>";
+  const std::size_t at = html.find(head);
+  if (at == std::string::npos) return html;
+  return html.insert(at + head.size(), R"(
+<script>
+addEventListener("error", (event) => {
+  const root = document.documentElement;
+  root.dataset.errors = (root.dataset.errors || "") + event.message + "; ";
+});
+</script>)");
+}
+
+// The attention page's label of a token with one of these pieces: spaces, byte-level BPE's "Ġ"
+// (a space) and "Ċ" (a newline) and SentencePiece's "▁" (a space) as marks. Only for pieces
+// whose other characters are printable ASCII, which the page shows as they are.
+inline std::string shown_token(const std::string& piece) {
+  static const std::pair<std::string, std::string> kMarks[] = {
+      {" ", "␣"}, {"Ġ", "␣"}, {"Ċ", "⏎"}, {"▁", "␣"}};
+  std::string shown;
+  for (std::size_t i = 0; i < piece.size();) {
+    bool marked = false;
+    for (const auto& [stand_in, mark] : kMarks) {
+      if (piece.compare(i, stand_in.size(), stand_in) == 0) {
+        shown += mark;
+        i += stand_in.size();
+        marked = true;
+        break;
+      }
+    }
+    if (!marked) shown += piece[i++];
+  }
+  return shown;
 }
 
 }  // namespace attn::test

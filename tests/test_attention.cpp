@@ -4,7 +4,9 @@
 // chromium), and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
@@ -489,15 +491,21 @@ TEST(AttentionHtml, RendersTokensAndHeatmapInChromium) {
         chromium, "file://" + page.string() + "#layer=2&head=3&query=4", {"--dump-dom"});
     ASSERT_EQ(result.exit_status, 0) << describe(result);
     const std::string& dom = result.out;
-    // The script built one element per token, in order, and marked the query.
+    // The script built one element per token, in order, showing it as text (its piece in the
+    // tooltip), and marked the query.
     std::size_t from = 0;
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       const std::regex span("<span class=\"token( active)?\" data-index=\"" + std::to_string(i) +
-                            "\"[^>]*>([^<]*)</span>");
+                            "\" title=\"([^\"]*)\"[^>]*>([^<]*)</span>");
       std::smatch match;
       const std::string rest = dom.substr(from);
       ASSERT_TRUE(std::regex_search(rest, match, span)) << model << ": no element for token " << i;
-      EXPECT_EQ(match[2].str(), html_escape(tokens[i].get<std::string>())) << model;
+      const std::string piece = tokens[i].get<std::string>();
+      EXPECT_EQ(match[3].str(), html_escape(shown_token(piece))) << model;
+      if (piece.find_first_of("<>&") == std::string::npos) {
+        EXPECT_NE(match[2].str().find("piece &quot;" + piece + "&quot;"), std::string::npos)
+            << model << ": " << match[2];
+      }
       EXPECT_EQ(match[1].matched, i == 4) << model << ": token " << i;
       from += match.position(0) + match.length(0);
     }
@@ -510,6 +518,214 @@ TEST(AttentionHtml, RendersTokensAndHeatmapInChromium) {
         std::distance(std::sregex_iterator(dom.begin(), dom.end(), label), std::sregex_iterator()),
         2 * long(tokens.size()))
         << model;
+  }
+}
+
+// tiny-gpt2-brown's whole context, 512 tokens: prose with spaces, newlines, a tab, accents, an
+// emoji and curly quotes split across tokens.
+std::string text_of_512_tokens() {
+  const std::string first_half =
+      "The jury said it did find that many of Georgia's registration and election laws are "
+      "outmoded or inadequate and often ambiguous.\n\tIt recommended that Fulton legislators act "
+      "to have these laws studied and revised to the end of modernizing and improving them.  The "
+      "grand jury commented on a number of other topics, among them the Atlanta ";
+  std::string text = "Café naïve 😂 “quoted”   three spaces.\n";
+  for (int i = 0; i < 5; ++i) {
+    text += first_half +
+            "and Fulton County purchasing departments which it said are well operated and follow "
+            "generally accepted practices.\n\n";
+  }
+  return text + first_half + "purchasing departments.";
+}
+
+// Run after the page's script: for every layer and head, first under the colour scale the page
+// opened with ("default"), then under "max" and "p99", the legend's darkest weight and the red
+// channel of the heat map's row of the address's query, in <pre id="probe">.
+constexpr int kProbedRow = 500;
+constexpr const char* kRowProbe = R"({
+  const row = Number(new URLSearchParams(location.hash.slice(1)).get("query"));
+  const canvas = document.getElementById("heatmap");
+  const choose = (id, value) => {
+    const select = document.getElementById(id);
+    select.value = value;
+    select.dispatchEvent(new Event("change"));
+  };
+  const found = [];
+  for (const scales of [["default"], ["max", "p99"]]) {
+    for (let layer = 0; layer < document.getElementById("layer-select").length; layer++) {
+      choose("layer-select", layer);
+      for (let head = 0; head < document.getElementById("head-select").length; head++) {
+        choose("head-select", head);
+        for (const scale of scales) {
+          if (scale !== "default") choose("scale-select", scale);
+          const data = canvas.getContext("2d").getImageData(0, row, canvas.width, 1).data;
+          found.push({layer, head, scale,
+                      legend: document.getElementById("legend-max").textContent,
+                      red: Array.from({length: canvas.width}, (_, k) => data[4 * k])});
+        }
+      }
+    }
+  }
+  const probe = document.createElement("pre");
+  probe.id = "probe";
+  probe.textContent = JSON.stringify(found);
+  document.body.appendChild(probe);
+})";
+
+// The 99th percentile (nearest rank) of a causal head's weights on or below the diagonal (those
+// its queries see), as the page's legend writes it.
+std::string percentile_99(const json& weights) {
+  std::vector<double> seen;
+  for (std::size_t q = 0; q < weights.size(); ++q) {
+    for (std::size_t k = 0; k <= q; ++k) seen.push_back(weights[q][k].get<double>());
+  }
+  std::sort(seen.begin(), seen.end());
+  const std::size_t rank = std::size_t(std::ceil(99.0 / 100.0 * double(seen.size())));
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", seen[std::max<std::size_t>(rank, 1) - 1]);
+  return text;
+}
+
+// The labels of one kind ("query" or "key") placed on the grid (not the query's own, added when
+// it has none): index, text, and offset along the map (top or left) and line height in pixels.
+struct PlacedLabel {
+  int index;
+  std::string text;
+  double offset;
+  double line;
+};
+std::vector<PlacedLabel> placed_labels(const std::string& dom, const std::string& kind) {
+  const std::regex label("<div class=\"" + kind + "-label( active)?\"([^>]*)>([^<]*)</div>");
+  const std::regex index(" data-index=\"(\\d+)\"");
+  const std::regex place("line-height: ([\\d.]+)px; (?:top|left): ([\\d.]+)px;");
+  std::vector<PlacedLabel> labels;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), label); it != std::sregex_iterator();
+       ++it) {
+    const std::string attributes = (*it)[2];
+    std::smatch i, p;
+    if (!std::regex_search(attributes, i, index) || !std::regex_search(attributes, p, place)) {
+      ADD_FAILURE() << "a " << kind << " label without a place: " << attributes;
+      continue;
+    }
+    labels.push_back({std::stoi(i[1]), (*it)[3], std::stod(p[2]), std::stod(p[1])});
+  }
+  return labels;
+}
+
+// Issue 25: the page at 512 tokens loads without script errors, shows the tokens as readable
+// text (no byte stand-ins, spaces as a mark), keeps its labels apart, and gives a late row of a
+// long causal text contrast: under the default colour scale every head's row 500 has its
+// strongest key in the darkest colour and more keys than one visibly coloured, where against the
+// head's largest weight (the first query's 1, the page's former scale) the row is near white.
+TEST(AttentionHtml, ReadableAt512Tokens) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  TempDir scratch;
+  const fs::path page = attention_file(
+      {"-m", shipped_model("tiny-gpt2-brown").string(), text_of_512_tokens(), "--format", "html"},
+      scratch, "page.html");
+  std::string html = read_file(page);
+  const json document = embedded_document(html);
+  const json& tokens = document["tokens"];
+  ASSERT_EQ(tokens.size(), 512u);
+  html = with_error_probe(html);
+  html.insert(html.rfind("</body>"), std::string("<script>") + kRowProbe + "</script>\n");
+  write_file(page, html);
+  const CommandResult result = run_chromium(
+      chromium, "file://" + page.string() + "#layer=2&head=1&query=" + std::to_string(kProbedRow),
+      {"--dump-dom"});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  // The DOM without the document (18 MB), which the searches below need not read.
+  std::string dom = result.out;
+  const std::size_t data = dom.find("<script type=\"application/json\"");
+  ASSERT_NE(data, std::string::npos);
+  dom.erase(data, dom.find("</script>", data) - data);
+  EXPECT_EQ(dom.find("data-errors"), std::string::npos) << dom.substr(0, dom.find("<body"));
+
+  // Readable tokens: the strip, the summary and the labels.
+  const std::regex span("<span class=\"token[^\"]*\" data-index=\"\\d+\"[^>]*>([^<]*)</span>");
+  std::vector<std::string> shown;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), span); it != std::sregex_iterator();
+       ++it) {
+    shown.push_back((*it)[1]);
+  }
+  ASSERT_EQ(shown.size(), 512u);
+  const std::vector<PlacedLabel> rows = placed_labels(dom, "query");
+  const std::vector<PlacedLabel> columns = placed_labels(dom, "key");
+  std::vector<std::string> labels = shown;
+  for (const auto* placed : {&rows, &columns}) {
+    for (const PlacedLabel& label : *placed) labels.push_back(label.text);
+  }
+  long spaces = 0;
+  for (const std::string& label : labels) {
+    for (const char* stand_in : {"Ġ", "Ċ", "ĉ", "Ã"}) {
+      EXPECT_EQ(label.find(stand_in), std::string::npos) << label;
+    }
+    spaces += label.find("␣") != std::string::npos;
+  }
+  EXPECT_GT(spaces, long(labels.size()) / 2);
+  for (const char* token : {"␣naïve", "é", "⏎", "⇥", "␣"}) {
+    EXPECT_NE(std::find(shown.begin(), shown.end(), token), shown.end()) << token;
+  }
+  const std::string query = shown_token(tokens[kProbedRow].get<std::string>());
+  EXPECT_NE(dom.find(" · query " + std::to_string(kProbedRow) + " \"" + query + "\"</p>"),
+            std::string::npos);
+  // At 1-pixel cells (the fit at 512 tokens): labels a line apart at least (every 12th token),
+  // in order, within the map's 512 pixels from near one end to near the other, and the query's
+  // own.
+  for (const auto* placed : {&rows, &columns}) {
+    ASSERT_GE(placed->size(), 512u / 13) << "too few labels to find one's way";
+    ASSERT_LT(placed->size(), 512u) << "labels at 1-pixel cells must be thinned out";
+    EXPECT_LT(placed->front().index, 13);
+    EXPECT_GT(placed->back().index, 512 - 26);
+    for (std::size_t i = 0; i < placed->size(); ++i) {
+      const PlacedLabel& label = (*placed)[i];
+      EXPECT_GE(label.offset, 0) << label.index;
+      EXPECT_LE(label.offset + label.line, 512) << label.index;
+      if (i == 0) continue;
+      const PlacedLabel& before = (*placed)[i - 1];
+      EXPECT_GT(label.index, before.index);
+      EXPECT_GE(label.offset - before.offset, label.line)
+          << "labels " << before.index << " and " << label.index << " overlap";
+    }
+  }
+  EXPECT_NE(dom.find("<div class=\"query-label extra active\" data-index=\"" +
+                     std::to_string(kProbedRow) + "\""),
+            std::string::npos);
+
+  // The colours of the query's row, head by head.
+  const std::size_t open = dom.find("<pre id=\"probe\">");
+  ASSERT_NE(open, std::string::npos);
+  const json found = json::parse(dom.substr(open + 16, dom.find("</pre>", open) - open - 16));
+  ASSERT_EQ(found.size(), 4u * 4u * 3u);
+  for (const json& head : found) {
+    const std::string where = "layer " + head["layer"].dump() + ", head " + head["head"].dump() +
+                              ", scale " + head["scale"].get<std::string>();
+    const json& red = head["red"];
+    ASSERT_EQ(red.size(), 512u) << where;
+    // Darkness: 0 for white, 1 for the darkest blue (red 8).
+    double darkest = 0;
+    long coloured = 0;
+    for (int k = 0; k < 512; ++k) {
+      const double darkness = (255.0 - red[k].get<double>()) / (255 - 8);
+      if (k > kProbedRow) {
+        EXPECT_EQ(darkness, 0) << where << ": key " << k << " is after the query";
+        continue;
+      }
+      darkest = std::max(darkest, darkness);
+      coloured += darkness >= 0.25;
+    }
+    if (head["scale"] == "default") {
+      EXPECT_GE(darkest, 0.95) << where << ": the row's strongest key is not strongly coloured";
+      EXPECT_GE(coloured, 10) << where << ": the row is near white";
+    } else if (head["scale"] == "max") {
+      // What the checks above reject: the row against the head's largest weight.
+      EXPECT_LT(darkest, 0.1) << where;
+    } else {
+      const json& weights = document["attention"][head["layer"].get<int>()]["heads"]
+                                    [head["head"].get<int>()]["weights"];
+      EXPECT_EQ(head["legend"], percentile_99(weights)) << where;
+    }
   }
 }
 
