@@ -787,7 +787,7 @@ TEST_F(AttentionBadInput, TextLongerThanContext) {
   std::string text;
   for (int i = 0; i < 600; ++i) text += " the";
   expect_clean_failure(run({"-m", gpt2_, text, "-o", output()}), kBadInput,
-                       {"TEXT", "600 tokens", "context of 512"});
+                       {"argument: 600 tokens, more than the model's context of 512\n"});
 }
 
 TEST_F(AttentionBadInput, UnwritableOutputPath) {

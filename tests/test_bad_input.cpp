@@ -602,15 +602,20 @@ TEST_F(BadInputTest, IntegerWeight) {
 TEST_F(BadInputTest, InvalidUtf8InPromptFile) {
   const auto prompt = scratch_ / "prompt.txt";
   write_file(prompt, "The jury\xff said");
+  // --prompt-file: the whole file is the prompt; --file: each line is one.
+  expect_clean_failure(run({"generate", "--prompt-file", prompt, "-n", "3"}), kBadInput,
+                       {"--prompt-file " + prompt.string() + ": invalid UTF-8 at byte 8\n"});
   expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                       {"--file " + prompt.string() + ": invalid UTF-8 at byte 8"});
+                       {"--file " + prompt.string() + ": line 1: invalid UTF-8 at byte 8\n"});
 }
 
 TEST_F(BadInputTest, TruncatedUtf8CharacterInPromptFile) {
   const auto prompt = scratch_ / "prompt.txt";
   write_file(prompt, "caf\xc3");  // the first byte of "é" only
+  expect_clean_failure(run({"generate", "--prompt-file", prompt, "-n", "3"}), kBadInput,
+                       {"--prompt-file " + prompt.string() + ": invalid UTF-8 at byte 3\n"});
   expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                       {"--file " + prompt.string() + ": invalid UTF-8 at byte 3"});
+                       {"--file " + prompt.string() + ": line 1: invalid UTF-8 at byte 3\n"});
 }
 
 TEST_F(BadInputTest, InvalidUtf8InPromptOption) {
@@ -620,19 +625,92 @@ TEST_F(BadInputTest, InvalidUtf8InPromptOption) {
 
 TEST_F(BadInputTest, EmptyPromptOption) {
   expect_clean_failure(run({"generate", "-p", "", "-n", "3"}), kBadInput,
-                       {"--prompt: the prompt is empty"});
+                       {"--prompt: the text is empty\n"});
 }
 
 TEST_F(BadInputTest, EmptyPromptFile) {
   const auto prompt = scratch_ / "empty.txt";
   write_file(prompt, "");
+  expect_clean_failure(run({"generate", "--prompt-file", prompt, "-n", "3"}), kBadInput,
+                       {"--prompt-file " + prompt.string() + ": no text\n"});
   expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
-                       {"--file " + prompt.string() + ": the prompt is empty"});
+                       {"--file " + prompt.string() + ": no text\n"});
+  // A prompt file of one newline is empty once its final newline is dropped.
+  write_file(prompt, "\n");
+  expect_clean_failure(run({"generate", "--prompt-file", prompt, "-n", "3"}), kBadInput,
+                       {"--prompt-file " + prompt.string() + ": no text\n"});
+  expect_clean_failure(run({"generate", "--file", prompt, "-n", "3"}), kBadInput,
+                       {"--file " + prompt.string() + ": no text (only blank lines)\n"});
 }
 
 TEST_F(BadInputTest, EmptyStandardInput) {
   expect_clean_failure(run({"generate", "-n", "3"}, "/dev/null"), kBadInput,
-                       {"standard input: the prompt is empty"});
+                       {"standard input: no text\n"});
+  expect_clean_failure(run({"generate", "--prompt-file", "-", "-n", "3"}, "/dev/null"), kBadInput,
+                       {"standard input: no text\n"});
+}
+
+// --file and standard input give one prompt per line (blank lines skipped, "line" in --json);
+// --prompt-file gives one prompt, the whole file less one final newline.
+TEST_F(BadInputTest, FileGivesAPromptPerLineAndPromptFileOnePrompt) {
+  const auto prompts = scratch_ / "prompts.txt";
+  write_file(prompts, "The jury said\n\nIt was a dark night\r\n");
+  const auto greedy = [](std::vector<std::string> args) {
+    args.insert(args.end(), {"-n", "4", "--temp", "0", "--ignore-eos", "--json", "-q"});
+    return args;
+  };
+  const auto parsed_lines = [](const CommandResult& result) {
+    std::vector<json> lines;
+    for (const std::string& line : split_lines_of(result.out)) {
+      json out = json::parse(line);
+      out.erase("timings");
+      out.erase("seed");  // drawn afresh each run; greedy decoding does not use it
+      lines.push_back(out);
+    }
+    return lines;
+  };
+  const CommandResult first = run(greedy({"generate", "-p", "The jury said"}));
+  const CommandResult second = run(greedy({"generate", "-p", "It was a dark night"}));
+  ASSERT_EQ(first.exit_status, 0) << describe(first);
+  ASSERT_EQ(second.exit_status, 0) << describe(second);
+  std::vector<json> expected = {parsed_lines(first).at(0), parsed_lines(second).at(0)};
+  EXPECT_FALSE(expected[0].contains("line"));
+  expected[0]["line"] = 1;
+  expected[1]["line"] = 3;
+
+  const CommandResult file = run(greedy({"generate", "--file", prompts.string()}));
+  ASSERT_EQ(file.exit_status, 0) << describe(file);
+  EXPECT_EQ(file.err, "");
+  EXPECT_EQ(parsed_lines(file), expected);
+  const CommandResult piped = run(greedy({"generate"}), prompts);
+  ASSERT_EQ(piped.exit_status, 0) << describe(piped);
+  EXPECT_EQ(parsed_lines(piped), expected);
+
+  // The text output: each prompt and its continuation, as for one prompt, a blank line between.
+  const auto greedy_text = [](std::vector<std::string> args) {
+    args.insert(args.end(), {"-n", "4", "--temp", "0", "--ignore-eos", "-q"});
+    return args;
+  };
+  const CommandResult text = run(greedy_text({"generate", "--file", prompts.string()}));
+  ASSERT_EQ(text.exit_status, 0) << describe(text);
+  EXPECT_EQ(text.out, run(greedy_text({"generate", "-p", "The jury said"})).out + "\n" +
+                          run(greedy_text({"generate", "-p", "It was a dark night"})).out);
+  EXPECT_TRUE(text.out.starts_with("The jury said")) << text.out;
+
+  const CommandResult whole = run(greedy({"generate", "--prompt-file", prompts.string()}));
+  ASSERT_EQ(whole.exit_status, 0) << describe(whole);
+  const CommandResult as_one =
+      run(greedy({"generate", "-p", "The jury said\n\nIt was a dark night"}));
+  ASSERT_EQ(as_one.exit_status, 0) << describe(as_one);
+  EXPECT_EQ(parsed_lines(whole), parsed_lines(as_one));
+  EXPECT_EQ(parsed_lines(whole).size(), 1u);
+  const CommandResult whole_stdin = run(greedy({"generate", "--prompt-file", "-"}), prompts);
+  ASSERT_EQ(whole_stdin.exit_status, 0) << describe(whole_stdin);
+  EXPECT_EQ(parsed_lines(whole_stdin), parsed_lines(as_one));
+  expect_clean_failure(run({"generate", "--prompt-file", prompts.string(), "-p", "hi"}),
+                       kUsageError, {"--prompt-file: give the prompt one way"});
+  expect_clean_failure(run({"generate", "--file", prompts.string(), "-p", "hi"}), kUsageError,
+                       {"--file: give the texts one way"});
 }
 
 // ---- perplexity ----
@@ -682,9 +760,14 @@ class LongPromptTest : public BadInputTest {
 };
 
 TEST_F(LongPromptTest, IsAnErrorNamingTheLengthAndTheContext) {
+  expect_clean_failure(run({"generate", "--prompt-file", prompt_, "-n", "5"}), kBadInput,
+                       {"--prompt-file " + prompt_.string() +
+                        ": the prompt is 600 tokens, longer than the context of 512 (use "
+                        "--truncate to keep the last tokens)\n"});
   expect_clean_failure(run({"generate", "--file", prompt_, "-n", "5"}), kBadInput,
-                       {"--file " + prompt_.string() + ": ", "600 tokens",
-                        "longer than the model's context of 512", "--truncate"});
+                       {"--file " + prompt_.string() +
+                        ": line 1: the prompt is 600 tokens, longer than the context of 512 (use "
+                        "--truncate to keep the last tokens)\n"});
 }
 
 TEST_F(LongPromptTest, TruncateKeepsTheEndAndGenerates) {
@@ -739,10 +822,38 @@ INSTANTIATE_TEST_SUITE_P(
                    "--num-return: must be at most --beams (2), got 3"},
         OptionCase{"BeamsWithTemperature",
                    {"--beams", "2", "--temp", "0.7"},
-                   "--beams and --temp: beam search is deterministic; give one or the other"},
+                   "--temp: beam search (--beams) is deterministic; give one or the other"},
+        OptionCase{"BeamsWithSeed",
+                   {"--beams", "2", "--seed", "3"},
+                   "--seed: beam search (--beams) is deterministic; give one or the other"},
+        OptionCase{"BeamsWithTemperatureZero",
+                   {"--beams", "2", "--temp", "0"},
+                   "--temp: beam search (--beams) is deterministic; give one or the other"},
+        OptionCase{"BeamsWithTopKAndTopP",
+                   {"--beams", "2", "--top-k", "5", "--top-p", "0.9"},
+                   "--top-k, --top-p: beam search (--beams) is deterministic; give one or the "
+                   "other"},
         OptionCase{"StreamWithBeams",
                    {"--beams", "2", "--json", "--stream"},
-                   "--stream does not go with --beams"},
+                   "--stream: not with --beams, which decides its sequences only at the end"},
+        OptionCase{"StreamWithoutJson",
+                   {"--stream"},
+                   "--stream: only with --json (the text output always streams)"},
+        OptionCase{"NumReturnWithoutBeams",
+                   {"--num-return", "2"},
+                   "--num-return: only with --beams 2 or more"},
+        OptionCase{"LengthPenaltyWithOneBeam",
+                   {"--beams", "1", "--length-penalty", "2"},
+                   "--length-penalty: only with --beams 2 or more"},
+        OptionCase{"EarlyStoppingWithoutBeams",
+                   {"--early-stopping"},
+                   "--early-stopping: only with --beams 2 or more"},
+        OptionCase{"SamplingWithTemperatureZero",
+                   {"--temp", "0", "--top-k", "5"},
+                   "--top-k: --temp 0 is greedy decoding, which samples nothing"},
+        OptionCase{"SeedWithTemperatureZero",
+                   {"--temp", "0", "--seed", "3"},
+                   "--seed: --temp 0 is greedy decoding, which samples nothing"},
         OptionCase{"NegativeTemperature", {"--temp", "-1"}, "--temp: must be >= 0, got -1"},
         OptionCase{"NanTemperature", {"--temp", "nan"}, "--temp: must be >= 0, got nan"},
         OptionCase{"InfiniteTemperature", {"--temp", "inf"}, "--temp: must be finite, got inf"},
@@ -895,8 +1006,9 @@ TEST_F(BadInputTest, SourceLongerThanTheContext) {
   edit_config(model, [](json& config) { config["max_position_embeddings"] = 16; });
   const std::string source =
       "The jury said it did find that many of the voters had been registered twice.";
-  expect_clean_failure(run({"translate", "-m", model, source}), kBadInput,
-                       {"TEXT: ", "tokens, more than the model's context of 16 (use --truncate"});
+  expect_clean_failure(
+      run({"translate", "-m", model, source}), kBadInput,
+      {"attn: error: argument: ", "tokens, more than the model's context of 16 (use --truncate"});
   const CommandResult truncated = run({"translate", "-m", model, source, "--truncate", "--json"});
   ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
   const json out = json::parse(truncated.out);

@@ -272,7 +272,7 @@ TEST_F(FillMaskCliTest, FileGivesOneJsonLinePerInputAndReportsBadLines) {
   // Line 8 is blank (skipped), 9 ends in CRLF, 10 has no newline.
   contents += "\nno mask here\r\nIt was a [MASK] day.";
   write_file(scratch_ / "inputs.txt", contents);
-  const CommandResult result = run_attn({"fill-mask", "--file", scratch_ / "inputs.txt"});
+  const CommandResult result = run_attn({"fill-mask", "--json", "--file", scratch_ / "inputs.txt"});
   EXPECT_EQ(result.exit_status, kBadInput) << describe(result);
   const std::string file = "--file " + (scratch_ / "inputs.txt").string();
   EXPECT_EQ(result.err, "attn: error: " + file + ": line 9: no [MASK] token in the input\n");
@@ -301,9 +301,17 @@ TEST_F(FillMaskCliTest, FileGivesOneJsonLinePerInputAndReportsBadLines) {
 
 TEST_F(FillMaskCliTest, FileFromStandardInput) {
   write_file(scratch_ / "inputs.txt", "It was a [MASK] night.\n");
-  const CommandResult result = run_attn({"fill-mask", "--file", "-"}, scratch_ / "inputs.txt");
+  const CommandResult result =
+      run_attn({"fill-mask", "--json", "--file", "-"}, scratch_ / "inputs.txt");
   ASSERT_EQ(result.exit_status, 0) << describe(result);
-  EXPECT_EQ(json::parse(result.out)["line"], 1);
+  const json line = json::parse(result.out);
+  EXPECT_EQ(line["line"], 1);
+  EXPECT_EQ(line["text"], "It was a [MASK] night.");
+  // Without --json, a line of standard input prints as text too: the text, then its table.
+  const CommandResult plain = run_attn({"fill-mask", "--file", "-"}, scratch_ / "inputs.txt");
+  ASSERT_EQ(plain.exit_status, 0) << describe(plain);
+  EXPECT_TRUE(plain.out.starts_with("It was a [MASK] night.\n[MASK] at token 4:\n")) << plain.out;
+  EXPECT_NE(plain.out.find("probability"), std::string::npos) << plain.out;
 }
 
 TEST_F(FillMaskCliTest, MissingFile) {
@@ -314,16 +322,17 @@ TEST_F(FillMaskCliTest, MissingFile) {
 TEST_F(FillMaskCliTest, EmptyFile) {
   write_file(scratch_ / "empty.txt", "");
   expect_clean_failure(run_attn({"fill-mask", "--file", scratch_ / "empty.txt"}), kBadInput,
-                       {"--file", "empty.txt", "is empty"});
+                       {"--file " + (scratch_ / "empty.txt").string() + ": no text\n"});
 }
 
 TEST_F(FillMaskCliTest, NoMask) {
   expect_clean_failure(run_attn({"fill-mask", "The capital of France is Paris."}), kBadInput,
-                       {"text", "no [MASK] token in the input"});
+                       {"argument: no [MASK] token in the input"});
 }
 
-TEST_F(FillMaskCliTest, NoText) {
-  expect_clean_failure(run_attn({"fill-mask"}), kUsageError, {"text", "--file"});
+TEST_F(FillMaskCliTest, NoTextReadsStandardInput) {
+  // Without a text or --file, fill-mask reads standard input (here /dev/null: no text at all).
+  expect_clean_failure(run_attn({"fill-mask"}), kBadInput, {"standard input: no text"});
 }
 
 TEST_F(FillMaskCliTest, TopKOutOfRange) {
@@ -354,14 +363,14 @@ TEST_F(FillMaskCliTest, LongerThanTheContext) {
   std::string text = "The [MASK] said";
   for (int i = 0; i < 600; ++i) text += " word";
   expect_clean_failure(run_attn({"fill-mask", text}), kBadInput,
-                       {"text", "max_position_embeddings", "--truncate"});
+                       {"argument: ", "max_position_embeddings", "--truncate"});
   const CommandResult truncated = run_attn({"fill-mask", "--truncate", "--json", text});
   ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
   EXPECT_EQ(json::parse(truncated.out)[0]["position"], 2);
   // The only mask is cut off.
   const std::string late_mask = text.substr(text.find("said")) + " [MASK]";
   expect_clean_failure(run_attn({"fill-mask", "--truncate", late_mask}), kBadInput,
-                       {"text", "no [MASK] token", "truncation"});
+                       {"argument: ", "no [MASK] token", "truncation"});
 }
 
 TEST_F(FillMaskCliTest, DuplicateVocabularyToken) {

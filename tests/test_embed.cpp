@@ -311,10 +311,13 @@ TEST_F(EmbedCliTest, JsonMatchesTheLibrary) {
                                           "  It was a dark and stormy night.\u2028"};
   const CommandResult result = run({"embed", "-m", sbert_dir(), "--json", texts[0], texts[1]});
   ASSERT_EQ(result.exit_status, 0) << describe(result);
-  const json out = json::parse(result.out);
+  // One JSON line per text, {"text", "embedding"}: an argument has no "line".
+  const std::vector<json> out = json_lines(result.out);
   const auto expected = embed(*sbert().model, texts, sbert().options);
-  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out.size(), 2u) << result.out;
   for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].size(), 2u) << out[i].dump();
+    EXPECT_FALSE(out[i].contains("line")) << out[i].dump();
     EXPECT_EQ(out[i]["text"], texts[i]);
     EXPECT_LE(max_abs_difference(expected[i], out[i]["embedding"].get<std::vector<float>>()), 1e-6);
   }
@@ -370,11 +373,11 @@ TEST_F(EmbedCliTest, TruncationWarns) {
   const CommandResult result =
       run({"embed", "-m", sbert_dir(), "--json", golden["text"].get<std::string>()});
   ASSERT_EQ(result.exit_status, 0) << describe(result);
-  EXPECT_NE(result.err.find("text: 131 tokens, more than max_seq_length 128: kept the first 127 "
-                            "and the final [SEP] (3 dropped"),
+  EXPECT_NE(result.err.find("argument: 131 tokens, more than max_seq_length 128: kept the first "
+                            "127 and the final [SEP] (3 dropped"),
             std::string::npos)
       << result.err;
-  EXPECT_LE(max_abs_difference(json::parse(result.out)[0]["embedding"].get<std::vector<float>>(),
+  EXPECT_LE(max_abs_difference(json::parse(result.out)["embedding"].get<std::vector<float>>(),
                                golden["normalized"].get<std::vector<float>>()),
             1e-6);
 }
@@ -400,7 +403,7 @@ TEST_F(EmbedCliTest, PoolingOnAMaskedLanguageModelWorks) {
   const CommandResult result =
       run({"embed", "-m", shipped_model("tiny-bert-brown"), "--pooling", "mean", "--json", text});
   ASSERT_EQ(result.exit_status, 0) << describe(result);
-  const auto vector = json::parse(result.out)[0]["embedding"].get<std::vector<float>>();
+  const auto vector = json::parse(result.out)["embedding"].get<std::vector<float>>();
   EXPECT_EQ(vector.size(), 128u);
   EmbeddingOptions options;
   options.pooling = Pooling::kMean;
@@ -409,8 +412,8 @@ TEST_F(EmbedCliTest, PoolingOnAMaskedLanguageModelWorks) {
   if (shared_dir().empty()) return;
   const CommandResult sbert_mean =
       run({"embed", "-m", sbert_dir(), "--no-normalize", "--json", text});
-  EXPECT_LE(max_abs_difference(
-                expected, json::parse(sbert_mean.out)[0]["embedding"].get<std::vector<float>>()),
+  EXPECT_LE(max_abs_difference(expected,
+                               json::parse(sbert_mean.out)["embedding"].get<std::vector<float>>()),
             1e-6);
 }
 
@@ -419,8 +422,8 @@ TEST_F(EmbedCliTest, PoolingOnAMaskedLanguageModelWorks) {
 TEST_F(EmbedCliTest, FileToNpyAndJsonLinesWithAnEmptyLine) {
   const std::string bert = shipped_model("tiny-bert-brown");
   write_file(scratch_ / "texts.txt", "The cat sat.\n\nA dog ran.\r\n \u3000\nIt rained.");
-  const CommandResult lines = run(
-      {"embed", "-m", bert, "--pooling", "mean", "--normalize", "--file", scratch_ / "texts.txt"});
+  const CommandResult lines = run({"embed", "-m", bert, "--pooling", "mean", "--normalize",
+                                   "--json", "--file", scratch_ / "texts.txt"});
   ASSERT_EQ(lines.exit_status, 0) << describe(lines);
   EXPECT_EQ(lines.err, "");
   const std::vector<json> out = json_lines(lines.out);
@@ -455,21 +458,30 @@ TEST_F(EmbedCliTest, StandardInput) {
   write_file(scratch_ / "texts.txt", "The cat sat.\nA dog ran.\n");
   const std::string bert = shipped_model("tiny-bert-brown");
   const CommandResult piped =
-      run({"embed", "-m", bert, "--pooling", "cls"}, scratch_ / "texts.txt");
+      run({"embed", "-m", bert, "--pooling", "cls", "--json"}, scratch_ / "texts.txt");
   ASSERT_EQ(piped.exit_status, 0) << describe(piped);
-  const CommandResult dash =
-      run({"embed", "-m", bert, "--pooling", "cls", "--file", "-"}, scratch_ / "texts.txt");
+  const CommandResult dash = run({"embed", "-m", bert, "--pooling", "cls", "--json", "--file", "-"},
+                                 scratch_ / "texts.txt");
   EXPECT_EQ(piped.out, dash.out);
   const std::vector<json> out = json_lines(piped.out);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1]["line"], 2);
   EXPECT_EQ(out[1]["text"], "A dog ran.");
+  // Without --json, the lines of standard input print as the text table, labelled by line.
+  const CommandResult table =
+      run({"embed", "-m", bert, "--pooling", "cls"}, scratch_ / "texts.txt");
+  ASSERT_EQ(table.exit_status, 0) << describe(table);
+  EXPECT_TRUE(
+      table.out.starts_with("tiny-bert-brown: cls pooling, not normalized, 128 dimensions\n"))
+      << table.out;
+  EXPECT_NE(table.out.find("\nline 1: The cat sat.\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nline 2: A dog ran.\n"), std::string::npos) << table.out;
 }
 
 TEST_F(EmbedCliTest, BadLineIsReportedAndTheRestRun) {
   write_file(scratch_ / "texts.txt", "The cat sat.\nbad \xff byte\nA dog ran.\n");
   const CommandResult result = run({"embed", "-m", shipped_model("tiny-bert-brown"), "--pooling",
-                                    "mean", "--file", scratch_ / "texts.txt"});
+                                    "mean", "--json", "--file", scratch_ / "texts.txt"});
   EXPECT_EQ(result.exit_status, kBadInput) << describe(result);
   EXPECT_NE(result.err.find("attn: error: --file " + (scratch_ / "texts.txt").string() +
                             ": line 2: invalid UTF-8"),
@@ -585,9 +597,29 @@ TEST_F(EmbedCliTest, DecoderIsAUsageError) {
                        kUsageError, {"tiny-gpt2-brown", "decoder"});
 }
 
-TEST_F(EmbedCliTest, PlainFolderNeedsPooling) {
-  expect_clean_failure(run({"embed", "-m", shipped_model("tiny-bert-brown"), "a text"}),
-                       kUsageError, {"tiny-bert-brown", "modules.json", "--pooling"});
+// A plain encoder folder (no modules.json) is mean-pooled, as sentence-transformers pools a plain
+// Hugging Face model, with a one-line note saying so; --pooling chooses another without a note.
+TEST_F(EmbedCliTest, PlainFolderUsesMeanPoolingAndSaysSo) {
+  const std::string bert = shipped_model("tiny-bert-brown");
+  const CommandResult plain = run({"embed", "-m", bert, "--json", "a text"});
+  ASSERT_EQ(plain.exit_status, 0) << describe(plain);
+  EXPECT_EQ(plain.err,
+            bert + ": not a sentence-transformers folder (no modules.json): mean pooling\n");
+  const CommandResult mean = run({"embed", "-m", bert, "--pooling", "mean", "--json", "a text"});
+  ASSERT_EQ(mean.exit_status, 0) << describe(mean);
+  EXPECT_EQ(mean.err, "");
+  EXPECT_EQ(plain.out, mean.out);
+  const CommandResult table = run({"embed", "-m", bert, "a text"});
+  ASSERT_EQ(table.exit_status, 0) << describe(table);
+  EXPECT_TRUE(
+      table.out.starts_with("tiny-bert-brown: mean pooling, not normalized, 128 dimensions\n"))
+      << table.out;
+  const CommandResult similarity = run({"similarity", "-m", bert, "a text", "another text"});
+  ASSERT_EQ(similarity.exit_status, 0) << describe(similarity);
+  EXPECT_NE(similarity.err.find("no modules.json): mean pooling"), std::string::npos)
+      << similarity.err;
+  EXPECT_EQ(similarity.out,
+            run({"similarity", "-m", bert, "--pooling", "mean", "a text", "another text"}).out);
 }
 
 TEST_F(EmbedCliTest, BadUsage) {
@@ -609,16 +641,27 @@ TEST_F(EmbedCliTest, BadUsage) {
 
 TEST_F(EmbedCliTest, EmptyTextAndFiles) {
   const std::string bert = shipped_model("tiny-bert-brown");
-  expect_clean_failure(run({"embed", "-m", bert, "--pooling", "mean", "a", " \u2028"}), kBadInput,
-                       {"text 2", "empty"});
+  // An empty argument is refused before anything runs.
+  expect_clean_failure(run({"embed", "-m", bert, "--pooling", "mean", "a", ""}), kBadInput,
+                       {"argument 2: the text is empty\n"});
+  // An argument empty once stripped (as sentence-transformers strips it) is an error in that
+  // text: reported, and the other texts still run; exit status 1.
+  const CommandResult stripped =
+      run({"embed", "-m", bert, "--pooling", "mean", "--json", "a", " \u2028"});
+  EXPECT_EQ(stripped.exit_status, kBadInput) << describe(stripped);
+  EXPECT_EQ(stripped.err, "attn: error: argument 2: the text is empty\n");
+  const std::vector<json> out = json_lines(stripped.out);
+  ASSERT_EQ(out.size(), 1u) << stripped.out;
+  EXPECT_EQ(out[0]["text"], "a");
+  EXPECT_EQ(out[0]["embedding"].size(), 128u);
   write_file(scratch_ / "empty.txt", "");
   expect_clean_failure(
       run({"embed", "-m", bert, "--pooling", "mean", "--file", scratch_ / "empty.txt"}), kBadInput,
-      {"empty.txt", "is empty"});
+      {"--file " + (scratch_ / "empty.txt").string() + ": no text\n"});
   write_file(scratch_ / "blank.txt", "\n  \n\t\n");
   expect_clean_failure(
       run({"embed", "-m", bert, "--pooling", "mean", "--file", scratch_ / "blank.txt"}), kBadInput,
-      {"blank.txt", "only empty lines"});
+      {"--file " + (scratch_ / "blank.txt").string() + ": no text (only blank lines)"});
 }
 
 }  // namespace

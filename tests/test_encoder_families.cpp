@@ -146,7 +146,7 @@ TEST(FillMaskPortableMask, TextWithoutAMaskNamesBothSpellings) {
   expect_clean_failure(
       run_attn({"fill-mask", "-m", (shared_dir() / "models/tiny-xlmr-random").string(),
                 "The cat sat on the mat."}),
-      kBadInput, {"text: no <mask> (or [MASK]) token in the input"});
+      kBadInput, {"argument: no <mask> (or [MASK]) token in the input"});
 }
 
 // ModernBERT's local layers see local_attention / 2 keys on either side: with the window made

@@ -34,10 +34,33 @@ class GenerationConfigTest : public testing::Test {
 
 TEST_F(GenerationConfigTest, DoSampleFalseMeansGreedyAndMaxNewTokensApplies) {
   const auto model = model_with({{"do_sample", false}, {"max_new_tokens", 7}});
-  const json from_config = generate(model, {"--seed", "3"});
+  const json from_config = generate(model, {});
   const json greedy = generate(shipped_model("tiny-gpt2-brown"), {"--temp", "0", "-n", "7"});
   EXPECT_EQ(from_config["generated_ids"].size(), 7u);
   EXPECT_EQ(from_config["generated_ids"], greedy["generated_ids"]);
+}
+
+// A sampling option on the command line (--seed, --top-k, ...) turns sampling on over do_sample
+// false, as llama.cpp's flags do: with Hugging Face's sampling defaults, as do_sample true
+// without other settings gives them.
+TEST_F(GenerationConfigTest, ASamplingOptionTurnsSamplingOnOverDoSampleFalse) {
+  const auto model = model_with({{"do_sample", false}, {"max_new_tokens", 7}});
+  const auto sampling = model_with({{"do_sample", true}, {"max_new_tokens", 7}}, "sampling");
+  const json expected = generate(sampling, {"--seed", "3"});
+  const json greedy = generate(model, {});
+  ASSERT_EQ(expected["generated_ids"].size(), 7u);
+  ASSERT_NE(expected["generated_ids"], greedy["generated_ids"]) << "seed 3 samples other tokens";
+  EXPECT_EQ(generate(model, {"--seed", "3"})["generated_ids"], expected["generated_ids"]);
+  EXPECT_EQ(generate(model, {"--seed", "3", "--top-k", "50"})["generated_ids"],
+            expected["generated_ids"]);
+  EXPECT_EQ(generate(model, {"--seed", "3", "--top-p", "1"})["generated_ids"],
+            expected["generated_ids"]);
+  // --temp 0 stays greedy, and --seed -1 is a random seed: sampling too, with the seed reported.
+  EXPECT_EQ(generate(model, {"--temp", "0"})["generated_ids"], greedy["generated_ids"]);
+  const json random = generate(model, {"--seed", "-1"});
+  EXPECT_EQ(generate(sampling,
+                     {"--seed", std::to_string(random["seed"].get<uint64_t>())})["generated_ids"],
+            random["generated_ids"]);
 }
 
 TEST_F(GenerationConfigTest, FlagsOverrideTheConfig) {

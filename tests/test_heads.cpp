@@ -655,7 +655,7 @@ class HeadsBadInputTest : public HostileTest {};
 TEST_F(HeadsBadInputTest, EmptyFile) {
   write_file(scratch_ / "empty.txt", "");
   expect_clean_failure(run({"heads", "--file", (scratch_ / "empty.txt").string()}), kBadInput,
-                       {"--file", "is empty"});
+                       {"--file " + (scratch_ / "empty.txt").string() + ": no text\n"});
 }
 
 TEST_F(HeadsBadInputTest, UnknownFormat) {
@@ -684,12 +684,14 @@ TEST_F(HeadsBadInputTest, InductionProbeOnAnEncoder) {
 TEST_F(HeadsBadInputTest, BadLinesAreNamed) {
   write_file(scratch_ / "texts.txt", "The cat sat.\n\nbad \xff byte\n");
   expect_clean_failure(run({"heads", "--file", (scratch_ / "texts.txt").string()}), kBadInput,
-                       {"texts.txt: line 3", "UTF-8"});
+                       {"--file " + (scratch_ / "texts.txt").string() + ": line 3: invalid UTF-8"});
   std::string long_text;
   for (int i = 0; i < 600; ++i) long_text += " cat";
   expect_clean_failure(run({"heads", "The cat sat.", long_text}), kBadInput,
-                       {"text 2", "more than the model's context of 512"});
-  expect_clean_failure(run({"heads", ""}), kBadInput, {"text 1", "gives no tokens"});
+                       {"argument 2: 600 tokens, more than the model's context of 512"});
+  expect_clean_failure(run({"heads", ""}), kBadInput, {"argument: the text is empty\n"});
+  expect_clean_failure(run({"heads", "-p", "The cat sat.", "-p", ""}), kBadInput,
+                       {"--prompt 2: the text is empty\n"});
 }
 
 TEST_F(HeadsBadInputTest, EncoderDecoderOptionsElsewhere) {
@@ -710,8 +712,9 @@ TEST_F(HeadsBadInputTest, InductionProbeOnAnEncoderDecoder) {
                        {"--seed", "decoder-only"});
 }
 
-TEST_F(HeadsBadInputTest, NoInput) {
-  expect_clean_failure(run({"heads"}), kUsageError, {"give a text or --file"});
+TEST_F(HeadsBadInputTest, NoInputReadsStandardInput) {
+  // Without a text or --file, heads reads standard input (here /dev/null: no text at all).
+  expect_clean_failure(run({"heads"}), kBadInput, {"standard input: no text\n"});
 }
 
 }  // namespace

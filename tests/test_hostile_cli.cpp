@@ -155,9 +155,13 @@ INSTANTIATE_TEST_SUITE_P(
         OptionCase{"GenerateExponentTopK",
                    {"generate", "-p", "hi", "--top-k", "1e2"},
                    "--top-k: must be a whole number, got 1e2"},
-        OptionCase{"GenerateNegativeSeed",
-                   {"generate", "-p", "hi", "--seed", "-1"},
-                   "--seed: must be a whole number from 0 to 18446744073709551615, got -1"},
+        OptionCase{"GenerateSeedBelowMinusOne",
+                   {"generate", "-p", "hi", "--seed", "-2"},
+                   "--seed: must be -1 (random) or from 0 to 9007199254740991, got -2"},
+        OptionCase{"GenerateSeedPast53Bits",
+                   {"generate", "-p", "hi", "--seed", "9007199254740992"},
+                   "--seed: must be -1 (random) or from 0 to 9007199254740991, got "
+                   "9007199254740992"},
         OptionCase{"GenerateWordSeed",
                    {"generate", "-p", "hi", "--seed", "lucky"},
                    "--seed: must be a whole number, got lucky"},
@@ -195,6 +199,28 @@ INSTANTIATE_TEST_SUITE_P(
                    "--precision: must be from 1 to 9, got 10"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
+// --seed -1 asks for a random seed, as no --seed does: reported, below 2^53, and repeatable.
+TEST_F(HostileCliTest, SeedMinusOneIsARandomSeed) {
+  const std::vector<std::string> args = {"generate", "-p",           "The jury", "-n",
+                                         "8",        "--ignore-eos", "--json",   "-q"};
+  std::vector<std::string> random = args;
+  random.insert(random.end(), {"--seed", "-1"});
+  const CommandResult first = run(random);
+  expect_success(first);
+  const CommandResult second = run(random);
+  expect_success(second);
+  const json out = json::parse(first.out);
+  const uint64_t seed = out["seed"].get<uint64_t>();
+  EXPECT_LT(seed, uint64_t(1) << 53);
+  EXPECT_NE(json::parse(second.out)["seed"].get<uint64_t>(), seed) << "a fresh seed each run";
+  std::vector<std::string> again = args;
+  again.insert(again.end(), {"--seed", std::to_string(seed)});
+  const CommandResult repeated = run(again);
+  expect_success(repeated);
+  EXPECT_EQ(json::parse(repeated.out)["generated_ids"], out["generated_ids"]);
+  EXPECT_EQ(json::parse(repeated.out)["seed"], out["seed"]);
+}
+
 TEST_F(HostileCliTest, HugeButFiniteTemperatureIsAccepted) {
   const CommandResult result = run(
       {"generate", "-p", "The jury", "-n", "3", "--temp", "1e300", "--ignore-eos", "--json", "-q"});
@@ -215,7 +241,8 @@ std::ostream& operator<<(std::ostream& out, const InputCase& c) { return out << 
 
 class BadInputDataTest : public HostileCliTest, public ::testing::WithParamInterface<InputCase> {};
 
-// "FILE" in the arguments is replaced by a file holding `stdin_text`, for the --file cases.
+// "FILE" in the arguments and the expected message is replaced by a file holding `stdin_text`,
+// for the --file cases.
 TEST_P(BadInputDataTest, ExitStatusOneNamingWhereTheTextCameFrom) {
   const InputCase& c = GetParam();
   const auto input = write_input("input.txt", c.stdin_text);
@@ -223,8 +250,12 @@ TEST_P(BadInputDataTest, ExitStatusOneNamingWhereTheTextCameFrom) {
   for (std::string& arg : args) {
     if (arg == "FILE") arg = input.string();
   }
+  std::string expected = c.expected;
+  if (const std::size_t at = expected.find("FILE"); at != std::string::npos) {
+    expected.replace(at, 4, input.string());
+  }
   const CommandResult result = run(args, c.stdin_text.empty() ? "/dev/null" : input);
-  expect_clean_failure(result, kBadInput, {c.expected});
+  expect_clean_failure(result, kBadInput, {expected});
   EXPECT_EQ(result.err.find("text: text:"), std::string::npos) << describe(result);
 }
 
@@ -234,9 +265,19 @@ INSTANTIATE_TEST_SUITE_P(
     InvalidUtf8, BadInputDataTest,
     ::testing::Values(
         InputCase{"GeneratePrompt", {"generate", "-p", kBadUtf8}, "", "--prompt: invalid UTF-8"},
-        InputCase{"GenerateFile", {"generate", "--file", "FILE"}, kBadUtf8, "invalid UTF-8"},
-        InputCase{"GenerateStandardInput", {"generate"}, kBadUtf8, "standard input: invalid UTF-8"},
-        InputCase{"FillMaskText", {"fill-mask", kBadUtf8}, "", "text: invalid UTF-8 at byte 2"},
+        InputCase{"GenerateFile",
+                  {"generate", "--file", "FILE"},
+                  kBadUtf8,
+                  "--file FILE: line 1: invalid UTF-8 at byte 2"},
+        InputCase{"GeneratePromptFile",
+                  {"generate", "--prompt-file", "FILE"},
+                  kBadUtf8,
+                  "--prompt-file FILE: invalid UTF-8 at byte 2"},
+        InputCase{"GenerateStandardInput",
+                  {"generate"},
+                  kBadUtf8,
+                  "standard input: line 1: invalid UTF-8 at byte 2"},
+        InputCase{"FillMaskText", {"fill-mask", kBadUtf8}, "", "argument: invalid UTF-8 at byte 2"},
         InputCase{"FillMaskPair",
                   {"fill-mask", "a [MASK].", "--pair", kBadUtf8},
                   "",
@@ -244,26 +285,26 @@ INSTANTIATE_TEST_SUITE_P(
         InputCase{"FillMaskFileLine",
                   {"fill-mask", "--file", "FILE"},
                   kBadUtf8 + "\n",
-                  "line 1: text: invalid UTF-8 at byte 2"},
+                  "--file FILE: line 1: invalid UTF-8 at byte 2"},
         InputCase{"EmbedText",
                   {"embed", "--pooling", "mean", kBadUtf8},
                   "",
-                  "text: invalid UTF-8 at byte 2"},
+                  "argument: invalid UTF-8 at byte 2"},
         InputCase{"EmbedFileLine",
                   {"embed", "--pooling", "mean", "--file", "FILE"},
                   kBadUtf8 + "\n",
-                  "line 1: invalid UTF-8 at byte 2"},
+                  "--file FILE: line 1: invalid UTF-8 at byte 2"},
         InputCase{"SimilarityText",
                   {"similarity", "--pooling", "mean", "a", kBadUtf8},
                   "",
-                  "text 2: invalid UTF-8 at byte 2"},
-        InputCase{"AttentionText", {"attention", kBadUtf8}, "", "TEXT: invalid UTF-8 at byte 2"},
+                  "argument 2: invalid UTF-8 at byte 2"},
+        InputCase{
+            "AttentionText", {"attention", kBadUtf8}, "", "argument: invalid UTF-8 at byte 2"},
         InputCase{"AttentionPair",
                   {"attention", "-m", shipped_model("tiny-bert-brown"), "hi", "--pair", kBadUtf8},
                   "",
                   "--pair: invalid UTF-8 at byte 2"},
-        InputCase{
-            "TokenizeText", {"tokenize", kBadUtf8}, "", "argument 1: invalid UTF-8 at byte 2"},
+        InputCase{"TokenizeText", {"tokenize", kBadUtf8}, "", "argument: invalid UTF-8 at byte 2"},
         InputCase{"TokenizePair",
                   {"tokenize", "-m", shipped_model("tiny-bert-brown"), "hi", "--pair", kBadUtf8},
                   "",
@@ -276,15 +317,20 @@ INSTANTIATE_TEST_SUITE_P(
         InputCase{"GeneratePrompt",
                   {"generate", "-p", the_times(600)},
                   "",
-                  "--prompt: the prompt is 600 tokens, longer than the model's context of 512"},
+                  "--prompt: the prompt is 600 tokens, longer than the context of 512 (use "
+                  "--truncate"},
         InputCase{"GenerateFile",
                   {"generate", "--file", "FILE"},
                   the_times(600),
-                  "the prompt is 600 tokens, longer than the model's context of 512"},
+                  "--file FILE: line 1: the prompt is 600 tokens, longer than the context of 512"},
+        InputCase{"GeneratePromptFile",
+                  {"generate", "--prompt-file", "FILE"},
+                  the_times(600),
+                  "--prompt-file FILE: the prompt is 600 tokens, longer than the context of 512"},
         InputCase{"AttentionText",
                   {"attention", the_times(600)},
                   "",
-                  "TEXT: 600 tokens, more than the model's context of 512"},
+                  "argument: 600 tokens, more than the model's context of 512"},
         InputCase{"FillMaskText",
                   {"fill-mask", "[MASK] " + the_times(600)},
                   "",
@@ -294,8 +340,16 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Empty, BadInputDataTest,
     ::testing::Values(
-        InputCase{"GeneratePrompt", {"generate", "-p", ""}, "", "--prompt: the prompt is empty"},
-        InputCase{"AttentionText", {"attention", ""}, "", "TEXT: gives no tokens"}),
+        InputCase{"GeneratePrompt", {"generate", "-p", ""}, "", "--prompt: the text is empty\n"},
+        InputCase{"GenerateSecondPrompt",
+                  {"generate", "-p", "hi", "-p", ""},
+                  "",
+                  "--prompt 2: the text is empty\n"},
+        InputCase{"AttentionText", {"attention", ""}, "", "argument: the text is empty\n"},
+        InputCase{"FillMaskSecondText",
+                  {"fill-mask", "a [MASK].", ""},
+                  "",
+                  "argument 2: the text is empty\n"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
 TEST_F(HostileCliTest, GenerateFileIsAFolder) {
@@ -316,12 +370,12 @@ TEST_F(HostileCliTest, FillMaskFileIsADevice) {
 TEST_F(HostileCliTest, FillMaskFileOfBlankLinesOnly) {
   const auto input = write_input("blank.txt", "\n  \n\t\n");
   expect_clean_failure(run({"fill-mask", "--file", input.string()}), kBadInput,
-                       {"--file " + input.string() + ": has only blank lines"});
+                       {"--file " + input.string() + ": no text (only blank lines)\n"});
 }
 
 TEST_F(HostileCliTest, FillMaskFileSkipsBlankLinesAndKeepsLineNumbers) {
   const auto input = write_input("inputs.txt", "\nIt was a [MASK] day.\n \r\n\nHe [MASK] home.\n");
-  const CommandResult result = run({"fill-mask", "--file", input.string()});
+  const CommandResult result = run({"fill-mask", "--json", "--file", input.string()});
   expect_success(result);
   EXPECT_EQ(result.err, "");
   std::istringstream lines(result.out);
@@ -330,6 +384,13 @@ TEST_F(HostileCliTest, FillMaskFileSkipsBlankLinesAndKeepsLineNumbers) {
     line_numbers.push_back(json::parse(line)["line"]);
   }
   EXPECT_EQ(line_numbers, std::vector<int>({2, 5}));
+  // The text output skips them too: each text, then its table, a blank line between texts.
+  const CommandResult text = run({"fill-mask", "--file", input.string()});
+  expect_success(text);
+  EXPECT_EQ(text.err, "");
+  EXPECT_TRUE(text.out.starts_with("It was a [MASK] day.\n[MASK] at token 4:\n")) << text.out;
+  EXPECT_NE(text.out.find("\n\nHe [MASK] home.\n[MASK] at token 2:\n"), std::string::npos)
+      << text.out;
 }
 
 // ---- A full standard output: exit status 1, one line, for every command ----
@@ -475,6 +536,35 @@ TEST_F(HostileCliTest, AttentionToDevStdoutIsStandardOutput) {
   const CommandResult direct = run_attn({"attention", "The cat sat"});
   EXPECT_EQ(through_path.out, direct.out);
   EXPECT_FALSE(through_path.out.empty());
+}
+
+// -o is on every command now: a path that is standard output writes there, as no -o does.
+TEST_F(HostileCliTest, EveryCommandsOutputToDevStdoutIsStandardOutput) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"generate", "-p", "The jury", "-n", "4", "--temp", "0", "--ignore-eos", "-q"},
+      {"tokenize", "The jury said"},
+      {"fill-mask", "-m", bert_, "The [MASK] said."},
+      {"fill-mask", "-m", bert_, "The [MASK] said.", "It [MASK]."},
+      {"embed", "-m", bert_, "--pooling", "mean", "The jury said"},
+      {"perplexity", "-p", "The jury said it did find that", "-q"},
+      {"info"},
+  };
+  for (const auto& args : commands) {
+    const CommandResult direct = run_attn(args);
+    expect_success(direct);
+    EXPECT_FALSE(direct.out.empty()) << describe(direct);
+    for (const char* path : {"/dev/stdout", "/dev/fd/1", "-"}) {
+      std::vector<std::string> with_path = args;
+      with_path.insert(with_path.end(), {"-o", path});
+      const CommandResult through_path = run_attn(with_path);
+      expect_success(through_path);
+      // perplexity's speed changes from run to run.
+      const std::regex speed("[0-9]+ tokens/s");
+      EXPECT_EQ(std::regex_replace(through_path.out, speed, "N tokens/s"),
+                std::regex_replace(direct.out, speed, "N tokens/s"))
+          << args[0] << " -o " << path;
+    }
+  }
 }
 
 TEST_F(HostileCliTest, AttentionToADescriptorAppendsWhereTheShellLeftOff) {

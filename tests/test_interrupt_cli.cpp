@@ -190,6 +190,15 @@ std::vector<std::string> generate_args(const std::vector<std::string>& args) {
   return all;
 }
 
+// The same with --beams N, which is deterministic and so takes no --seed.
+std::vector<std::string> beam_search_args(int beams, const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"generate", "-m", shipped_model("tiny-gpt2-brown").string(), "-p",
+                                  kPrompt};
+  all.insert(all.end(), {"-n", "509", "--ignore-eos", "--beams", std::to_string(beams)});
+  all.insert(all.end(), args.begin(), args.end());
+  return all;
+}
+
 // At least `n` lines of output have arrived.
 std::function<bool(const RunningAttn&)> lines_out(std::size_t n) {
   return [n](const RunningAttn& attn) { return split_lines_of(attn.out()).size() >= n; };
@@ -250,7 +259,7 @@ TEST(InterruptCli, StreamedJsonEndsWithTheSummaryOfTheTokensSoFar) {
 // The beams so far: the running ones unfinished, as many tokens long as the steps taken.
 TEST(InterruptCli, BeamSearchGivesTheBestBeamsSoFar) {
   const Interrupted run =
-      interrupt(generate_args({"--beams", "2", "--num-return", "2", "--json"}), generating);
+      interrupt(beam_search_args(2, {"--num-return", "2", "--json"}), generating);
   ASSERT_INTERRUPTED(run);
   const json out = json::parse(run.result.out);
   EXPECT_EQ(out.at("stop_reason"), "interrupted");
@@ -266,7 +275,7 @@ TEST(InterruptCli, BeamSearchGivesTheBestBeamsSoFar) {
 }
 
 TEST(InterruptCli, BeamSearchTextIsPrinted) {
-  const Interrupted run = interrupt(generate_args({"--beams", "2"}), generating);
+  const Interrupted run = interrupt(beam_search_args(2, {}), generating);
   ASSERT_INTERRUPTED(run);
   EXPECT_TRUE(run.result.out.starts_with("[-")) << describe(run.result);
   EXPECT_NE(run.result.out.find("] " + kPrompt), std::string::npos) << describe(run.result);
@@ -336,8 +345,9 @@ TEST(InterruptCli, TranslateLinesStopAfterTheCurrentOne) {
   std::string text;
   for (int i = 0; i < 40; ++i) text += "Hello world, this is a test.\n";
   write_file(sources, text);
-  const Interrupted run = interrupt(
-      {"translate", "-m", marian(), "--file", sources.string(), "-n", "511"}, lines_out(1));
+  const Interrupted run =
+      interrupt({"translate", "-m", marian(), "--json", "--file", sources.string(), "-n", "511"},
+                lines_out(1));
   ASSERT_INTERRUPTED(run);
   const std::vector<std::string> lines = split_lines_of(run.result.out);
   ASSERT_TRUE(run.result.out.ends_with("\n")) << describe(run.result);

@@ -1,6 +1,6 @@
 // Issue 12, the command line of the encoder-decoders: attn translate (streamed text, --json,
-// --file and standard input as JSON Lines, beam search, --attention-out) and attn attention's
-// encoder, decoder and cross-attention sections against Hugging Face's goldens.
+// --file and standard input a line each or as JSON Lines, beam search, --attention-out) and attn
+// attention's encoder, decoder and cross-attention sections against Hugging Face's goldens.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -57,16 +57,24 @@ TEST_P(TranslateCli, StreamsTheGoldenTranslation) {
   }
 }
 
-// --file and standard input: one JSON line per non-blank line, numbered as in the file.
-TEST_P(TranslateCli, FileAndStandardInputGiveJsonLines) {
+// --file and standard input: one translation a line, a blank line for a blank line, so that the
+// output stays line for line with the input; --json: one JSON line per non-blank line, numbered
+// as in the file.
+TEST_P(TranslateCli, FileAndStandardInputGiveALineEachOrJsonLines) {
   const auto lines = golden("generate.jsonl");
   const std::filesystem::path file = scratch_ / "sources.txt";
   write_file(file, lines[0]["source"].get<std::string>() + "\n\n" +
                        lines[1]["source"].get<std::string>() + "\n");
   for (const bool from_stdin : {false, true}) {
-    const std::string out =
+    const std::string text =
         from_stdin ? attn_out({"translate", "-m", model(), "-n", "48", "-q"}, file)
                    : attn_out({"translate", "-m", model(), "--file", file.string(), "-n", "48"});
+    EXPECT_EQ(text, lines[0]["generated_text"].get<std::string>() + "\n\n" +
+                        lines[1]["generated_text"].get<std::string>() + "\n");
+    const std::string out =
+        from_stdin
+            ? attn_out({"translate", "-m", model(), "-n", "48", "-q", "--json"}, file)
+            : attn_out({"translate", "-m", model(), "--file", file.string(), "-n", "48", "--json"});
     std::vector<json> results;
     for (const std::string& text : split_lines_of(out)) results.push_back(json::parse(text));
     ASSERT_EQ(results.size(), 2u);

@@ -51,15 +51,16 @@ std::vector<int> decoder_input(const AttentionCommand& command, const Model& mod
 }
 
 int run_encoder_decoder_attention(const AttentionCommand& command, const Model& model,
-                                  OutputFile& out, AttentionDocumentInfo info) {
+                                  const InputText& text, OutputFile& out,
+                                  AttentionDocumentInfo info) {
   const ArchSpec& encoder_spec = model.encoder->spec();
   const ArchSpec& decoder_spec = model.spec();
   const AttentionSelection encoder_selection = select_attention(encoder_spec, command.attention);
   const AttentionSelection decoder_selection = select_attention(decoder_spec, command.attention);
   const std::vector<int>& source_ids = info.encoding.ids;
   if (int(source_ids.size()) > encoder_spec.max_positions) {
-    throw Error("TEXT: " + std::to_string(source_ids.size()) + " tokens, more than the model's " +
-                "context of " + std::to_string(encoder_spec.max_positions));
+    text.fail(std::to_string(source_ids.size()) + " tokens, more than the model's context of " +
+              std::to_string(encoder_spec.max_positions));
   }
   info.decoder_ids = decoder_input(command, model, source_ids);
   info.decoder_tokens = token_strings(*model.tokenizer, info.decoder_ids);
@@ -136,7 +137,8 @@ int run_attention(const AttentionCommand& command) {
   const int n_tokens = int(info.encoding.ids.size());
   // Bad text is bad input (exit status 1), as for every command.
   if (n_tokens == 0) text.fail("gives no tokens");
-  if (encoder_decoder) return run_encoder_decoder_attention(command, *model, out, std::move(info));
+  if (encoder_decoder)
+    return run_encoder_decoder_attention(command, *model, text, out, std::move(info));
 
   const AttentionSelection selection = select_attention(spec, command.attention);
   if (n_tokens > spec.max_positions) {

@@ -179,8 +179,9 @@ void warn_skipped(const EncodedTexts& encoded, const std::filesystem::path& npy_
     lines += (i > 0 ? ", " : "") + std::to_string(encoded.skipped[i]->line);
   }
   if (encoded.skipped.size() > kListedLines) lines += ", ...";
-  spdlog::warn("{} skipped, with no row in {} ({})",
-               plural(long(encoded.skipped.size()), "empty line"), npy_path.string(), lines);
+  spdlog::warn("{} skipped, with no row in {} ({} {})",
+               plural(long(encoded.skipped.size()), "empty line"), npy_path.string(),
+               encoded.skipped.size() > 1 ? "lines" : "line", lines);
 }
 
 int similarity(const EmbedCommand& command, const Embedder& embedder, const EncodedTexts& encoded) {

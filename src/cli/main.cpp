@@ -598,7 +598,7 @@ int run_command_line(int argc, char** argv) {
             },
             help)
         ->check(each_item(std::move(item_checks)))
-        ->type_name("N[,N...]");
+        ->type_name("N,...");
   };
   add_int_list("-p,--prompt-tokens", bench.prompt_tokens,
                "prompt lengths (encoders: tokens per sequence)", {whole_number<int>(), positive()})
@@ -632,7 +632,7 @@ int run_command_line(int argc, char** argv) {
             return bench_dtypes.contains(name) ? "" : "must be f32, f16, bf16 or q8, got " + name;
           },
           "")}))
-      ->type_name("TYPE[,TYPE...]");
+      ->type_name("TYPE,...");
   bench_app
       ->add_option("-r,--repetitions", bench.repetitions,
                    "timed runs of each combination, after one untimed warm-up (mean ± sample "
@@ -680,6 +680,11 @@ int run_command_line(int argc, char** argv) {
     throw UsageError(describe_parse_error(e, parsed.empty() ? app : *parsed.front()));
   }
 
+  // embed -o FILE.npy: the vectors, written by embed itself, not the results file opened below.
+  if (embed.common.output && embed.common.output->extension() == ".npy") {
+    embed.npy_output = std::exchange(embed.common.output, std::nullopt);
+  }
+
   // Exactly one subcommand was parsed (require_subcommand(1)): set up and run it.
   const struct {
     CLI::App* app;
@@ -709,13 +714,7 @@ int run_command_line(int argc, char** argv) {
          if (attention.common.json) attention.format = AttentionFormat::kJson;
          return run_attention(attention);
        }},
-      {embed_app, embed.common,
-       [&] {
-         if (embed.common.output && embed.common.output->extension() == ".npy") {
-           embed.npy_output = std::exchange(embed.common.output, std::nullopt);
-         }
-         return run_embed(embed);
-       }},
+      {embed_app, embed.common, [&] { return run_embed(embed); }},
       {heads_app, heads.common,
        [&] {
          if (heads.common.json) heads.format = HeadsFormat::kJson;

@@ -70,9 +70,11 @@ std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit) {
   if (given) return given_texts(sources);
 
   const std::filesystem::path path = sources.file.value_or("-");
-  const std::string source = path == "-" ? "standard input" : "--file " + path.string();
+  // generate's --prompt-file reads the file its own option names.
+  const std::string option = unit == TextUnit::kPromptFile ? "--prompt-file" : "--file";
+  const std::string source = path == "-" ? "standard input" : option + " " + path.string();
   hint_if_terminal(path);
-  std::string contents = read_input_text(path, "--file", kMaxInputTextBytes);
+  std::string contents = read_input_text(path, option, kMaxInputTextBytes);
   if (contents.starts_with(kByteOrderMark)) contents.erase(0, kByteOrderMark.size());
   if (unit == TextUnit::kPromptFile && contents.ends_with('\n')) {
     contents.pop_back();
@@ -81,7 +83,10 @@ std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit) {
   if (unit != TextUnit::kLine) {
     InputText text{std::move(contents), source, 0};
     require_utf8(text.text, text.source);
-    if (text.text.empty()) text.fail("no text");
+    // Only blank lines are no text either, as for an input read a line at a time.
+    if (text.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      text.fail(text.text.empty() ? "no text" : "no text (only blank lines)");
+    }
     return {std::move(text)};
   }
   std::vector<InputText> texts;

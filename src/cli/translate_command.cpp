@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
@@ -84,6 +85,26 @@ nlohmann::ordered_json beams_json(const Translator& translator, const BeamSearch
           {"sequences", sequences}};
 }
 
+// The decoder passes of a greedy translation: the first is the start token's, the others each
+// read one new token.
+int decoder_passes(const TranslateResult& result) { return result.generation.decode_steps + 1; }
+double decoder_ms(const TranslateResult& result) {
+  return result.generation.prompt_ms + result.generation.decode_ms;
+}
+
+// A greedy translation as JSON, the same for one text and for each line of a file.
+nlohmann::ordered_json greedy_json(const Model& model, const TranslateResult& result) {
+  const GenerateResult& generation = result.generation;
+  return {{"generated_ids", generation.generated_ids},
+          {"text", generation.text},
+          {"stop_reason", generation.stop_reason},
+          {"timings",
+           {{"load_ms", model.load_ms},
+            {"encode_ms", result.encode_ms},
+            {"decode_ms", decoder_ms(result)},
+            {"decode_tokens_per_s", decoder_passes(result) / (decoder_ms(result) / 1000)}}}};
+}
+
 // One translation as JSON: the greedy result or the beams.
 nlohmann::ordered_json translation_json(const Translator& translator, std::span<const int> ids) {
   if (translator.beam.beams > 1) {
@@ -91,10 +112,8 @@ nlohmann::ordered_json translation_json(const Translator& translator, std::span<
   }
   GenerateCallbacks callbacks;
   callbacks.stop = &interrupt_requested();
-  const TranslateResult result = translate(translator.model, ids, translator.options, callbacks);
-  return {{"generated_ids", result.generation.generated_ids},
-          {"text", result.generation.text},
-          {"stop_reason", result.generation.stop_reason}};
+  return greedy_json(translator.model,
+                     translate(translator.model, ids, translator.options, callbacks));
 }
 
 // The beams' text output: "[score] text" a line, best first.
@@ -115,13 +134,9 @@ void translate_text(const Translator& translator, const InputText& source) {
   if (translator.beam.beams > 1) {
     if (command.attention_out) throw UsageError("--attention-out does not go with --beams");
     const BeamSearchResult result = translate_beams(model, ids, translator.beam);
-    nlohmann::ordered_json out = beams_json(translator, result);
-    if (command.common.json) {
-      out["source_ids"] = ids;
-      write_stdout(json_text(out) + "\n");
-    } else {
-      write_stdout(beams_text(out));
-    }
+    nlohmann::ordered_json out = {{"source", source.text}, {"source_ids", ids}};
+    out.update(beams_json(translator, result));
+    write_stdout(command.common.json ? json_text(out) + "\n" : beams_text(out));
     if (result.stop_reason == "interrupted") {
       flush_stdout();
       spdlog::info("interrupted after {}: the best sequences so far, unfinished ones included",
@@ -152,28 +167,20 @@ void translate_text(const Translator& translator, const InputText& source) {
                           command.attention.precision);
     attention_out->commit();
   }
-  // The first decoder pass is the start token's; the others each read one new token.
-  const int decoder_passes = generation.decode_steps + 1;
-  const double decode_ms = generation.prompt_ms + generation.decode_ms;
-  const double rate = decoder_passes / (decode_ms / 1000);
+  const int passes = decoder_passes(result);
+  const double rate = passes / (decoder_ms(result) / 1000);
   if (command.common.json) {
-    write_stdout(json_text(nlohmann::ordered_json{{"source_ids", ids},
-                                                  {"generated_ids", generation.generated_ids},
-                                                  {"text", generation.text},
-                                                  {"stop_reason", generation.stop_reason},
-                                                  {"timings",
-                                                   {{"load_ms", model.load_ms},
-                                                    {"encode_ms", result.encode_ms},
-                                                    {"decode_ms", decode_ms},
-                                                    {"decode_tokens_per_s", rate}}}}) +
-                 "\n");
+    // The keys of a line of a file (translate_each), less "line".
+    nlohmann::ordered_json out = {{"source", source.text}, {"source_ids", ids}};
+    out.update(greedy_json(model, result));
+    write_stdout(json_text(out) + "\n");
   } else {
     write_stdout("\n");
   }
   flush_stdout();
   spdlog::info("load {:.1f} ms | encode {}, {:.1f} ms | decode {}, {:.1f} tokens/s | {}, stop: {}",
                model.load_ms, plural(long(ids.size()), "token"), result.encode_ms,
-               plural(decoder_passes, "pass", "passes"), rate,
+               plural(passes, "pass", "passes"), rate,
                plural(long(generation.generated_ids.size()), "new token"), generation.stop_reason);
 }
 
@@ -187,9 +194,9 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
   if (command.attention_out) throw UsageError("--attention-out: only with one text");
   std::int64_t total = 0;
   for (const InputText& text : texts) total += !is_blank(text.text);
-  Progress progress("translate", "texts", command.common.quiet);
+  std::optional<Progress> progress(std::in_place, "translate", "texts", command.common.quiet);
   std::int64_t done = 0, tokens = 0;
-  return for_each_text(texts, [&](const InputText& text) {
+  const int status = for_each_text(texts, [&](const InputText& text) {
     // Ctrl-C: the text being translated was ended early and printed; the rest are not run.
     if (interrupt_requested()) return;
     if (is_blank(text.text)) {
@@ -214,8 +221,11 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
     }
     flush_stdout();
     tokens += std::int64_t(ids.size());
-    progress.update(++done, total, tokens);
+    progress->update(++done, total, tokens);
   });
+  progress.reset();  // the progress line ends before anything else goes to stderr
+  if (interrupt_requested()) spdlog::info("interrupted after {} of {} texts", done, total);
+  return status;
 }
 
 }  // namespace

@@ -163,7 +163,11 @@ OutputFile* results_file = nullptr;
 
 }  // namespace
 
-void send_results_to(OutputFile* file) { results_file = file; }
+void send_results_to(OutputFile* file) {
+  // An OutputFile on standard output writes through write_stdout: sending those bytes back to it
+  // would lose them.
+  results_file = file && !file->is_standard_output() ? file : nullptr;
+}
 
 void remove_temporary_output() noexcept {
   if (g_has_temporary.load(std::memory_order_acquire)) ::unlink(g_temporary_path);
@@ -291,7 +295,7 @@ void OutputFile::fail(const std::string& what) const {
 
 void OutputFile::fail_write(int error) const {
   if (!file_) fail_stdout(error);
-  fail("cannot write: " + error_text(error));
+  throw OutputError(option_ + " " + path_.string() + ": cannot write: " + error_text(error));
 }
 
 void OutputFile::write(std::string_view bytes) {

@@ -20,7 +20,8 @@ void flush_stdout();
 
 class OutputFile;
 // From now on, write_stdout writes to `file` (a command's -o) and flush_stdout leaves the
-// flushing to its commit(); null: standard output again. `file` must not be standard output.
+// flushing to its commit(); null, or a `file` that is standard output ("-o /dev/stdout"):
+// standard output again.
 void send_results_to(OutputFile* file);
 
 // The results cannot be written (a full disk, an unwritable -o path): an error of the whole
@@ -65,6 +66,8 @@ class OutputFile {
 
   void write(std::string_view bytes);
   void write(char c) { write(std::string_view(&c, 1)); }
+  // Whether the bytes go to standard output (no path, "-", or a path that is standard output).
+  bool is_standard_output() const { return path_.empty(); }
   // Flushes, closes and (for a temporary file) renames it onto the target.
   void commit();
 
