@@ -40,6 +40,16 @@ Summary summarize(const std::vector<double>& samples) {
   return {.mean = mean, .stddev = samples.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0};
 }
 
+// out[key], out[key + "_stddev"] and out[key + "_samples"]: the mean, the spread and every
+// repetition's value. Returns the mean.
+double add_figure(Json& out, const std::string& key, const std::vector<double>& samples) {
+  const Summary summary = summarize(samples);
+  out[key] = summary.mean;
+  out[key + "_stddev"] = summary.stddev;
+  out[key + "_samples"] = samples;
+  return summary.mean;
+}
+
 // "123.45 ± 1.23": how the table shows a summary.
 std::string mean_and_stddev(double mean, double stddev) {
   return fmt::format("{:.2f} ± {:.2f}", mean, stddev);
@@ -168,21 +178,15 @@ void measure_decoder(const Model& model, const Combination& combination, int rep
                  r + 1, repetitions, prompt_rates.back(),
                  decode_rates.empty() ? 0.0 : decode_rates.back());
   }
-  const Summary prompt_rate = summarize(prompt_rates);
-  const Summary decode_rate = summarize(decode_rates);  // 0 for -n 0
   const std::int64_t bytes_per_token = weight_bytes_per_token(model);
-  const double decode_gb_per_s = decode_rate.mean * double(bytes_per_token) / 1e9;
   out["prompt_tokens"] = combination.prompt_tokens;
   out["new_tokens"] = combination.new_tokens;
   out["n_prompt"] = combination.prompt_tokens;  // llama-bench's names for the two above
   out["n_gen"] = combination.new_tokens;
   out["repetitions"] = repetitions;
-  out["prompt_tokens_per_s"] = prompt_rate.mean;
-  out["prompt_tokens_per_s_stddev"] = prompt_rate.stddev;
-  out["prompt_tokens_per_s_samples"] = prompt_rates;
-  out["decode_tokens_per_s"] = decode_rate.mean;
-  out["decode_tokens_per_s_stddev"] = decode_rate.stddev;
-  out["decode_tokens_per_s_samples"] = decode_rates;
+  add_figure(out, "prompt_tokens_per_s", prompt_rates);
+  const double decode_rate = add_figure(out, "decode_tokens_per_s", decode_rates);  // 0 for -n 0
+  const double decode_gb_per_s = decode_rate * double(bytes_per_token) / 1e9;
   out["weight_bytes_per_token"] = bytes_per_token;
   out["decode_gb_per_s"] = decode_gb_per_s;
   if (combination.new_tokens > 0) {
@@ -221,18 +225,12 @@ void measure_encoder(const Model& model, const Combination& combination, int rep
     spdlog::info("{}: repetition {}/{}: {:.1f} ms per batch of {}", name, r + 1, repetitions,
                  batch_ms, combination.batch);
   }
-  const Summary ms = summarize(ms_per_sequence);
-  const Summary rate = summarize(sequences_per_s);
   out["sequence_tokens"] = combination.prompt_tokens;
   out["n_prompt"] = combination.prompt_tokens;  // llama-bench's name for it
   out["batch"] = combination.batch;
   out["repetitions"] = repetitions;
-  out["ms_per_sequence"] = ms.mean;
-  out["ms_per_sequence_stddev"] = ms.stddev;
-  out["ms_per_sequence_samples"] = ms_per_sequence;
-  out["sequences_per_s"] = rate.mean;
-  out["sequences_per_s_stddev"] = rate.stddev;
-  out["sequences_per_s_samples"] = sequences_per_s;
+  add_figure(out, "ms_per_sequence", ms_per_sequence);
+  add_figure(out, "sequences_per_s", sequences_per_s);
   out["weight_bytes_per_token"] = weight_bytes_per_token(model);
 }
 
