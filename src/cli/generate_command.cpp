@@ -136,9 +136,7 @@ std::vector<int> prompt_ids(const GenerateCommand& command, const Model& model,
                             const InputText& prompt, const GenerateOptions& options) {
   std::vector<int> ids = model.tokenizer->encode(prompt.text).ids;
   if (ids.empty()) prompt.fail("the prompt gives no tokens");
-  const int context = options.max_context > 0
-                          ? std::min(options.max_context, model.spec().max_positions)
-                          : model.spec().max_positions;
+  const int context = generation_context(model.spec(), options);
   if (int(ids.size()) > context) {
     if (!command.truncate) {
       prompt.fail("the prompt is " + std::to_string(ids.size()) + " tokens, longer than the " +

@@ -53,7 +53,8 @@ bool is_blank(std::string_view text);
 
 // Runs `work` on each text. A text that fails (an attn::Error: not UTF-8, too long, no mask...)
 // is reported on stderr as one line naming its source, and the others still run; a usage error
-// or an error writing the results ends the command. Returns the exit status: 1 if any text failed, else 0.
+// or an error writing the results ends the command. Returns the exit status: 1 if any text failed,
+// else 0.
 int for_each_text(const std::vector<InputText>& texts,
                   const std::function<void(const InputText&)>& work);
 

@@ -81,6 +81,11 @@ class TextStream {
 
 }  // namespace
 
+int generation_context(const ArchSpec& spec, const GenerateOptions& options) {
+  return options.max_context > 0 ? std::min(options.max_context, spec.max_positions)
+                                 : spec.max_positions;
+}
+
 GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
                         const GenerateOptions& options, const GenerateCallbacks& callbacks,
                         const CrossAttentionMemory* memory) {
@@ -88,8 +93,7 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   const ArchSpec& spec = transformer.spec();
   const int n_prompt = static_cast<int>(prompt_ids.size());
   if (n_prompt == 0) throw Error("prompt: is empty (it must have at least one token)");
-  const int context = options.max_context > 0 ? std::min(options.max_context, spec.max_positions)
-                                              : spec.max_positions;
+  const int context = generation_context(spec, options);
   if (n_prompt > context) {
     throw Error("prompt: " + std::to_string(n_prompt) + " tokens is longer than the context of " +
                 std::to_string(context) + " (use --truncate to keep the last tokens)");

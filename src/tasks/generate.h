@@ -50,6 +50,9 @@ struct GenerateResult {
   double decode_ms = 0;
 };
 
+// The positions a sequence may fill: the model's context, or less with options.max_context.
+int generation_context(const ArchSpec& spec, const GenerateOptions& options);
+
 // Autoregressive generation: one batched pass over the prompt, then one pass per new token over
 // that token alone, reading earlier keys and values from the KV cache. An encoder-decoder's
 // decoder also reads `memory`, the encoder output of its source (translate.h).
