@@ -60,6 +60,35 @@ void KVCache::make_room(int index, int begin, int end) {
   layer.first_row = keep_from;
 }
 
+int KVCache::keep_rows(int rows) {
+  for (const Layer& layer : layers) {
+    if (layer.window > 0 && layer.first_row > std::max(0, rows - (layer.window - 1))) {
+      for (Layer& each : layers) each.first_row = 0;
+      return 0;
+    }
+  }
+  return rows;
+}
+
+bool KVCache::copy_rows_to(KVCache& larger, int rows) const {
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const Layer& from = layers[i];
+    const Layer& to = larger.layers[i];
+    const int first = to.window > 0 ? std::max(from.first_row, rows - (to.window - 1)) : 0;
+    if (first < from.first_row || rows - first > to.buffer_rows) return false;
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const Layer& from = layers[i];
+    Layer& to = larger.layers[i];
+    to.first_row = to.window > 0 ? std::max(from.first_row, rows - (to.window - 1)) : 0;
+    const std::size_t offset = std::size_t(to.first_row - from.first_row) * kv_dim;
+    const std::size_t count = std::size_t(std::max(0, rows - to.first_row)) * kv_dim;
+    std::copy_n(from.keys.begin() + offset, count, to.keys.begin());
+    std::copy_n(from.values.begin() + offset, count, to.values.begin());
+  }
+  return true;
+}
+
 RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
     : max_rows(max_rows_),
       max_context(max_context_),

@@ -209,6 +209,15 @@ struct KVCache {
   // them can see.
   void make_room(int layer, int begin, int end);
 
+  // Keeps the first `rows` cache rows for queries from row `rows` on, and returns `rows`; or,
+  // when a windowed layer has already dropped rows such a query sees, forgets every row and
+  // returns 0.
+  int keep_rows(int rows);
+  // Copies the first `rows` rows that later queries can see into `larger`, a new cache of the
+  // same model, then holding them as this one does. False (nothing kept) when `larger` would
+  // need rows a windowed layer here has dropped.
+  bool copy_rows_to(KVCache& larger, int rows) const;
+
   int capacity;
   int kv_dim;
   std::vector<Layer> layers;  // (n_layers)

@@ -89,6 +89,39 @@ int generation_context(const ArchSpec& spec, const GenerateOptions& options) {
 GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
                         const GenerateOptions& options, const GenerateCallbacks& callbacks,
                         const CrossAttentionMemory* memory) {
+  return GenerationSession(model, options, memory).generate(prompt_ids, callbacks);
+}
+
+GenerationSession::GenerationSession(const Model& model, GenerateOptions options,
+                                     const CrossAttentionMemory* memory)
+    : model_(model), options_(std::move(options)), memory_(memory) {}
+
+GenerationSession::~GenerationSession() = default;
+
+void GenerationSession::reset() { cached_.clear(); }
+
+void GenerationSession::reserve(int positions, int rows) {
+  const ArchSpec& spec = model_.spec();
+  if (!cache_ || positions > cache_->capacity || rows > max_rows_) {
+    const int context = generation_context(spec, options_);
+    // Growing by at least half keeps the copies of a long conversation few.
+    const int capacity =
+        cache_ ? std::min(context, std::max(positions, cache_->capacity * 3 / 2)) : positions;
+    max_rows_ = std::max(rows, max_rows_);
+    auto larger = std::make_unique<KVCache>(spec, capacity, spec.n_layer, max_rows_);
+    if (!cache_ || !cache_->copy_rows_to(*larger, int(cached_.size()))) cached_.clear();
+    cache_ = std::move(larger);
+  }
+  const int keys = std::max(cache_->capacity, memory_ ? memory_->length : 0);
+  if (!state_ || rows > state_->max_rows || keys > state_->max_context) {
+    state_ = std::make_unique<RunState>(spec, max_rows_, keys);
+  }
+}
+
+GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
+                                           const GenerateCallbacks& callbacks) {
+  const Model& model = model_;
+  const GenerateOptions& options = options_;
   const Transformer& transformer = *model.transformer;
   const ArchSpec& spec = transformer.spec();
   const int n_prompt = static_cast<int>(prompt_ids.size());
@@ -98,10 +131,20 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
     throw Error("prompt: " + std::to_string(n_prompt) + " tokens is longer than the context of " +
                 std::to_string(context) + " (use --truncate to keep the last tokens)");
   }
+  // The prompt's tokens already in the cache; its last token always runs, for its logits.
+  int reused = 0;
+  if (options.use_cache) {
+    const int limit = std::min<int>(cached_.size(), n_prompt - 1);
+    while (reused < limit && cached_[reused] == prompt_ids[reused]) ++reused;
+  }
+  if (cache_) reused = cache_->keep_rows(reused);
+  cached_.resize(reused);
   const int capacity = std::min<long>(context, long(n_prompt) + options.max_new_tokens);
-  const int max_rows = options.use_cache ? n_prompt : capacity;  // the longest pass
-  KVCache cache(spec, capacity, spec.n_layer, max_rows);
-  RunState state(spec, max_rows, std::max(capacity, memory ? memory->length : 0));
+  reserve(capacity, options.use_cache ? n_prompt - reused : capacity);
+  reused = int(cached_.size());  // growing the cache may have had to forget it
+  KVCache& cache = *cache_;
+  RunState& state = *state_;
+
   std::vector<float> logits(spec.vocab_size);
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
@@ -109,23 +152,26 @@ GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
   const std::vector<int>& eos_ids = model.generation.eos_token_ids;
 
   // Runs the tokens from `first` on (all of them without the cache) and leaves the logits of
-  // the last one in `logits`.
+  // the last one in `logits`. Afterwards the cache holds the keys and values of ids[0, end).
   Batch batch;  // reused: a decode step allocates nothing
   auto run = [&](int first) {
     if (!options.use_cache) first = 0;
     batch.clear();
     batch.add_sequence(std::span(ids).subspan(first), {}, first);
     batch.cache_offset = first;
-    batch.memory = memory;
+    batch.memory = memory_;
+    cached_.clear();  // a pass that throws leaves the cache unknown
     transformer.forward(batch, cache, state, callbacks.observer);
+    cached_.assign(ids.begin(), ids.end());
     const int last = batch.rows() - 1;
     transformer.compute_logits(state, std::span(&last, 1), logits.data());
   };
 
   GenerateResult result;
   result.prompt_tokens = n_prompt;
+  result.reused_tokens = reused;
   auto start = Clock::now();
-  run(0);
+  run(reused);
   result.prompt_ms = milliseconds_since(start);
   result.stop_reason = "length";
   start = Clock::now();

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,8 +46,9 @@ struct GenerateResult {
   // "length", "eos", "stop", "context" (no position left), or "interrupted" (callbacks.stop)
   std::string stop_reason;
   int prompt_tokens = 0;
-  double prompt_ms = 0;  // the batched pass over the prompt
-  int decode_steps = 0;  // one-token passes after the prompt
+  int reused_tokens = 0;  // prompt tokens whose keys and values came from a session's cache
+  double prompt_ms = 0;   // the batched pass over the prompt
+  int decode_steps = 0;   // one-token passes after the prompt
   double decode_ms = 0;
 };
 
@@ -59,5 +61,36 @@ int generation_context(const ArchSpec& spec, const GenerateOptions& options);
 GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
                         const GenerateOptions& options, const GenerateCallbacks& callbacks = {},
                         const CrossAttentionMemory* memory = nullptr);
+
+// A sequence and its KV cache, kept from one generate() to the next: a conversation, whose
+// prompt at each turn begins with the tokens of the turn before. The prompt's tokens that match
+// the start of the cached sequence are not computed again; from the first one that differs on,
+// everything is. The cache grows as the sequence does, up to the context.
+class GenerationSession {
+ public:
+  GenerationSession(const Model& model, GenerateOptions options,
+                    const CrossAttentionMemory* memory = nullptr);
+  ~GenerationSession();
+
+  // generate() after `prompt_ids`; result.reused_tokens counts the prompt tokens taken from the
+  // cache.
+  GenerateResult generate(std::span<const int> prompt_ids, const GenerateCallbacks& callbacks = {});
+  // Forgets the cached sequence: the next prompt is computed whole.
+  void reset();
+  const GenerateOptions& options() const { return options_; }
+
+ private:
+  // A cache and scratch that hold `positions` positions and passes of `rows` rows, keeping the
+  // cached sequence when they grow (or forgetting it when a windowed layer cannot keep it).
+  void reserve(int positions, int rows);
+
+  const Model& model_;
+  GenerateOptions options_;
+  const CrossAttentionMemory* memory_;
+  std::unique_ptr<KVCache> cache_;
+  std::unique_ptr<RunState> state_;
+  int max_rows_ = 0;         // the longest pass cache_ and state_ are sized for
+  std::vector<int> cached_;  // the tokens whose keys and values are in cache_, in order
+};
 
 }  // namespace attn
