@@ -1,0 +1,97 @@
+// Chat templates against transformers' apply_chat_template (../shared/golden/chat-templates/):
+// the real templates of Llama-3, Llama-3 Instruct, Qwen3, Gemma-3 and DeepSeek-V3, read from
+// their tokenizer_config.json as a model folder ships it, render every conversation byte for
+// byte, their text tokenizes to the same ids, and the conversations transformers refuses are
+// refused (the template's own raise_exception with its exact message).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "src/base/error.h"
+#include "src/tokenizer/chat_template.h"
+#include "src/tokenizer/tokenizer.h"
+#include "tests/real_tokenizers.h"
+#include "tests/test_paths.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::filesystem::path chat_golden_dir() { return shared_dir() / "golden" / "chat-templates"; }
+
+ordered_json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return ordered_json::parse(in);
+}
+
+class ChatTemplateGolden : public testing::TestWithParam<const char*> {};
+
+TEST_P(ChatTemplateGolden, RendersEveryConversationAsTransformersAndTokenizesToItsIds) {
+  ATTN_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const std::filesystem::path dir = real_tokenizer_dir(name);
+  ASSERT_FALSE(dir.empty()) << name << ": could not unpack the tokenizer";
+  const ChatTemplate chat_template = ChatTemplate::load(dir);
+  const auto tokenizer = load_tokenizer(dir);
+
+  // The template and the special tokens it is given are those transformers used.
+  const ordered_json reference = read_json(chat_golden_dir() / "templates.json")["templates"][name];
+  EXPECT_EQ(chat_template.special_tokens().dump(), reference["special_tokens_map"].dump());
+
+  std::ifstream lines(chat_golden_dir() / (name + ".jsonl"));
+  int rendered = 0, refused = 0;
+  for (std::string text; std::getline(lines, text);) {
+    const ordered_json line = ordered_json::parse(text);
+    const std::string what = name + " " + line["conversation_id"].get<std::string>() +
+                             " add_generation_prompt=" + line["add_generation_prompt"].dump() +
+                             " " + line["extra_vars"].dump();
+    if (line.contains("rendered")) {
+      std::string got;
+      try {
+        got = chat_template.render(line["messages"], line["add_generation_prompt"].get<bool>(),
+                                   line["tools"], line["extra_vars"]);
+      } catch (const Error& error) {
+        ADD_FAILURE() << what << ": " << error.what();
+        continue;
+      }
+      EXPECT_EQ(got, line["rendered"].get<std::string>()) << what;
+      EXPECT_EQ(tokenizer->encode_plain(got), line["ids"].get<std::vector<int>>()) << what;
+      ++rendered;
+    } else {
+      const std::string error_type = line["error_type"].get<std::string>();
+      try {
+        chat_template.render(line["messages"], line["add_generation_prompt"].get<bool>(),
+                             line["tools"], line["extra_vars"]);
+        ADD_FAILURE() << what << ": rendered, but transformers fails with " << error_type;
+      } catch (const Error& error) {
+        // The template's own raise_exception: its message, after the template's origin.
+        if (error_type == "TemplateError") {
+          EXPECT_EQ(std::string(error.what()),
+                    chat_template.origin() + ": " + line["error"].get<std::string>())
+              << what;
+        }
+      }
+      ++refused;
+    }
+  }
+  EXPECT_GT(rendered, 0);
+  std::cout << name << ": " << rendered << " conversations rendered, " << refused
+            << " refused as transformers does\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(RealTemplates, ChatTemplateGolden,
+                         testing::Values("llama3", "llama3.1", "qwen3", "gemma3", "deepseek-v3"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           std::erase(name, '.');
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace attn::test
