@@ -13,6 +13,7 @@
 #include "src/kernels/weight_type.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/beam_search.h"
+#include "src/tasks/chat.h"
 #include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
 #include "src/tasks/head_stats.h"
@@ -67,6 +68,14 @@ struct GenerationFlagsGiven {
 // doubles (jq) and can be given back to repeat a run.
 constexpr std::uint64_t kMaxSeed = (std::uint64_t(1) << 53) - 1;
 
+// How a conversation becomes a prompt (attn chat, generate --chat, tokenize --chat): the model
+// folder's chat template or another, and the variables it gets beyond the messages.
+struct ChatFormatOptions {
+  ChatTemplateChoice choice;                   // --chat-template-file, --chat-template-name
+  std::vector<std::string> variables;          // --chat-var KEY=JSON, as given
+  std::optional<std::filesystem::path> tools;  // --tools FILE.json: a JSON list of tool schemas
+};
+
 struct GenerateCommand {
   CommonOptions common;
   GenerationFlagsGiven given;
@@ -83,6 +92,24 @@ struct GenerateCommand {
   // JSON Lines with the attention row behind each generated token, when given.
   std::optional<std::filesystem::path> attention_out;
   AttentionOptions attention;
+  // --chat: each prompt is a user message (after --system), rendered by the chat template.
+  bool chat = false;
+  std::optional<std::string> system;
+  ChatFormatOptions chat_format;
+};
+
+// attn chat: a conversation with an instruct model, on a terminal (or -i) turn by turn, else
+// the next assistant message of a conversation read from standard input.
+struct ChatCommand {
+  CommonOptions common;
+  // The generation settings, given by the options generate has for them (-n, -c, --temp, ...);
+  // the rest of it is unused.
+  GenerateCommand generate;
+  ChatFormatOptions chat_format;
+  std::optional<std::string> system;  // --system: the system message
+  bool interactive = false;           // -i: turn by turn even when standard input is no terminal
+  bool truncate = false;              // drop the oldest turns when the context fills
+  bool reuse_cache = true;            // --no-cache-reuse: compute every turn's prompt whole
 };
 
 struct TokenizeCommand {
@@ -92,6 +119,11 @@ struct TokenizeCommand {
   bool no_special = false;    // add_special_tokens=False
   bool decode = false;        // the inputs are ids, printed back as text
   bool skip_special = false;  // with decode: skip_special_tokens=True
+  // --chat FILE.json: a conversation (a JSON list of messages) rendered by the chat template,
+  // then tokenized with add_special_tokens=False, as transformers' apply_chat_template does.
+  std::optional<std::filesystem::path> chat;
+  bool add_generation_prompt = false;
+  ChatFormatOptions chat_format;
 };
 
 // attn bench runs every combination of its lists, as llama-bench does: decoders -p x -n x -t,
@@ -195,6 +227,7 @@ struct HeadsCommand {
 constexpr int kHeadsTargetTokens = 64;
 
 int run_generate(const GenerateCommand& command);
+int run_chat(const ChatCommand& command);
 int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
 int run_info(const CommonOptions& common);
@@ -204,6 +237,27 @@ int run_attention(const AttentionCommand& command);
 int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
 int run_heads(const HeadsCommand& command);
+
+// Refuses a model that cannot generate text (an encoder, or an encoder-decoder), for `command`.
+void require_decoder(const Model& model, const std::string& command);
+
+// generate's settings, with those the command line did not give taken from the model's
+// generation_config.json (generate_command.cpp).
+GenerateOptions with_generation_config(const GenerateCommand& command,
+                                       const GenerationConfig& config);
+
+// The chat template of command.common.model_dir as `format` chooses it
+// (chat_format.cpp).
+ChatTemplate load_chat_template(const std::filesystem::path& model_dir,
+                                const ChatFormatOptions& format);
+// --chat-var KEY=JSON ... as one object; UsageError for an item that is not KEY=JSON.
+nlohmann::ordered_json chat_variables(const ChatFormatOptions& format);
+// --tools FILE.json: its list of tool schemas; null without --tools.
+nlohmann::ordered_json chat_tools(const ChatFormatOptions& format);
+// A conversation file ("-": standard input): a JSON list of messages, checked as
+// Conversation::set_messages checks it.
+nlohmann::ordered_json read_conversation(const std::filesystem::path& path,
+                                         const std::string& what);
 
 // Throws Error "<what>: invalid UTF-8 at byte N" for text that is not UTF-8.
 void require_utf8(std::string_view text, const std::string& what);

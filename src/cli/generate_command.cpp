@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -87,6 +89,8 @@ void check_options_apply(const GenerateCommand& command) {
   }
 }
 
+}  // namespace
+
 // The command line's settings, with those it did not give taken from the model's
 // generation_config.json as Hugging Face reads it: do_sample false means greedy; do_sample true
 // samples with its temperature, top_k, top_p, min_p and typical_p (Hugging Face's defaults 1, 50,
@@ -131,10 +135,13 @@ GenerateOptions with_generation_config(const GenerateCommand& command,
   return options;
 }
 
+namespace {
+
 // The prompt's ids, within the context: a longer prompt fails, or with --truncate keeps its end.
 std::vector<int> prompt_ids(const GenerateCommand& command, const Model& model,
-                            const InputText& prompt, const GenerateOptions& options) {
-  std::vector<int> ids = model.tokenizer->encode(prompt.text).ids;
+                            const std::vector<int>& encoded, const InputText& prompt,
+                            const GenerateOptions& options) {
+  std::vector<int> ids = encoded;
   if (ids.empty()) prompt.fail("the prompt gives no tokens");
   const int context = generation_context(model.spec(), options);
   if (int(ids.size()) > context) {
@@ -154,7 +161,11 @@ void run_beam_search(const GenerateCommand& command, const Model& model, const I
                      const std::vector<int>& ids, const GenerateOptions& options) {
   BeamSearchOptions beam = command.beam;
   beam.max_new_tokens = options.max_new_tokens;
-  beam.eos_ids = options.ignore_eos ? std::vector<int>{} : model.generation.eos_token_ids;
+  if (!options.ignore_eos) {
+    beam.eos_ids = model.generation.eos_token_ids;
+    beam.eos_ids.insert(beam.eos_ids.end(), options.extra_eos_ids.begin(),
+                        options.extra_eos_ids.end());
+  }
   beam.stop = &interrupt_requested();
   const BeamSearchResult result = beam_search(model, ids, beam);
   nlohmann::json sequences = nlohmann::json::array();
@@ -165,7 +176,9 @@ void run_beam_search(const GenerateCommand& command, const Model& model, const I
                          {"text", continuation},
                          {"score", hypothesis.score},
                          {"finished", hypothesis.finished}});
-    text += fmt::format("[{:.4f}] {}{}\n", hypothesis.score, prompt.text, continuation);
+    // --chat shows the reply alone: the prompt is the template's, not the user's text.
+    text += fmt::format("[{:.4f}] {}{}\n", hypothesis.score, command.chat ? "" : prompt.text,
+                        continuation);
   }
   if (command.common.json) {
     write_stdout(json_text(nlohmann::json{{"prompt_ids", ids},
@@ -210,7 +223,7 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
     };
   }
   if (!json) {
-    write_stdout(prompt.text);
+    if (!command.chat) write_stdout(prompt.text);
     if (color) write_stdout(kGeneratedColor);
     flush_stdout();
     callbacks.on_text = [](std::string_view text) {
@@ -254,6 +267,14 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
 
 }  // namespace
 
+void require_decoder(const Model& model, const std::string& command) {
+  model.require_single_stack(command);
+  if (!model.spec().causal) {
+    throw UsageError(model.dir.string() + ": " + command + " needs a decoder model; '" +
+                     model.model_type + "' is an encoder (try fill-mask)");
+  }
+}
+
 int run_generate(const GenerateCommand& command) {
   check_options_apply(command);
   if (command.prompt_file &&
@@ -275,12 +296,29 @@ int run_generate(const GenerateCommand& command) {
   std::optional<OutputFile> attention_out;
   if (command.attention_out) attention_out.emplace(command.attention_out, "--attention-out");
   auto model = load_model(command.common.model_dir, command.common.dtype);
-  model->require_single_stack("generate");
-  if (!model->spec().causal) {
-    throw UsageError(model->dir.string() + ": generate needs a decoder model; '" +
-                     model->model_type + "' is an encoder (try fill-mask)");
+  require_decoder(*model, "generate");
+  GenerateOptions options = with_generation_config(command, model->generation);
+  // A prompt's ids: its text as encode() gives them; with --chat, the chat template's rendering
+  // of it as a user message, tokenized as transformers tokenizes a rendered chat.
+  std::function<std::vector<int>(const std::string&)> encode = [&](const std::string& text) {
+    return model->tokenizer->encode(text).ids;
+  };
+  if (command.chat) {
+    auto chat_template =
+        std::make_shared<const ChatTemplate>(load_chat_template(model->dir, command.chat_format));
+    const nlohmann::ordered_json tools = chat_tools(command.chat_format);
+    const nlohmann::ordered_json variables = chat_variables(command.chat_format);
+    encode = [&, chat_template, tools, variables](const std::string& text) {
+      nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+      if (command.system) messages.push_back({{"role", "system"}, {"content", *command.system}});
+      messages.push_back({{"role", "user"}, {"content", text}});
+      const std::string rendered = chat_template->render(messages, true, tools, variables);
+      spdlog::debug("chat prompt: {}", rendered);
+      return model->tokenizer->encode_plain(rendered);
+    };
+    // The tokenizer's eos_token ends a turn in many templates (<|im_end|>, <|eot_id|>).
+    if (auto eos = model->tokenizer->eos_id()) options.extra_eos_ids.push_back(*eos);
   }
-  const GenerateOptions options = with_generation_config(command, model->generation);
   const bool color = command.color && ::isatty(STDOUT_FILENO) && !command.common.output;
 
   // From here on, Ctrl-C ends the prompt being generated cleanly and skips the rest.
@@ -290,7 +328,7 @@ int run_generate(const GenerateCommand& command) {
     // A blank line of a prompt file is no prompt.
     if (is_blank(prompt.text) || interrupt_requested()) return;
     require_utf8(prompt.text, prompt.source);
-    const std::vector<int> ids = prompt_ids(command, *model, prompt, options);
+    const std::vector<int> ids = prompt_ids(command, *model, encode(prompt.text), prompt, options);
     // Text output: a blank line between one prompt's text and the next prompt.
     if (!first && !command.common.json) write_stdout("\n");
     first = false;

@@ -41,4 +41,6 @@ void catch_interrupts() {
 
 const std::atomic<bool>& interrupt_requested() { return g_interrupted; }
 
+void clear_interrupt() { g_interrupted.store(false); }
+
 }  // namespace attn

@@ -1,7 +1,7 @@
 #pragma once
 
-// Ctrl-C during generation (attn generate, attn translate). The first SIGINT only sets a flag,
-// which generation polls before each new token: it then stops with stop_reason "interrupted",
+// Ctrl-C during generation (attn generate, attn translate, attn chat). The first SIGINT only sets a
+// flag, which generation polls before each new token: it then stops with stop_reason "interrupted",
 // the text so far is printed as usual (ending with a newline, or as the --json object) with the
 // timings, and attn exits with kInterruptedStatus. A second SIGINT ends attn at once with the
 // same status, for a step that takes too long to wait for.
@@ -26,5 +26,9 @@ void catch_interrupts();
 // Set by the first SIGINT after catch_interrupts(): for GenerateCallbacks::stop and
 // BeamSearchOptions::stop.
 const std::atomic<bool>& interrupt_requested();
+
+// The interrupt has been dealt with and attn goes on (attn chat: a reply was stopped, the
+// conversation continues): the next Ctrl-C is a first one again.
+void clear_interrupt();
 
 }  // namespace attn

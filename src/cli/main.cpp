@@ -129,6 +129,95 @@ void check_command_name(const CLI::App& app, int argc, char** argv) {
 // asking for more threads than the system will start.
 constexpr int kMaxThreads = 1024;
 
+// The options of a decoder's generation that generate and chat share: length, context,
+// sampling, seed and stop strings.
+void add_generation_options(CLI::App& command, GenerateCommand& generate) {
+  command
+      .add_option("-n,--max-new-tokens,--n-predict", generate.options.max_new_tokens,
+                  "tokens to generate (default: the model's generation_config.json, else 64)")
+      ->check(whole_number<int>())
+      ->check(non_negative());
+  command
+      .add_option("-c,--ctx-size", generate.context_size,
+                  "at most this many tokens, prompt included (default: the model's context)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  command
+      .add_option("--temp", generate.options.sampling.temperature,
+                  "sampling temperature; 0 = greedy (default: the model's "
+                  "generation_config.json, else 1)")
+      ->check(non_negative())
+      ->check(finite());
+  command.add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
+      ->check(whole_number<int>())
+      ->check(non_negative());
+  command.add_option("--top-p", generate.options.sampling.top_p, "nucleus sampling; 1 = off")
+      ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
+  command
+      .add_option("--min-p", generate.options.sampling.min_p,
+                  "keep tokens at least this fraction as likely as the most likely; 0 = off")
+      ->check(number_check("in [0, 1]", [](double v) { return v >= 0 && v <= 1; }));
+  command
+      .add_option("--typical-p", generate.options.sampling.typical_p,
+                  "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off")
+      ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
+  command
+      .add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
+                  "repetition penalty; 1 = off (default: the model's generation_config.json)")
+      ->check(positive())
+      ->check(finite());
+  command
+      .add_option("-s,--seed", generate.seed,
+                  "random seed; -1 = a random one, shown with -v and in --json (default: -1)")
+      ->check(whole_number<std::int64_t>())
+      ->check(seed_check());
+  command.add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
+      ->check(CLI::Validator(
+          [](std::string& value) { return value.empty() ? "must not be empty" : ""; }, "",
+          "non-empty"));
+}
+
+// Which of add_generation_options' settings `command` was given: the others come from the
+// model's generation_config.json.
+GenerationFlagsGiven generation_flags_given(const CLI::App& command) {
+  const auto given = [&](const char* name) {
+    return command.get_option_no_throw(name) && command.count(name) > 0;
+  };
+  return {.max_new_tokens = given("-n"),
+          .temperature = given("--temp"),
+          .top_k = given("--top-k"),
+          .top_p = given("--top-p"),
+          .min_p = given("--min-p"),
+          .typical_p = given("--typical-p"),
+          .repetition_penalty = given("--repeat-penalty"),
+          .seed = given("--seed"),
+          .num_return = given("--num-return"),
+          .length_penalty = given("--length-penalty"),
+          .early_stopping = given("--early-stopping")};
+}
+
+// The options that turn a conversation into a prompt (attn chat, generate --chat, tokenize
+// --chat); returned so that a command can make them depend on its --chat.
+std::vector<CLI::Option*> add_chat_format_options(CLI::App& command, ChatFormatOptions& format) {
+  return {
+      command
+          .add_option("--chat-template-file", format.choice.file,
+                      "a Jinja2 chat template to use instead of the model folder's")
+          ->type_name("PATH"),
+      command.add_option("--chat-template-name", format.choice.name,
+                         "which of the folder's named chat templates (default: 'default')"),
+      command
+          .add_option("--chat-var", format.variables,
+                      "a variable for the chat template, its value JSON (repeatable; e.g. "
+                      "enable_thinking=false)")
+          ->type_name("KEY=JSON"),
+      command
+          .add_option("--tools", format.tools,
+                      "a JSON file: the list of tool schemas the chat template gets")
+          ->type_name("FILE.json"),
+  };
+}
+
 // -m, -t, -v, -q: on every subcommand.
 // default_model: a folder of the repository's models/, or nullptr to require -m.
 void add_common_options(CLI::App& command, CommonOptions& common, const char* default_model) {
@@ -264,54 +353,10 @@ int run_command_line(int argc, char** argv) {
                    "one prompt, the whole file ('-': standard input) less one final newline, as "
                    "llama.cpp's -f")
       ->type_name("PATH");
-  generate_app
-      ->add_option("-n,--max-new-tokens,--n-predict", generate.options.max_new_tokens,
-                   "tokens to generate (default: the model's generation_config.json, else 64)")
-      ->check(whole_number<int>())
-      ->check(non_negative());
-  generate_app
-      ->add_option("-c,--ctx-size", generate.context_size,
-                   "at most this many tokens, prompt included (default: the model's context)")
-      ->check(whole_number<int>())
-      ->check(positive());
-  generate_app
-      ->add_option("--temp", generate.options.sampling.temperature,
-                   "sampling temperature; 0 = greedy (default: the model's "
-                   "generation_config.json, else 1)")
-      ->check(non_negative())
-      ->check(finite());
-  generate_app
-      ->add_option("--top-k", generate.options.sampling.top_k, "keep the k most likely; 0 = off")
-      ->check(whole_number<int>())
-      ->check(non_negative());
-  generate_app->add_option("--top-p", generate.options.sampling.top_p, "nucleus sampling; 1 = off")
-      ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
-  generate_app
-      ->add_option("--min-p", generate.options.sampling.min_p,
-                   "keep tokens at least this fraction as likely as the most likely; 0 = off")
-      ->check(number_check("in [0, 1]", [](double v) { return v >= 0 && v <= 1; }));
-  generate_app
-      ->add_option(
-          "--typical-p", generate.options.sampling.typical_p,
-          "keep the tokens whose surprise is nearest the entropy, up to this mass; 1 = off")
-      ->check(number_check("in (0, 1]", [](double v) { return v > 0 && v <= 1; }));
+  add_generation_options(*generate_app, generate);
   add_beam_options(*generate_app, generate.beam,
                    "beam search with this many beams (1: off); deterministic, as Hugging Face's");
-  generate_app
-      ->add_option("--repeat-penalty", generate.options.sampling.repetition_penalty,
-                   "repetition penalty; 1 = off (default: the model's generation_config.json)")
-      ->check(positive())
-      ->check(finite());
-  generate_app
-      ->add_option("-s,--seed", generate.seed,
-                   "random seed; -1 = a random one, shown with -v and in --json (default: -1)")
-      ->check(whole_number<std::int64_t>())
-      ->check(seed_check());
   generate_app->add_flag("--ignore-eos", generate.options.ignore_eos, "do not stop at end-of-text");
-  generate_app->add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
-      ->check(CLI::Validator(
-          [](std::string& value) { return value.empty() ? "must not be empty" : ""; }, "",
-          "non-empty"));
   generate_app->add_flag("--truncate", generate.truncate,
                          "keep the end of a prompt longer than the context instead of failing");
   generate_app->add_flag("!--no-cache", generate.options.use_cache,
@@ -321,12 +366,43 @@ int run_command_line(int argc, char** argv) {
                          "(text output always streams)");
   generate_app->add_flag("--color", generate.color,
                          "show the generated text in colour after the prompt (on a terminal)");
+  CLI::Option* generate_chat =
+      generate_app->add_flag("--chat", generate.chat,
+                             "each prompt is a user message, formatted by the model's chat "
+                             "template (after --system), and only the reply is printed");
+  generate_app->add_option("--system", generate.system, "with --chat: the system message")
+      ->needs(generate_chat);
+  for (CLI::Option* option : add_chat_format_options(*generate_app, generate.chat_format)) {
+    option->needs(generate_chat);
+  }
   CLI::Option* attention_out = generate_app->add_option(
       "--attention-out", generate.attention_out,
       "write the attention row behind each generated token to this file (JSON Lines)");
   for (CLI::Option* option : add_attention_options(*generate_app, generate.attention)) {
     option->needs(attention_out);
   }
+
+  ChatCommand chat;
+  CLI::App* chat_app = app.add_subcommand(
+      "chat",
+      "talk with an instruct model, formatted by its chat template; on a terminal turn by turn "
+      "(/help), else the next message of a conversation read as JSON from standard input");
+  add_common_options(*chat_app, chat.common, "tiny-gpt2-brown");
+  add_output_options(*chat_app, chat.common,
+                     "when standard input is a conversation: the next message with its timings, "
+                     "as one JSON object");
+  add_generation_options(*chat_app, chat.generate);
+  add_chat_format_options(*chat_app, chat.chat_format);
+  chat_app->add_option("--system", chat.system, "the system message");
+  chat_app->add_flag("-i,--interactive", chat.interactive,
+                     "turn by turn, one message per line, even when standard input is no "
+                     "terminal");
+  chat_app->add_flag("--truncate", chat.truncate,
+                     "when the conversation outgrows the context, drop its oldest turns (the "
+                     "system message stays) instead of refusing the message");
+  chat_app->add_flag("!--no-cache-reuse", chat.reuse_cache,
+                     "compute each turn's whole prompt instead of continuing the last turn's KV "
+                     "cache (for comparison)");
 
   TranslateCommand translate;
   CLI::App* translate_app =
@@ -508,6 +584,19 @@ int run_command_line(int argc, char** argv) {
                          "the inputs are token ids (\"1 2 3\" or \"1,2,3\"): print their text");
   tokenize_app->add_flag("--skip-special", tokenize.skip_special,
                          "with --decode: leave out special tokens (skip_special_tokens=True)");
+  CLI::Option* tokenize_chat =
+      tokenize_app
+          ->add_option("--chat", tokenize.chat,
+                       "a conversation (a JSON list of messages; '-': standard input): print it "
+                       "as the model's chat template renders it (--json: {\"text\", \"ids\"})")
+          ->type_name("FILE.json");
+  tokenize_app
+      ->add_flag("--add-generation-prompt", tokenize.add_generation_prompt,
+                 "with --chat: end with the start of the assistant's turn")
+      ->needs(tokenize_chat);
+  for (CLI::Option* option : add_chat_format_options(*tokenize_app, tokenize.chat_format)) {
+    option->needs(tokenize_chat);
+  }
 
   CommonOptions info;
   CLI::App* info_app = app.add_subcommand("info", "describe a model folder");
@@ -693,18 +782,13 @@ int run_command_line(int argc, char** argv) {
   } subcommands[] = {
       {generate_app, generate.common,
        [&] {
-         generate.given = {.max_new_tokens = generate_app->count("-n") > 0,
-                           .temperature = generate_app->count("--temp") > 0,
-                           .top_k = generate_app->count("--top-k") > 0,
-                           .top_p = generate_app->count("--top-p") > 0,
-                           .min_p = generate_app->count("--min-p") > 0,
-                           .typical_p = generate_app->count("--typical-p") > 0,
-                           .repetition_penalty = generate_app->count("--repeat-penalty") > 0,
-                           .seed = generate_app->count("--seed") > 0,
-                           .num_return = generate_app->count("--num-return") > 0,
-                           .length_penalty = generate_app->count("--length-penalty") > 0,
-                           .early_stopping = generate_app->count("--early-stopping") > 0};
+         generate.given = generation_flags_given(*generate_app);
          return run_generate(generate);
+       }},
+      {chat_app, chat.common,
+       [&] {
+         chat.generate.given = generation_flags_given(*chat_app);
+         return run_chat(chat);
        }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
       {info_app, info, [&] { return run_info(info); }},

@@ -86,9 +86,34 @@ int run_decode(const TokenizeCommand& command, const Tokenizer& tokenizer,
   return 0;
 }
 
+// tokenize --chat FILE.json: the conversation as the chat template renders it, and the ids of
+// that text as apply_chat_template(tokenize=True) gives them (add_special_tokens=False). Plain
+// output is the rendered text alone, as it is; --json gives {"text", "ids"}.
+int run_tokenize_chat(const TokenizeCommand& command) {
+  if (!command.input.arguments.empty() || !command.input.prompts.empty() || command.input.file ||
+      command.pair || command.decode || command.no_special) {
+    throw UsageError(
+        "--chat: the conversation is the input; not with TEXT, -p, -f, --pair, --decode or "
+        "--no-special");
+  }
+  const nlohmann::ordered_json messages = read_conversation(*command.chat, "--chat");
+  const ChatTemplate chat_template =
+      load_chat_template(command.common.model_dir, command.chat_format);
+  const std::string text =
+      chat_template.render(messages, command.add_generation_prompt, chat_tools(command.chat_format),
+                           chat_variables(command.chat_format));
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(command.common.model_dir);
+  const std::vector<int> ids = tokenizer->encode_plain(text);
+  write_stdout(command.common.json
+                   ? json_text(nlohmann::ordered_json{{"text", text}, {"ids", ids}}) + "\n"
+                   : text);
+  return 0;
+}
+
 }  // namespace
 
 int run_tokenize(const TokenizeCommand& command) {
+  if (command.chat) return run_tokenize_chat(command);
   if (command.skip_special && !command.decode) {
     throw UsageError("--skip-special: only with --decode");
   }

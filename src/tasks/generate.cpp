@@ -149,7 +149,8 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
   TextStream stream(options.stop);
-  const std::vector<int>& eos_ids = model.generation.eos_token_ids;
+  std::vector<int> eos_ids = model.generation.eos_token_ids;
+  eos_ids.insert(eos_ids.end(), options.extra_eos_ids.begin(), options.extra_eos_ids.end());
 
   // Runs the tokens from `first` on (all of them without the cache) and leaves the logits of
   // the last one in `logits`. Afterwards the cache holds the keys and values of ids[0, end).

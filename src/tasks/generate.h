@@ -18,6 +18,9 @@ struct GenerateOptions {
   SamplingOptions sampling;
   bool ignore_eos = false;
   std::vector<std::string> stop;  // stop (and cut the text) at the first of these strings
+  // Ids that end generation as the model's eos_token_ids do (attn chat: the tokenizer's
+  // eos_token, which some folders' chat templates end a turn with and generation_config omits).
+  std::vector<int> extra_eos_ids;
   bool use_cache = true;          // false recomputes the whole sequence each step (for checks)
   // At most this many positions, prompt included (the command line's -c); 0: the model's context.
   int max_context = 0;

@@ -61,7 +61,8 @@ std::optional<TemplateSource> template_of_tokenizer_config(const json& config,
   }
   auto find = [&](const std::string& name) -> std::optional<TemplateSource> {
     for (std::size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == name) return TemplateSource{texts[i], file + ": chat_template '" + name + "'"};
+      if (names[i] == name)
+        return TemplateSource{texts[i], file + ": chat_template '" + name + "'"};
     }
     return std::nullopt;
   };
@@ -114,6 +115,19 @@ ordered_json template_special_tokens(const fs::path& model_dir, const json& conf
 }
 
 }  // namespace
+
+void check_messages(const ordered_json& messages, const std::string& source) {
+  if (!messages.is_array()) {
+    throw Error(source + ": expected a JSON list of messages ({\"role\": ..., \"content\": ...})");
+  }
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const ordered_json& message = messages[i];
+    if (!message.is_object() || !message.contains("role") || !message["role"].is_string()) {
+      throw Error(source + ": message " + std::to_string(i + 1) +
+                  " must be an object with a \"role\" string, got " + brief_text(message.dump()));
+    }
+  }
+}
 
 ChatTemplate::ChatTemplate(jinja::Template compiled, std::string origin,
                            ordered_json special_tokens)

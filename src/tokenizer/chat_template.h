@@ -18,6 +18,10 @@ struct ChatTemplateChoice {
   std::string name;            // --chat-template-name: one of the folder's named templates
 };
 
+// Refuses anything but a JSON list of messages, objects with a "role" string (the rest is the
+// template's to judge, as in transformers), naming `source`.
+void check_messages(const nlohmann::ordered_json& messages, const std::string& source);
+
 class ChatTemplate {
  public:
   // The template of `model_dir`, the first of: choice.file; chat_template.jinja; the
@@ -31,10 +35,10 @@ class ChatTemplate {
   // or a list of JSON schemas; `extra_variables`: an object of more variables (--chat-var), which
   // win over the special tokens. A template error is "<origin>: line L, column C: what"; the
   // template's own raise_exception(msg) is "<origin>: msg".
-  std::string render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                     const nlohmann::ordered_json& tools = nullptr,
-                     const nlohmann::ordered_json& extra_variables = nlohmann::ordered_json::object())
-      const;
+  std::string render(
+      const nlohmann::ordered_json& messages, bool add_generation_prompt,
+      const nlohmann::ordered_json& tools = nullptr,
+      const nlohmann::ordered_json& extra_variables = nlohmann::ordered_json::object()) const;
 
   // Where the template was read ("DIR/tokenizer_config.json: chat_template", ...), for messages.
   const std::string& origin() const { return origin_; }
@@ -44,8 +48,7 @@ class ChatTemplate {
   const nlohmann::ordered_json& special_tokens() const { return special_tokens_; }
 
  private:
-  ChatTemplate(jinja::Template compiled, std::string origin,
-               nlohmann::ordered_json special_tokens);
+  ChatTemplate(jinja::Template compiled, std::string origin, nlohmann::ordered_json special_tokens);
 
   jinja::Template template_;
   std::string origin_;

@@ -1,0 +1,222 @@
+// attn chat: a conversation with an instruct model. On a terminal (or with -i) it goes turn by
+// turn: each line typed is a user message, the reply streams, and the KV cache carries from one
+// turn to the next. Otherwise standard input is a conversation (a JSON list of messages) and
+// attn prints the assistant's next message.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "src/base/error.h"
+#include "src/cli/commands.h"
+#include "src/cli/interrupt.h"
+#include "src/cli/line_editor.h"
+#include "src/io/output_file.h"
+
+namespace attn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::ordered_json;
+
+double milliseconds_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+constexpr const char* kHelp =
+    "/reset          forget the conversation (the system message stays)\n"
+    "/system [TEXT]  set the system message (none: remove it); the conversation stays\n"
+    "/save FILE      write the conversation to FILE as JSON (a list of messages)\n"
+    "/help           this list\n"
+    "Ctrl-C stops a reply (twice: ends attn); Ctrl-D ends; a line ending in \\ goes on.\n";
+
+// A reply, its statistics on one log line, and what the user should know about how it ended.
+struct TurnReport {
+  const ChatReply& reply;
+  double first_token_ms;  // from the message to the first reply token chosen
+  int context;
+};
+
+void log_turn(const TurnReport& report) {
+  const GenerateResult& result = report.reply.generation;
+  const double decode_rate =
+      result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
+  spdlog::info(
+      "prompt {} ({} from the cache) {:.1f} ms | first token after {:.1f} ms | decode {}, "
+      "{:.1f} tokens/s | stop: {}",
+      plural(result.prompt_tokens, "token"), result.reused_tokens, result.prompt_ms,
+      report.first_token_ms, plural(result.decode_steps, "pass", "passes"), decode_rate,
+      result.stop_reason);
+  if (report.reply.dropped_messages > 0) {
+    spdlog::warn("--truncate: dropped the oldest {} to fit the context of {} tokens",
+                 plural(report.reply.dropped_messages, "message"), report.context);
+  }
+  if (result.stop_reason == "context") {
+    spdlog::warn(
+        "the context of {} tokens is full: the reply stops here; /reset starts again, "
+        "--truncate drops the oldest turns",
+        report.context);
+  }
+}
+
+// Generates the next reply, its text streamed to standard output when `stream`, and the time
+// from here to its first token.
+ChatReply timed_reply(Conversation& conversation, bool stream, double& first_token_ms) {
+  const auto start = Clock::now();
+  first_token_ms = 0;
+  GenerateCallbacks callbacks;
+  callbacks.stop = &interrupt_requested();
+  callbacks.on_token = [&](int, std::string_view) {
+    if (first_token_ms == 0) first_token_ms = milliseconds_since(start);
+  };
+  if (stream) {
+    callbacks.on_text = [](std::string_view text) {
+      write_stdout(text);
+      flush_stdout();
+    };
+  }
+  return conversation.reply(callbacks);
+}
+
+// /save FILE: the conversation as indented JSON, written whole or not at all.
+void save_conversation(const Conversation& conversation, const std::string& path) {
+  if (path.empty()) throw UsageError("/save: give a file name");
+  OutputFile file(std::filesystem::path(path), "/save");
+  if (file.is_standard_output()) throw UsageError("/save: give a file name, not standard output");
+  file.write(json_text(conversation.messages(), 2) + "\n");
+  file.commit();
+}
+
+// A line starting with '/': a command of the session. Returns false for an unknown one.
+bool run_session_command(Conversation& conversation, const std::string& line) {
+  const std::size_t space = line.find(' ');
+  const std::string name = line.substr(0, space);
+  const std::string argument = space == std::string::npos ? "" : line.substr(space + 1);
+  if (name == "/reset") {
+    conversation.reset();
+    std::cerr << "(the conversation is forgotten)\n";
+  } else if (name == "/system") {
+    conversation.set_system(argument);
+    std::cerr << (argument.empty() ? "(no system message)\n" : "(system message set)\n");
+  } else if (name == "/save") {
+    save_conversation(conversation, argument);
+    std::cerr << "(saved to " << argument << ")\n";
+  } else if (name == "/help") {
+    std::cerr << kHelp;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Turn by turn until the end of input.
+void run_interactive(const ChatCommand& command, Conversation& conversation, int context) {
+  const bool terminal = ::isatty(STDIN_FILENO);
+  if (!command.common.quiet && terminal) {
+    std::cerr << "attn chat: " << conversation.chat_template().origin()
+              << "; /help lists the commands\n";
+  }
+  LineEditor editor(terminal);
+  while (std::optional<std::string> line = editor.read(terminal ? "> " : "")) {
+    clear_interrupt();  // a Ctrl-C at the prompt only
+    if (is_blank(*line)) continue;
+    try {
+      require_utf8(*line, "input");
+      if (line->starts_with('/')) {
+        if (!run_session_command(conversation, *line)) {
+          print_error("unknown command " + line->substr(0, line->find(' ')) +
+                      " (/help lists them; a message starting with / needs a space first)");
+        }
+        continue;
+      }
+      conversation.add_message("user", *line);
+      double first_token_ms = 0;
+      const ChatReply reply = [&] {
+        try {
+          return timed_reply(conversation, true, first_token_ms);
+        } catch (const Error&) {
+          conversation.remove_last_message();  // the message that did not fit is not kept
+          throw;
+        }
+      }();
+      write_stdout("\n");
+      flush_stdout();
+      log_turn({reply, first_token_ms, context});
+      if (reply.generation.stop_reason == "interrupted") std::cerr << "(stopped)\n";
+    } catch (const OutputError&) {
+      throw;
+    } catch (const Error& error) {
+      print_error(error.what());
+    }
+  }
+  if (terminal) std::cerr << "\n";
+}
+
+// Standard input is a conversation: print the next assistant message.
+void run_once(const ChatCommand& command, Conversation& conversation, const ordered_json& messages,
+              const Model& model, int context) {
+  conversation.set_messages(messages, "standard input");
+  if (command.system) conversation.set_system(*command.system);
+  double first_token_ms = 0;
+  const ChatReply reply = timed_reply(conversation, !command.common.json, first_token_ms);
+  if (!command.common.json) {
+    write_stdout("\n");
+    log_turn({reply, first_token_ms, context});
+    return;
+  }
+  const GenerateResult& result = reply.generation;
+  const double prompt_rate = result.prompt_tokens / (result.prompt_ms / 1000);
+  const double decode_rate =
+      result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
+  const ordered_json out = {{"message", {{"role", "assistant"}, {"content", reply.text}}},
+                            {"prompt_tokens", result.prompt_tokens},
+                            {"generated_ids", result.generated_ids},
+                            {"stop_reason", result.stop_reason},
+                            {"dropped_messages", reply.dropped_messages},
+                            {"seed", conversation.options().generation.sampling.seed},
+                            {"timings",
+                             {{"load_ms", model.load_ms},
+                              {"prompt_ms", result.prompt_ms},
+                              {"prompt_tokens_per_s", prompt_rate},
+                              {"decode_ms", result.decode_ms},
+                              {"decode_tokens_per_s", decode_rate}}}};
+  write_stdout(json_text(out) + "\n");
+  log_turn({reply, first_token_ms, context});
+}
+
+}  // namespace
+
+int run_chat(const ChatCommand& command) {
+  const bool interactive = command.interactive || ::isatty(STDIN_FILENO);
+  if (interactive && command.common.json) {
+    throw UsageError("--json: only when standard input is a conversation (not with -i)");
+  }
+  // Read before the model loads, so that a bad conversation fails at once.
+  const ordered_json messages =
+      interactive ? ordered_json::array() : read_conversation("-", "standard input");
+  auto model = load_model(command.common.model_dir, command.common.dtype);
+  require_decoder(*model, "chat");
+  ChatOptions options;
+  options.generation = with_generation_config(command.generate, model->generation);
+  options.tools = chat_tools(command.chat_format);
+  options.variables = chat_variables(command.chat_format);
+  options.truncate = command.truncate;
+  options.reuse_cache = command.reuse_cache;
+  const int context = generation_context(model->spec(), options.generation);
+  Conversation conversation(*model, load_chat_template(model->dir, command.chat_format),
+                            std::move(options));
+  catch_interrupts();
+  if (!interactive) {
+    run_once(command, conversation, messages, *model, context);
+    return interrupt_requested() ? kInterruptedStatus : 0;
+  }
+  if (command.system) conversation.set_system(*command.system);
+  run_interactive(command, conversation, context);
+  return 0;
+}
+
+}  // namespace attn
