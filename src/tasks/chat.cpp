@@ -44,7 +44,8 @@ void Conversation::set_system(const std::string& content) {
   } else if (has_system) {
     messages_[0]["content"] = content;
   } else {
-    messages_.insert(messages_.begin(), {{"role", "system"}, {"content", content}});
+    const ordered_json system = {{"role", "system"}, {"content", content}};
+    messages_.insert(messages_.begin(), system);
   }
 }
 
