@@ -250,14 +250,14 @@ TEST(ChatCli, AFullContextIsSaidAndTruncateDropsTheOldestTurns) {
                                       "The committee found that the election was conducted\n"
                                       "It was a long day\n");
   // Each turn adds about 30 tokens: the third does not fit 64.
-  const CommandResult refused = run_attn(chat_args({"-i", "-c", "64"}), turns);
+  const CommandResult refused = run_attn(chat_args({"-i", "-v", "-c", "64"}), turns);
   ASSERT_EQ(refused.exit_status, 0) << describe(refused);
   EXPECT_NE(refused.err.find("and the context holds 64: /reset starts again, --truncate drops "
                              "the oldest turns"),
             std::string::npos)
       << describe(refused);
 
-  const CommandResult truncated = run_attn(chat_args({"-i", "-c", "64", "--truncate"}), turns);
+  const CommandResult truncated = run_attn(chat_args({"-i", "-v", "-c", "64", "--truncate"}), turns);
   ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
   EXPECT_NE(truncated.err.find("--truncate: dropped the oldest 2 messages"), std::string::npos)
       << describe(truncated);

@@ -1,7 +1,8 @@
-// Issue 25, item 5: Ctrl-C during generation. attn runs as a child process with pipes on its
-// standard output and error; once it is generating, it gets SIGINT, and must print what it has
-// (text ending with a newline and the timings, or the --json object with stop_reason
-// "interrupted", or the best beams so far) and exit with 130. A second SIGINT ends it at once.
+// Issue 25, item 5: Ctrl-C during generation (and issue 26's attn chat, where it ends a reply).
+// attn runs as a child process with pipes on its standard output and error; once it is generating,
+// it gets SIGINT, and must print what it has (text ending with a newline and the timings, or the
+// --json object with stop_reason "interrupted", or the best beams so far) and exit with 130. A
+// second SIGINT ends it at once.
 //
 // Each run is long (the tiny GPT-2 without its cache, hundreds of beam steps) so that it is
 // still generating when the signal comes, and the test waits for a sign that generation has
@@ -42,7 +43,8 @@ const std::string kPrompt = "The jury said";
 // attn running with standard input from /dev/null and its standard output and error on pipes.
 class RunningAttn {
  public:
-  explicit RunningAttn(const std::vector<std::string>& args) {
+  explicit RunningAttn(const std::vector<std::string>& args,
+                       const std::filesystem::path& stdin_path = "/dev/null") {
     std::vector<std::string> strings = {attn_binary().string()};
     strings.insert(strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -58,7 +60,7 @@ class RunningAttn {
     if (pid_ == 0) {
       // The child: only async-signal-safe calls until exec. SIGINT as a terminal gives it, even
       // if the test runs where SIGINT is ignored (a background job of a shell).
-      const int in = ::open("/dev/null", O_RDONLY);
+      const int in = ::open(stdin_path.c_str(), O_RDONLY);
       if (in < 0) ::_exit(127);
       ::dup2(in, 0);
       ::dup2(out[1], 1);
@@ -171,8 +173,9 @@ struct Interrupted {
 // Runs attn ARGS, sends `signals` SIGINTs (one right after the other) once `ready` holds, and
 // waits for attn to end.
 Interrupted interrupt(const std::vector<std::string>& args,
-                      const std::function<bool(const RunningAttn&)>& ready, int signals = 1) {
-  RunningAttn attn(args);
+                      const std::function<bool(const RunningAttn&)>& ready, int signals = 1,
+                      const std::filesystem::path& stdin_path = "/dev/null") {
+  RunningAttn attn(args, stdin_path);
   if (!attn.wait_for([&] { return ready(attn); })) {
     return {.ready = false, .result = attn.finish(std::chrono::seconds(0))};
   }
@@ -396,6 +399,36 @@ TEST(InterruptCli, TranslateBeamsGiveTheBestSoFar) {
   EXPECT_LT(out.at("steps").get<int>(), 511);
   ASSERT_EQ(out.at("sequences").size(), 1u);
   EXPECT_FALSE(out.at("sequences")[0].at("generated_ids").empty());
+}
+
+// attn chat: Ctrl-C ends the reply being generated and keeps it; the next message gets its
+// reply, which continues the conversation, and attn ends normally at the end of its input.
+TEST(InterruptCli, ChatStopsTheReplyAndGoesOnWithTheNextMessage) {
+  TempDir dir;
+  write_file(dir / "turns.txt", kPrompt + "\nWhat did the committee find?\n");
+  const std::vector<std::string> args = {
+      "chat",
+      "-m",
+      shipped_model("tiny-gpt2-brown").string(),
+      "--chat-template-file",
+      (source_dir() / "tests" / "data" / "chatml.jinja").string(),
+      "-i",
+      "-v",
+      "--temp",
+      "0",
+      "-n",
+      "470"};
+  const Interrupted run = interrupt(args, lines_out(2), 1, dir / "turns.txt");
+  ASSERT_TRUE(run.ready) << describe(run.result);
+  ASSERT_FALSE(run.result.timed_out) << describe(run.result);
+  EXPECT_EQ(run.result.exit_status, 0) << describe(run.result);
+  const std::string& log = run.result.err;
+  const std::size_t stopped = log.find("stop: interrupted\n(stopped)");
+  ASSERT_NE(stopped, std::string::npos) << describe(run.result);
+  // The second turn ran after it, continuing the cache of the first.
+  const std::size_t second = log.find("prompt ", stopped);
+  ASSERT_NE(second, std::string::npos) << describe(run.result);
+  EXPECT_EQ(log.find("(0 from the cache)", second), std::string::npos) << describe(run.result);
 }
 
 }  // namespace

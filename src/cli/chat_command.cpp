@@ -45,7 +45,7 @@ void log_turn(const TurnReport& report) {
   const GenerateResult& result = report.reply.generation;
   const double decode_rate =
       result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
-  spdlog::info(
+  spdlog::debug(
       "prompt {} ({} from the cache) {:.1f} ms | first token after {:.1f} ms | decode {}, "
       "{:.1f} tokens/s | stop: {}",
       plural(result.prompt_tokens, "token"), result.reused_tokens, result.prompt_ms,
