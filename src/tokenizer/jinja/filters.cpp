@@ -566,7 +566,12 @@ Value apply_filter(Renderer& renderer, std::string_view name, const Value& input
   if (name == "attr") {
     const Arguments a(name, args, {"name"});
     if (!a.get(0) || !a.get(0)->is_string()) throw EvalError("attr() needs an attribute name");
-    return get_attribute(input, a.get(0)->as_string());
+    // Python attributes only (methods, a namespace's), never a dict's keys.
+    const std::string& attribute = a.get(0)->as_string();
+    if (input.is_dict() && !has_method(input, attribute)) {
+      return Value::undefined("'dict object' has no attribute '" + attribute + "'");
+    }
+    return get_attribute(input, attribute);
   }
   throw EvalError("No filter named '" + std::string(name) + "'.");
 }

@@ -184,9 +184,7 @@ Value split(Renderer& renderer, const std::string& text, const Value* separator_
       while (i < s.size() && is_python_space(s[i])) ++i;
       if (i >= s.size()) break;
       if (limit >= 0 && static_cast<std::int64_t>(words.size()) == limit) {
-        std::size_t end = s.size();
-        while (end > i && is_python_space(s[end - 1])) --end;
-        words.push_back(s.substr(i, end - i));
+        words.push_back(s.substr(i));  // the rest, its far end unstripped
         break;
       }
       std::size_t j = i;
@@ -269,7 +267,13 @@ std::string python_title(const std::string& text) {
 
 std::string python_upper(const std::string& text) {
   std::u32string out;
-  for (char32_t c : to_code_points(text)) out += to_upper(c);
+  for (char32_t c : to_code_points(text)) {
+    if (c == U'\u00DF') {
+      out += U"SS";  // the one full (two-letter) uppercase mapping that text commonly meets
+    } else {
+      out += to_upper(c);
+    }
+  }
   return to_utf8(out);
 }
 
