@@ -115,7 +115,8 @@ Value Value::from_json(const nlohmann::ordered_json& json) {
     case Type::object: {
       Dict d;
       d.entries.reserve(json.size());
-      for (const auto& [key, item] : json.items()) d.entries.emplace_back(string(key), from_json(item));
+      for (const auto& [key, item] : json.items())
+        d.entries.emplace_back(string(key), from_json(item));
       return dict(std::move(d));
     }
     default:
@@ -123,9 +124,7 @@ Value Value::from_json(const nlohmann::ordered_json& json) {
   }
 }
 
-double Value::as_float() const {
-  return is_float() ? scalar_.f : static_cast<double>(as_int());
-}
+double Value::as_float() const { return is_float() ? scalar_.f : static_cast<double>(as_int()); }
 
 std::string Value::type_name() const {
   switch (kind_) {
@@ -227,8 +226,9 @@ std::u32string to_code_points(std::string_view text) {
 std::string to_utf8(std::u32string_view code_points) { return encode_utf8(code_points); }
 
 std::size_t code_point_count(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(
-      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 // ---- printing ---------------------------------------------------------------------------------
@@ -239,7 +239,8 @@ std::string float_repr(double f) {
   // The shortest round-tripping digits, then Python's layout: positional for exponents -4..15,
   // scientific otherwise, and always a '.0' or an exponent so that it reads as a float.
   char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, f, std::chars_format::scientific);
+  const auto result =
+      std::to_chars(buffer, buffer + sizeof buffer, f, std::chars_format::scientific);
   std::string text(buffer, result.ptr);
   const std::size_t e = text.find('e');
   const int exponent = std::stoi(text.substr(e + 1));
@@ -255,7 +256,8 @@ std::string float_repr(double f) {
     if (exponent < 0) {
       out += "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
     } else if (static_cast<std::size_t>(exponent) + 1 >= digits.size()) {
-      out += digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') + ".0";
+      out +=
+          digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') + ".0";
     } else {
       out += digits.substr(0, static_cast<std::size_t>(exponent) + 1) + "." +
              digits.substr(static_cast<std::size_t>(exponent) + 1);
