@@ -195,6 +195,18 @@ TEST(JinjaHostile, UndefinedUseIsAnError) {
 TEST(JinjaHostile, CyclesThroughNamespacesRender) {
   EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"),
             "True");
+  EXPECT_EQ(render("{% set ns = namespace(a=1) %}{% set ns.me = [ns] %}{{ ns }}"),
+            "<Namespace {'a': 1, 'me': [<Namespace {...}>]}>");
+}
+
+TEST(JinjaHostile, DeepValuesAndDeepMacroRecursionAreBounded) {
+  expect_error(
+      "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+      "{% endfor %}{{ ns.l }}");
+  RenderLimits deep;
+  deep.max_call_depth = 100000;
+  const std::string nested = std::string(150, '(') + "f(n + 1)" + std::string(150, ')');
+  expect_error("{% macro f(n) %}{{ " + nested + " }}{% endmacro %}{{ f(0) }}", deep);
 }
 
 void expect_syntax_error(std::string_view source, int line, int column) {

@@ -272,6 +272,28 @@ void slice_indices(std::int64_t length, const Value& start_value, const Value& s
 
 }  // namespace
 
+// The parser bounds how deep one template nests, but macro calls stack those nestings: this
+// bounds the sum (and so the C++ stack the renderer uses), whatever max_call_depth allows.
+constexpr int kMaxRenderNesting = 3000;
+
+// Counts one level of the renderer's recursion for as long as it lives.
+class NestingGuard {
+ public:
+  explicit NestingGuard(int& nesting) : nesting_(nesting) {
+    if (++nesting_ > kMaxRenderNesting) {
+      --nesting_;
+      throw EvalError("statements, expressions and macro calls nest deeper than " +
+                      std::to_string(kMaxRenderNesting));
+    }
+  }
+  ~NestingGuard() { --nesting_; }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+
+ private:
+  int& nesting_;
+};
+
 // ---- the renderer -----------------------------------------------------------------------------
 
 Renderer::Renderer(const nlohmann::ordered_json& variables, const RenderLimits& limits)
@@ -468,6 +490,7 @@ Renderer::Flow Renderer::execute(const Body& body) {
 
 Renderer::Flow Renderer::execute(const Stmt& stmt) {
   try {
+    const NestingGuard guard(nesting_);
     switch (stmt.kind) {
       case Stmt::Kind::kText:
         emit(stmt.text);
@@ -694,6 +717,7 @@ Value Renderer::call(const Value& callee, CallArgs& args) {
 
 Value Renderer::evaluate(const Expr& expr) {
   try {
+    const NestingGuard guard(nesting_);
     return evaluate_unchecked(expr);
   } catch (const TemplateError&) {
     throw;

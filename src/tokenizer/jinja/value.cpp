@@ -53,9 +53,28 @@ Value Value::string(std::string s) {
   return v;
 }
 
+namespace {
+
+// The nesting of a container whose deepest member has `deepest`; too deep is an EvalError.
+int nesting_above(int deepest) {
+  if (deepest >= Value::kMaxNesting) {
+    throw EvalError("lists and dicts nest deeper than " + std::to_string(Value::kMaxNesting));
+  }
+  return deepest + 1;
+}
+
+int nesting_around(const List& items) {
+  int deepest = 0;
+  for (const Value& item : items) deepest = std::max(deepest, item.nesting());
+  return nesting_above(deepest);
+}
+
+}  // namespace
+
 Value Value::list(List items) {
   Value v;
   v.kind_ = Kind::kList;
+  v.nesting_ = nesting_around(items);
   v.list_ = std::make_shared<const List>(std::move(items));
   return v;
 }
@@ -69,6 +88,10 @@ Value Value::tuple(List items) {
 Value Value::dict(Dict d) {
   Value v;
   v.kind_ = Kind::kDict;
+  int deepest = 0;
+  for (const auto& [key, item] : d.entries)
+    deepest = std::max({deepest, key.nesting(), item.nesting()});
+  v.nesting_ = nesting_above(deepest);
   v.dict_ = std::make_shared<Dict>(std::move(d));
   return v;
 }
@@ -76,6 +99,7 @@ Value Value::dict(Dict d) {
 Value Value::make_namespace(Dict attributes) {
   Value v = dict(std::move(attributes));
   v.kind_ = Kind::kNamespace;
+  v.nesting_ = 0;
   return v;
 }
 
@@ -325,12 +349,16 @@ std::string string_repr(const std::string& s) {
   return out + quote;
 }
 
-std::string sequence_repr(const Value& value) {
+// repr(); `in_namespace` is true inside a namespace's attributes, where a namespace prints
+// without its attributes, since a namespace can hold itself.
+std::string repr_of(const Value& value, bool in_namespace);
+
+std::string sequence_repr(const Value& value, bool in_namespace) {
   const List& items = value.as_list();
   std::string out = value.is_tuple() ? "(" : "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
-    out += repr(items[i]);
+    out += repr_of(items[i], in_namespace);
   }
   if (value.is_tuple() && items.size() == 1) out += ",";
   return out + (value.is_tuple() ? ")" : "]");
@@ -349,7 +377,9 @@ std::string to_str(const Value& value) {
   }
 }
 
-std::string repr(const Value& value) {
+namespace {
+
+std::string repr_of(const Value& value, bool in_namespace) {
   switch (value.kind()) {
     case Value::Kind::kUndefined:
       return "Undefined";
@@ -365,24 +395,25 @@ std::string repr(const Value& value) {
       return string_repr(value.as_string());
     case Value::Kind::kList:
     case Value::Kind::kTuple:
-      return sequence_repr(value);
+      return sequence_repr(value, in_namespace);
     case Value::Kind::kDict: {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, v] : value.as_dict().entries) {
         if (!first) out += ", ";
         first = false;
-        out += repr(k) + ": " + repr(v);
+        out += repr_of(k, in_namespace) + ": " + repr_of(v, in_namespace);
       }
       return out + "}";
     }
     case Value::Kind::kNamespace: {
+      if (in_namespace) return "<Namespace {...}>";
       std::string out = "<Namespace {";
       bool first = true;
       for (const auto& [k, v] : value.namespace_attributes().entries) {
         if (!first) out += ", ";
         first = false;
-        out += repr(k) + ": " + repr(v);
+        out += repr_of(k, true) + ": " + repr_of(v, true);
       }
       return out + "}>";
     }
@@ -391,6 +422,10 @@ std::string repr(const Value& value) {
   }
   return "";
 }
+
+}  // namespace
+
+std::string repr(const Value& value) { return repr_of(value, false); }
 
 // ---- JSON -------------------------------------------------------------------------------------
 
