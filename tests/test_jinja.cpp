@@ -5,10 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "src/tokenizer/jinja/template.h"
 #include "tests/test_paths.h"
@@ -78,15 +77,13 @@ TEST(JinjaGoldenTemplates, RealTemplatesRenderAConversation) {
   ASSERT_EQ(file["templates"].size(), 5u);
   for (const auto& [name, entry] : file["templates"].items()) {
     SCOPED_TRACE(name);
-    Json variables = {
-        {"messages",
-         Json::array({{{"role", "system"}, {"content", "Be brief."}},
-                      {{"role", "user"}, {"content", "Hello!"}},
-                      {{"role", "assistant"}, {"content", "Hi."}},
-                      {{"role", "user"}, {"content", "Bye."}}})},
-        {"tools", nullptr},
-        {"documents", nullptr},
-        {"add_generation_prompt", true}};
+    Json variables = {{"messages", Json::array({{{"role", "system"}, {"content", "Be brief."}},
+                                                {{"role", "user"}, {"content", "Hello!"}},
+                                                {{"role", "assistant"}, {"content", "Hi."}},
+                                                {{"role", "user"}, {"content", "Bye."}}})},
+                      {"tools", nullptr},
+                      {"documents", nullptr},
+                      {"add_generation_prompt", true}};
     for (const auto& [key, value] : entry["special_tokens_map"].items()) variables[key] = value;
     std::string out;
     ASSERT_NO_THROW(out = Template(entry["chat_template"].get<std::string>()).render(variables));
@@ -95,7 +92,8 @@ TEST(JinjaGoldenTemplates, RealTemplatesRenderAConversation) {
 }
 
 TEST(JinjaCases, EveryCaseRendersAsJinja2Does) {
-  const Json cases = Json::parse(read_file(attn::test::source_dir() / "tests" / "data" / "jinja_cases.json"));
+  const Json cases =
+      Json::parse(read_file(attn::test::source_dir() / "tests" / "data" / "jinja_cases.json"));
   ASSERT_GT(cases.size(), 100u);
   for (const Json& c : cases) check_case(c);
 }
@@ -110,20 +108,23 @@ void expect_error(std::string_view source, const RenderLimits& limits = {}) {
 TEST(JinjaHostile, HugeLoopsFailFast) {
   expect_error("{% for i in range(10**9) %}x{% endfor %}");
   expect_error("{{ range(10**9)|length }}");
-  expect_error("{% for i in range(1000) %}{% for j in range(1000) %}{% for k in range(1000) %}"
-               "{% endfor %}{% endfor %}{% endfor %}");
+  expect_error(
+      "{% for i in range(1000) %}{% for j in range(1000) %}{% for k in range(1000) %}"
+      "{% endfor %}{% endfor %}{% endfor %}");
   expect_error("{{ ([1] * 10**9)|length }}");
   RenderLimits small;
   small.max_loop_iterations = 10;
   expect_error("{% for i in range(11) %}{% endfor %}", small);
-  EXPECT_EQ(render("{% for i in range(10) %}{{ i }}{% endfor %}", Json::object(), small), "0123456789");
+  EXPECT_EQ(render("{% for i in range(10) %}{{ i }}{% endfor %}", Json::object(), small),
+            "0123456789");
 }
 
 TEST(JinjaHostile, RecursionThroughMacrosIsBounded) {
   expect_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
   RenderLimits small;
   small.max_call_depth = 3;
-  const std::string nested = "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}.{% endmacro %}";
+  const std::string nested =
+      "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}.{% endmacro %}";
   EXPECT_EQ(render(nested + "{{ f(2) }}", Json::object(), small), "...");
   expect_error(nested + "{{ f(3) }}", small);
 }
@@ -131,10 +132,12 @@ TEST(JinjaHostile, RecursionThroughMacrosIsBounded) {
 TEST(JinjaHostile, OutputAndStringsAreBounded) {
   expect_error("{{ 'a' * 10**9 }}");
   expect_error("{{ 'abc' * 10**18 }}");
-  expect_error("{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}"
-               "{% endfor %}");
-  expect_error("{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s + ns.s %}"
-               "{% endfor %}");
+  expect_error(
+      "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}"
+      "{% endfor %}");
+  expect_error(
+      "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s + ns.s %}"
+      "{% endfor %}");
   RenderLimits small;
   small.max_output_bytes = 100;
   expect_error("{% for i in range(1000) %}abc{% endfor %}", small);
@@ -190,7 +193,20 @@ TEST(JinjaHostile, UndefinedUseIsAnError) {
 }
 
 TEST(JinjaHostile, CyclesThroughNamespacesRender) {
-  EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"), "True");
+  EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"),
+            "True");
+  EXPECT_EQ(render("{% set ns = namespace(a=1) %}{% set ns.me = [ns] %}{{ ns }}"),
+            "<Namespace {'a': 1, 'me': [<Namespace {...}>]}>");
+}
+
+TEST(JinjaHostile, DeepValuesAndDeepMacroRecursionAreBounded) {
+  expect_error(
+      "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+      "{% endfor %}{{ ns.l }}");
+  RenderLimits deep;
+  deep.max_call_depth = 100000;
+  const std::string nested = std::string(150, '(') + "f(n + 1)" + std::string(150, ')');
+  expect_error("{% macro f(n) %}{{ " + nested + " }}{% endmacro %}{{ f(0) }}", deep);
 }
 
 void expect_syntax_error(std::string_view source, int line, int column) {
@@ -202,8 +218,8 @@ void expect_syntax_error(std::string_view source, int line, int column) {
     EXPECT_EQ(e.line(), line) << e.what();
     EXPECT_EQ(e.column(), column) << e.what();
     EXPECT_FALSE(e.raised_by_template());
-    EXPECT_EQ(std::string(e.what()),
-              "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + e.message());
+    EXPECT_EQ(std::string(e.what()), "line " + std::to_string(line) + ", column " +
+                                         std::to_string(column) + ": " + e.message());
   }
 }
 

@@ -31,9 +31,11 @@ Value get_path(const Value& item, const Value& attribute) {
   std::size_t start = 0;
   while (true) {
     const std::size_t dot = path.find('.', start);
-    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const bool digits = !part.empty() && part.size() < 18 &&
-                        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const std::string part =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool digits =
+        !part.empty() && part.size() < 18 &&
+        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     current = get_item(current, digits ? Value::integer(std::stoll(part)) : Value::string(part));
     if (dot == std::string::npos) return current;
     start = dot + 1;
@@ -43,7 +45,8 @@ Value get_path(const Value& item, const Value& attribute) {
 // The key sort, unique, min, max and dictsort compare by: strings lowercased unless
 // case_sensitive.
 Value sort_key(const Value& v, bool case_sensitive) {
-  if (!case_sensitive && v.is_string()) return Value::string(python_lower(v.as_string(), "a string"));
+  if (!case_sensitive && v.is_string())
+    return Value::string(python_lower(v.as_string(), "a string"));
   return v;
 }
 
@@ -106,7 +109,8 @@ std::optional<std::int64_t> parse_int(const std::string& text, int base) {
   std::string s = python_strip(text, "a string");
   std::string digits;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '_' && i > 0 && i + 1 < s.size() && std::isalnum(static_cast<unsigned char>(s[i - 1])) &&
+    if (s[i] == '_' && i > 0 && i + 1 < s.size() &&
+        std::isalnum(static_cast<unsigned char>(s[i - 1])) &&
         std::isalnum(static_cast<unsigned char>(s[i + 1]))) {
       continue;
     }
@@ -116,7 +120,8 @@ std::optional<std::int64_t> parse_int(const std::string& text, int base) {
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(digits.c_str(), &end, base);
-  if (end != digits.c_str() + digits.size() || errno == ERANGE || std::isspace(static_cast<unsigned char>(digits[0]))) {
+  if (end != digits.c_str() + digits.size() || errno == ERANGE ||
+      std::isspace(static_cast<unsigned char>(digits[0]))) {
     return std::nullopt;
   }
   return value;
@@ -128,7 +133,8 @@ std::optional<std::int64_t> float_to_int(double f) {
 }
 
 Value round_value(const Value& value, std::int64_t precision, const std::string& method) {
-  if (!value.is_number()) throw EvalError("type " + value.type_name() + " doesn't define __round__ method");
+  if (!value.is_number())
+    throw EvalError("type " + value.type_name() + " doesn't define __round__ method");
   if (method != "common" && method != "ceil" && method != "floor") {
     throw EvalError("method must be common, ceil or floor");
   }
@@ -164,7 +170,9 @@ std::string center(const std::string& s, std::int64_t width) {
 std::string indent(const std::string& text, const Value& width, bool first, bool blank) {
   const std::string indentation =
       width.is_string() ? width.as_string()
-                        : std::string(static_cast<std::size_t>(std::clamp<std::int64_t>(int_argument(width, "width"), 0, 1 << 16)), ' ');
+                        : std::string(static_cast<std::size_t>(std::clamp<std::int64_t>(
+                                          int_argument(width, "width"), 0, 1 << 16)),
+                                      ' ');
   const std::vector<std::string> lines = split_lines(text + "\n", false);
   std::string out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -183,7 +191,8 @@ std::size_t word_count(const std::string& s) {
   bool in_word = false;
   for (char32_t c : to_code_points(s)) {
     const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-    const bool word_char = c == U'_' || (category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_NO);
+    const bool word_char =
+        c == U'_' || (category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_NO);
     if (word_char && !in_word) ++words;
     in_word = word_char;
   }
@@ -195,7 +204,8 @@ std::string jinja_title(const std::string& s) {
   std::u32string out;
   bool at_word_start = true;
   for (char32_t c : to_code_points(s)) {
-    const bool separator = is_python_space(c) || c == U'-' || c == U'(' || c == U'{' || c == U'[' || c == U'<';
+    const bool separator =
+        is_python_space(c) || c == U'-' || c == U'(' || c == U'{' || c == U'[' || c == U'<';
     if (separator) {
       out += c;
     } else if (at_word_start) {
@@ -214,7 +224,9 @@ Value filter_tojson(const Value& input, const CallArgs& args) {
   if (const Value* indent = a.get(0); indent && !indent->is_none()) {
     options.indent = indent->is_string()
                          ? indent->as_string()
-                         : std::string(static_cast<std::size_t>(std::clamp<std::int64_t>(int_argument(*indent, "indent"), 0, 1 << 10)), ' ');
+                         : std::string(static_cast<std::size_t>(std::clamp<std::int64_t>(
+                                           int_argument(*indent, "indent"), 0, 1 << 10)),
+                                       ' ');
     options.item_separator = ",";
   }
   if (const Value* separators = a.get(1); separators && !separators->is_none()) {
@@ -231,7 +243,8 @@ Value filter_tojson(const Value& input, const CallArgs& args) {
 
 // select / reject / selectattr / rejectattr: keeps the items whose (attribute's) test result
 // is `keep`.
-Value select_items(Renderer& renderer, const Value& input, const CallArgs& args, bool with_attribute, bool keep) {
+Value select_items(Renderer& renderer, const Value& input, const CallArgs& args,
+                   bool with_attribute, bool keep) {
   std::size_t next = 0;
   Value attribute;
   if (with_attribute) {
@@ -244,12 +257,14 @@ Value select_items(Renderer& renderer, const Value& input, const CallArgs& args,
     test = args.positional[next++].as_string();
   }
   CallArgs test_args;
-  test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(next), args.positional.end());
+  test_args.positional.assign(args.positional.begin() + static_cast<std::ptrdiff_t>(next),
+                              args.positional.end());
   test_args.keyword = args.keyword;
   List out;
   for (const Value& item : renderer.iterate(input)) {
     const Value subject = with_attribute ? get_path(item, attribute) : item;
-    const bool passed = test.empty() ? subject.truthy() : apply_test(renderer, test, subject, test_args);
+    const bool passed =
+        test.empty() ? subject.truthy() : apply_test(renderer, test, subject, test_args);
     if (passed == keep) out.push_back(item);
   }
   return Value::list(std::move(out));
@@ -287,11 +302,13 @@ Value filter_map(Renderer& renderer, const Value& input, const CallArgs& args) {
   return Value::list(std::move(out));
 }
 
-List sorted(Renderer& renderer, const Value& input, bool reverse, bool case_sensitive, const Value* attribute) {
+List sorted(Renderer& renderer, const Value& input, bool reverse, bool case_sensitive,
+            const Value* attribute) {
   List items = renderer.iterate(input);
   std::vector<std::pair<Value, std::size_t>> keys;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    keys.emplace_back(sort_key(attribute ? get_path(items[i], *attribute) : items[i], case_sensitive), i);
+    keys.emplace_back(
+        sort_key(attribute ? get_path(items[i], *attribute) : items[i], case_sensitive), i);
   }
   std::stable_sort(keys.begin(), keys.end(), [reverse](const auto& a, const auto& b) {
     return reverse ? less(b.first, a.first) : less(a.first, b.first);
@@ -325,7 +342,8 @@ Value filter_unique(Renderer& renderer, const Value& input, const CallArgs& args
   List seen;
   for (const Value& item : renderer.iterate(input)) {
     const Value key = sort_key(a.get(1) ? get_path(item, *a.get(1)) : item, case_sensitive);
-    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) continue;
+    if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); }))
+      continue;
     seen.push_back(key);
     out.push_back(item);
   }
@@ -334,7 +352,8 @@ Value filter_unique(Renderer& renderer, const Value& input, const CallArgs& args
 
 Value filter_dictsort(const Value& input, const CallArgs& args) {
   const Arguments a("dictsort", args, {"case_sensitive", "by", "reverse"});
-  if (!input.is_dict()) throw EvalError("dictsort: the input must be a dict, not " + input.type_name());
+  if (!input.is_dict())
+    throw EvalError("dictsort: the input must be a dict, not " + input.type_name());
   const bool case_sensitive = a.get_or(0, Value::boolean(false)).truthy();
   const Value by = a.get_or(1, Value::string("key"));
   if (!by.is_string() || (by.as_string() != "key" && by.as_string() != "value")) {
@@ -358,10 +377,12 @@ Value filter_sum(Renderer& renderer, const Value& input, const CallArgs& args) {
   for (const Value& item : renderer.iterate(input)) {
     const Value v = a.get(0) ? get_path(item, *a.get(0)) : item;
     if (!total.is_number() || !v.is_number()) {
-      throw EvalError("unsupported operand type(s) for +: '" + total.type_name() + "' and '" + v.type_name() + "'");
+      throw EvalError("unsupported operand type(s) for +: '" + total.type_name() + "' and '" +
+                      v.type_name() + "'");
     }
-    total = total.is_float() || v.is_float() ? Value::floating(total.as_float() + v.as_float())
-                                             : Value::integer(checked_add(total.as_int(), v.as_int()));
+    total = total.is_float() || v.is_float()
+                ? Value::floating(total.as_float() + v.as_float())
+                : Value::integer(checked_add(total.as_int(), v.as_int()));
   }
   return total;
 }
@@ -369,7 +390,8 @@ Value filter_sum(Renderer& renderer, const Value& input, const CallArgs& args) {
 Value filter_int(const Value& input, const CallArgs& args) {
   const Arguments a("int", args, {"default", "base"});
   const Value fallback = a.get_or(0, Value::integer(0));
-  const int base = static_cast<int>(std::clamp<std::int64_t>(int_argument(a.get_or(1, Value::integer(10)), "base"), 2, 36));
+  const int base = static_cast<int>(
+      std::clamp<std::int64_t>(int_argument(a.get_or(1, Value::integer(10)), "base"), 2, 36));
   if (input.is_int() || input.is_bool()) return Value::integer(input.as_int());
   if (input.is_float()) {
     const auto i = float_to_int(input.as_float());
@@ -401,7 +423,8 @@ Value filter_truncate(const Value& input, const CallArgs& args) {
   const bool kill_words = a.get_or(1, Value::boolean(false)).truthy();
   const std::u32string end = to_code_points(to_str(a.get_or(2, Value::string("..."))));
   const std::int64_t leeway = int_argument(a.get_or(3, Value::integer(5)), "leeway");
-  if (length < static_cast<std::int64_t>(end.size())) throw EvalError("expected length >= " + std::to_string(end.size()));
+  if (length < static_cast<std::int64_t>(end.size()))
+    throw EvalError("expected length >= " + std::to_string(end.size()));
   if (leeway < 0) throw EvalError("expected leeway >= 0");
   if (static_cast<std::int64_t>(s.size()) <= length + leeway) return Value::string(to_utf8(s));
   std::u32string kept = s.substr(0, static_cast<std::size_t>(length) - end.size());
@@ -421,7 +444,8 @@ Value filter_batch(Renderer& renderer, const Value& input, const CallArgs& args)
   List row;
   for (const Value& item : renderer.iterate(input)) {
     row.push_back(item);
-    if (static_cast<std::int64_t>(row.size()) == count) out.push_back(Value::list(std::exchange(row, {})));
+    if (static_cast<std::int64_t>(row.size()) == count)
+      out.push_back(Value::list(std::exchange(row, {})));
   }
   if (!row.empty()) {
     if (a.get(1)) {
@@ -434,7 +458,8 @@ Value filter_batch(Renderer& renderer, const Value& input, const CallArgs& args)
 
 }  // namespace
 
-Value apply_filter(Renderer& renderer, std::string_view name, const Value& input, const CallArgs& args) {
+Value apply_filter(Renderer& renderer, std::string_view name, const Value& input,
+                   const CallArgs& args) {
   auto no_arguments = [&]() { (void)Arguments(name, args, {}); };
   auto text = [&]() { return to_str(input); };
   if (name == "tojson") return filter_tojson(input, args);
@@ -475,8 +500,10 @@ Value apply_filter(Renderer& renderer, std::string_view name, const Value& input
   if (name == "replace") return call_method(renderer, Value::string(text()), "replace", args);
   if (name == "first" || name == "last") {
     no_arguments();
-    const List items = input.is_string() || !input.is_sequence_of_values() ? renderer.iterate(input) : input.as_list();
-    if (items.empty()) return Value::undefined("No " + std::string(name) + " item, sequence was empty.");
+    const List items = input.is_string() || !input.is_sequence_of_values() ? renderer.iterate(input)
+                                                                           : input.as_list();
+    if (items.empty())
+      return Value::undefined("No " + std::string(name) + " item, sequence was empty.");
     return name == "first" ? items.front() : items.back();
   }
   if (name == "list") {
@@ -492,24 +519,29 @@ Value apply_filter(Renderer& renderer, std::string_view name, const Value& input
   if (name == "abs") {
     no_arguments();
     if (input.is_float()) return Value::floating(std::fabs(input.as_float()));
-    if (!input.is_int() && !input.is_bool()) throw EvalError("bad operand type for abs(): '" + input.type_name() + "'");
-    if (input.as_int() == INT64_MIN) throw EvalError("integer overflow: the result does not fit in 64 bits");
+    if (!input.is_int() && !input.is_bool())
+      throw EvalError("bad operand type for abs(): '" + input.type_name() + "'");
+    if (input.as_int() == INT64_MIN)
+      throw EvalError("integer overflow: the result does not fit in 64 bits");
     return Value::integer(std::llabs(input.as_int()));
   }
   if (name == "round") {
     const Arguments a(name, args, {"precision", "method"});
     const Value method = a.get_or(1, Value::string("common"));
-    return round_value(input, int_argument(a.get_or(0, Value::integer(0)), "precision"), to_str(method));
+    return round_value(input, int_argument(a.get_or(0, Value::integer(0)), "precision"),
+                       to_str(method));
   }
   if (name == "items") {
     no_arguments();
     if (input.is_undefined()) return Value::list({});
-    if (!input.is_dict()) throw EvalError("items(): the input must be a dict, not " + input.type_name());
+    if (!input.is_dict())
+      throw EvalError("items(): the input must be a dict, not " + input.type_name());
     return call_method(renderer, input, "items", CallArgs{});
   }
   if (name == "dictsort") return filter_dictsort(input, args);
   if (name == "map") return filter_map(renderer, input, args);
-  if (name == "select" || name == "reject") return select_items(renderer, input, args, false, name == "select");
+  if (name == "select" || name == "reject")
+    return select_items(renderer, input, args, false, name == "select");
   if (name == "selectattr" || name == "rejectattr") {
     return select_items(renderer, input, args, true, name == "selectattr");
   }
@@ -534,7 +566,8 @@ Value apply_filter(Renderer& renderer, std::string_view name, const Value& input
   if (name == "sum") return filter_sum(renderer, input, args);
   if (name == "indent") {
     const Arguments a(name, args, {"width", "first", "blank"});
-    return Value::string(indent(text(), a.get_or(0, Value::integer(4)), a.get_or(1, Value::boolean(false)).truthy(),
+    return Value::string(indent(text(), a.get_or(0, Value::integer(4)),
+                                a.get_or(1, Value::boolean(false)).truthy(),
                                 a.get_or(2, Value::boolean(false)).truthy()));
   }
   if (name == "wordcount") {
@@ -566,12 +599,18 @@ Value apply_filter(Renderer& renderer, std::string_view name, const Value& input
   if (name == "attr") {
     const Arguments a(name, args, {"name"});
     if (!a.get(0) || !a.get(0)->is_string()) throw EvalError("attr() needs an attribute name");
-    return get_attribute(input, a.get(0)->as_string());
+    // Python attributes only (methods, a namespace's), never a dict's keys.
+    const std::string& attribute = a.get(0)->as_string();
+    if (input.is_dict() && !has_method(input, attribute)) {
+      return Value::undefined("'dict object' has no attribute '" + attribute + "'");
+    }
+    return get_attribute(input, attribute);
   }
   throw EvalError("No filter named '" + std::string(name) + "'.");
 }
 
-bool apply_test(Renderer& renderer, std::string_view name, const Value& input, const CallArgs& args) {
+bool apply_test(Renderer& renderer, std::string_view name, const Value& input,
+                const CallArgs& args) {
   auto other = [&]() {
     const Arguments a(name, args, {"other"});
     if (!a.get(0)) throw EvalError("the test '" + std::string(name) + "' needs an argument");
@@ -595,20 +634,24 @@ bool apply_test(Renderer& renderer, std::string_view name, const Value& input, c
   if (name == "mapping") return no_arguments(), input.is_dict();
   if (name == "iterable" || name == "sequence") {
     no_arguments();
-    return input.is_undefined() || input.is_string() || input.is_sequence_of_values() || input.is_dict();
+    return input.is_undefined() || input.is_string() || input.is_sequence_of_values() ||
+           input.is_dict();
   }
   if (name == "callable") return no_arguments(), input.is_function() || input.is_undefined();
   if (name == "odd" || name == "even") {
     no_arguments();
-    if (!input.is_number()) throw EvalError("unsupported operand type(s) for %: '" + input.type_name() + "' and 'int'");
-    const bool odd = input.is_float() ? std::fmod(std::fabs(input.as_float()), 2.0) == 1.0 : (input.as_int() & 1) != 0;
+    if (!input.is_number())
+      throw EvalError("unsupported operand type(s) for %: '" + input.type_name() + "' and 'int'");
+    const bool odd = input.is_float() ? std::fmod(std::fabs(input.as_float()), 2.0) == 1.0
+                                      : (input.as_int() & 1) != 0;
     return odd == (name == "odd");
   }
   if (name == "divisibleby") {
     const Value divisor = other();
     if (!input.is_number() || !divisor.is_number()) throw EvalError("divisibleby needs numbers");
     if (divisor.as_float() == 0) throw EvalError("integer division or modulo by zero");
-    if (input.is_float() || divisor.is_float()) return std::fmod(input.as_float(), divisor.as_float()) == 0;
+    if (input.is_float() || divisor.is_float())
+      return std::fmod(input.as_float(), divisor.as_float()) == 0;
     return divisor.as_int() == -1 || input.as_int() % divisor.as_int() == 0;
   }
   if (name == "eq" || name == "equalto" || name == "==") return equals(input, other());
@@ -638,12 +681,16 @@ bool apply_test(Renderer& renderer, std::string_view name, const Value& input, c
   }
   if (name == "lower" || name == "upper") {
     no_arguments();
-    return call_method(renderer, Value::string(to_str(input)), name == "lower" ? "islower" : "isupper", CallArgs{}).truthy();
+    return call_method(renderer, Value::string(to_str(input)),
+                       name == "lower" ? "islower" : "isupper", CallArgs{})
+        .truthy();
   }
   if (name == "sameas") {
     const Value o = other();
-    if (input.is_none() || input.is_bool() || input.is_undefined()) return input.kind() == o.kind() && equals(input, o);
-    return input.kind() == o.kind() && equals(input, o) && !input.is_sequence_of_values() && !input.is_dict();
+    if (input.is_none() || input.is_bool() || input.is_undefined())
+      return input.kind() == o.kind() && equals(input, o);
+    return input.kind() == o.kind() && equals(input, o) && !input.is_sequence_of_values() &&
+           !input.is_dict();
   }
   if (name == "escaped") return no_arguments(), false;
   throw EvalError("No test named '" + std::string(name) + "'.");
@@ -669,7 +716,8 @@ std::string percent_format(const std::string& format, const Value& args) {
       i = close + 1;
     }
     std::string spec = "%";
-    while (i < format.size() && std::string_view("-+ 0#").find(format[i]) != std::string_view::npos) spec += format[i++];
+    while (i < format.size() && std::string_view("-+ 0#").find(format[i]) != std::string_view::npos)
+      spec += format[i++];
     int width_digits = 0;
     while (i < format.size() && std::isdigit(static_cast<unsigned char>(format[i]))) {
       if (++width_digits > 4) throw EvalError("format width too large");
@@ -716,8 +764,10 @@ std::string percent_format(const std::string& format, const Value& args) {
       case 'x':
       case 'X':
       case 'o': {
-        if (!value->is_number()) throw EvalError("%d format: a real number is required, not " + value->type_name());
-        const long long n = value->is_float() ? static_cast<long long>(value->as_float()) : value->as_int();
+        if (!value->is_number())
+          throw EvalError("%d format: a real number is required, not " + value->type_name());
+        const long long n =
+            value->is_float() ? static_cast<long long>(value->as_float()) : value->as_int();
         spec += "ll";
         spec += conversion == 'i' ? 'd' : conversion;
         print(n);

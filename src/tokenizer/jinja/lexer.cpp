@@ -19,7 +19,8 @@ char32_t code_point_at(std::string_view bytes, std::size_t at, std::size_t* leng
   std::size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
   if (at + n > bytes.size()) n = 1;
   char32_t c = n == 1 ? lead : lead & (0x7F >> n);
-  for (std::size_t i = 1; i < n; ++i) c = (c << 6) | (static_cast<unsigned char>(bytes[at + i]) & 0x3F);
+  for (std::size_t i = 1; i < n; ++i)
+    c = (c << 6) | (static_cast<unsigned char>(bytes[at + i]) & 0x3F);
   *length = n;
   return c;
 }
@@ -123,7 +124,8 @@ class Lexer {
   std::size_t find_tag_start(std::size_t from) const {
     for (std::size_t i = source_.find('{', from); i != std::string_view::npos;
          i = source_.find('{', i + 1)) {
-      if (i + 1 < source_.size() && (source_[i + 1] == '{' || source_[i + 1] == '%' || source_[i + 1] == '#')) {
+      if (i + 1 < source_.size() &&
+          (source_[i + 1] == '{' || source_[i + 1] == '%' || source_[i + 1] == '#')) {
         return i;
       }
     }
@@ -132,12 +134,14 @@ class Lexer {
 
   // The text before a tag, with the tag's whitespace control applied: '-' strips all whitespace
   // before it; otherwise lstrip_blocks strips the spaces between a line's start and a {% or {#.
-  std::string text_before(std::size_t text_start, std::size_t tag, char sign, bool is_output) const {
+  std::string text_before(std::size_t text_start, std::size_t tag, char sign,
+                          bool is_output) const {
     std::string text(source_.substr(text_start, tag - text_start));
     if (sign == '-') {
       strip_trailing_whitespace(text);
     } else if (sign != '+' && !is_output) {
-      const std::size_t line_start = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+      const std::size_t line_start =
+          text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
       if ((line_start > 0 || line_starting_) && line_start < text.size() &&
           all_whitespace(std::string_view(text).substr(line_start))) {
         text.erase(line_start);
@@ -249,7 +253,9 @@ class Lexer {
     if (c >= '0' && c <= '9') return lex_number(at);
     if (c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
       std::size_t end = at + 1;
-      while (end < source_.size() && (source_[end] == '_' || std::isalnum(static_cast<unsigned char>(source_[end])))) ++end;
+      while (end < source_.size() &&
+             (source_[end] == '_' || std::isalnum(static_cast<unsigned char>(source_[end]))))
+        ++end;
       emit(Token::Kind::kName, std::string(source_.substr(at, end - at)), at);
       return end;
     }
@@ -301,8 +307,10 @@ class Lexer {
     }
     if (end < source_.size() && (source_[end] == 'e' || source_[end] == 'E')) {
       std::size_t exponent = end + 1;
-      if (exponent < source_.size() && (source_[exponent] == '+' || source_[exponent] == '-')) ++exponent;
-      if (exponent < source_.size() && std::isdigit(static_cast<unsigned char>(source_[exponent]))) {
+      if (exponent < source_.size() && (source_[exponent] == '+' || source_[exponent] == '-'))
+        ++exponent;
+      if (exponent < source_.size() &&
+          std::isdigit(static_cast<unsigned char>(source_[exponent]))) {
         end = digit_run(exponent);
         is_float = true;
       }
@@ -336,9 +344,12 @@ class Lexer {
       for (std::size_t k = 0; k < digits; ++k) {
         const char h = source_[i + k];
         if (!std::isxdigit(static_cast<unsigned char>(h))) fail("invalid escape in a string", i);
-        code = code * 16 + static_cast<std::uint32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
+        code = code * 16 + static_cast<std::uint32_t>(std::isdigit(static_cast<unsigned char>(h))
+                                                          ? h - '0'
+                                                          : (std::tolower(h) - 'a' + 10));
       }
-      if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) fail("invalid code point in a string", i);
+      if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
+        fail("invalid code point in a string", i);
       append_utf8(value, code);
       i += digits;
     };
@@ -395,7 +406,8 @@ class Lexer {
         default:
           if (e >= '0' && e <= '7') {
             std::uint32_t code = static_cast<std::uint32_t>(e - '0');
-            for (int k = 0; k < 2 && i < source_.size() && source_[i] >= '0' && source_[i] <= '7'; ++k) {
+            for (int k = 0; k < 2 && i < source_.size() && source_[i] >= '0' && source_[i] <= '7';
+                 ++k) {
               code = code * 8 + static_cast<std::uint32_t>(source_[i++] - '0');
             }
             append_utf8(value, code);
@@ -413,7 +425,7 @@ class Lexer {
   std::vector<std::size_t> line_starts_{0};
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
-  bool line_starting_ = true;  // the last match ended a line (for lstrip_blocks)
+  bool line_starting_ = true;            // the last match ended a line (for lstrip_blocks)
   mutable std::size_t last_offset_ = 0;  // the last position() asked for, and its column
   mutable std::size_t last_column_ = 1;
 };

@@ -23,8 +23,8 @@ struct Token {
     kString,       // text: the literal's value, escapes resolved
     kInteger,
     kFloat,
-    kOperator,     // text: + - * / // % ** ~ == != < <= > >= = ( ) [ ] { } . : | ,
-    kEnd,          // end of the template
+    kOperator,  // text: + - * / // % ** ~ == != < <= > >= = ( ) [ ] { } . : | ,
+    kEnd,       // end of the template
   };
   Kind kind;
   std::string text;

@@ -24,7 +24,8 @@ Arguments::Arguments(std::string_view function, const CallArgs& args,
   for (const auto& [name, value] : args.keyword) {
     const auto it = std::find(parameters.begin(), parameters.end(), name);
     if (it == parameters.end()) {
-      throw EvalError(std::string(function) + "() got an unexpected keyword argument '" + name + "'");
+      throw EvalError(std::string(function) + "() got an unexpected keyword argument '" + name +
+                      "'");
     }
     const auto index = static_cast<std::size_t>(it - parameters.begin());
     if (values_[index]) {
@@ -38,18 +39,20 @@ namespace {
 
 // The methods ImmutableSandboxedEnvironment refuses because they change a list or dict.
 bool is_mutating(const Value& object, std::string_view name) {
-  static constexpr std::string_view kList[] = {"append", "clear", "pop", "reverse",
+  static constexpr std::string_view kList[] = {"append", "clear", "pop",    "reverse",
                                                "insert", "sort",  "extend", "remove"};
   static constexpr std::string_view kDict[] = {"clear", "pop", "popitem", "setdefault", "update"};
-  if (object.is_list()) return std::find(std::begin(kList), std::end(kList), name) != std::end(kList);
-  if (object.is_dict()) return std::find(std::begin(kDict), std::end(kDict), name) != std::end(kDict);
+  if (object.is_list())
+    return std::find(std::begin(kList), std::end(kList), name) != std::end(kList);
+  if (object.is_dict())
+    return std::find(std::begin(kDict), std::end(kDict), name) != std::end(kDict);
   return false;
 }
 
 constexpr std::string_view kStringMethods[] = {
-    "startswith", "endswith", "strip",   "lstrip",    "rstrip",       "split",        "rsplit",
-    "replace",    "upper",    "lower",   "title",     "capitalize",   "find",         "rfind",
-    "count",      "join",     "format",  "splitlines", "isdigit",     "isalpha",      "isalnum",
+    "startswith", "endswith", "strip",   "lstrip",       "rstrip",       "split",    "rsplit",
+    "replace",    "upper",    "lower",   "title",        "capitalize",   "find",     "rfind",
+    "count",      "join",     "format",  "splitlines",   "isdigit",      "isalpha",  "isalnum",
     "isspace",    "isupper",  "islower", "removeprefix", "removesuffix", "swapcase", "index"};
 constexpr std::string_view kDictMethods[] = {"items", "keys", "values", "get"};
 constexpr std::string_view kListMethods[] = {"index", "count"};
@@ -67,7 +70,6 @@ std::string described(const Value& v) {
   return out;
 }
 
-
 }  // namespace
 
 bool has_method(const Value& object, std::string_view name) {
@@ -79,7 +81,8 @@ bool has_method(const Value& object, std::string_view name) {
 
 Value get_attribute(const Value& object, const std::string& name) {
   if (object.is_undefined()) throw EvalError(object.undefined_hint());
-  if (is_mutating(object, name) || (!name.empty() && name[0] == '_' && !object.is_dict() && !object.is_namespace())) {
+  if (is_mutating(object, name) ||
+      (!name.empty() && name[0] == '_' && !object.is_dict() && !object.is_namespace())) {
     throw EvalError("access to attribute '" + name + "' of '" + object.type_name() +
                     "' object is unsafe.");
   }
@@ -92,7 +95,8 @@ Value get_attribute(const Value& object, const std::string& name) {
     const Dict& d = object.is_dict() ? object.as_dict() : object.namespace_attributes();
     if (const Value* found = d.find(std::string_view(name))) return *found;
     if (!name.empty() && name[0] == '_') {
-      throw EvalError("access to attribute '" + name + "' of '" + object.type_name() + "' object is unsafe.");
+      throw EvalError("access to attribute '" + name + "' of '" + object.type_name() +
+                      "' object is unsafe.");
     }
   }
   return Value::undefined(described(object) + " has no attribute '" + name + "'");
@@ -110,7 +114,8 @@ Value get_item(const Value& object, const Value& key) {
         const std::u32string chars = to_code_points(object.as_string());
         const auto size = static_cast<std::int64_t>(chars.size());
         if (index < 0) index += size;
-        if (index >= 0 && index < size) return Value::string(to_utf8(chars.substr(static_cast<std::size_t>(index), 1)));
+        if (index >= 0 && index < size)
+          return Value::string(to_utf8(chars.substr(static_cast<std::size_t>(index), 1)));
       } else {
         const auto size = static_cast<std::int64_t>(object.as_list().size());
         if (index < 0) index += size;
@@ -125,11 +130,16 @@ Value get_item(const Value& object, const Value& key) {
 
 namespace {
 
-bool is_cased_upper(char32_t c) { return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_LU; }
-bool is_cased_lower(char32_t c) { return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_LL; }
+bool is_cased_upper(char32_t c) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_LU;
+}
+bool is_cased_lower(char32_t c) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_LL;
+}
 bool is_cased(char32_t c) {
   const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
-  return category == UTF8PROC_CATEGORY_LU || category == UTF8PROC_CATEGORY_LL || category == UTF8PROC_CATEGORY_LT;
+  return category == UTF8PROC_CATEGORY_LU || category == UTF8PROC_CATEGORY_LL ||
+         category == UTF8PROC_CATEGORY_LT;
 }
 bool is_alpha(char32_t c) {
   const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
@@ -139,8 +149,12 @@ bool is_numeric(char32_t c) {
   const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
   return category >= UTF8PROC_CATEGORY_ND && category <= UTF8PROC_CATEGORY_NO;
 }
-char32_t to_upper(char32_t c) { return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c))); }
-char32_t to_title(char32_t c) { return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(c))); }
+char32_t to_upper(char32_t c) {
+  return static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c)));
+}
+char32_t to_title(char32_t c) {
+  return static_cast<char32_t>(utf8proc_totitle(static_cast<utf8proc_int32_t>(c)));
+}
 
 const std::string& string_argument(const Value& v, std::string_view method) {
   if (!v.is_string()) {
@@ -155,7 +169,9 @@ std::string strip(const std::string& text, const Value* chars, bool left, bool r
   std::u32string set;
   const bool whitespace = !chars || chars->is_none();
   if (!whitespace) set = to_code_points(string_argument(*chars, "strip"));
-  auto strippable = [&](char32_t c) { return whitespace ? is_python_space(c) : set.find(c) != std::u32string::npos; };
+  auto strippable = [&](char32_t c) {
+    return whitespace ? is_python_space(c) : set.find(c) != std::u32string::npos;
+  };
   std::size_t begin = 0;
   std::size_t end = s.size();
   while (left && begin < end && strippable(s[begin])) ++begin;
@@ -169,7 +185,8 @@ std::int64_t max_splits(const Value* v) {
   return v->as_int();
 }
 
-Value split(Renderer& renderer, const std::string& text, const Value* separator_value, std::int64_t limit, bool from_right) {
+Value split(Renderer& renderer, const std::string& text, const Value* separator_value,
+            std::int64_t limit, bool from_right) {
   List parts;
   auto push = [&](std::string part) {
     renderer.check_materialize(parts.size() + 1);
@@ -184,9 +201,7 @@ Value split(Renderer& renderer, const std::string& text, const Value* separator_
       while (i < s.size() && is_python_space(s[i])) ++i;
       if (i >= s.size()) break;
       if (limit >= 0 && static_cast<std::int64_t>(words.size()) == limit) {
-        std::size_t end = s.size();
-        while (end > i && is_python_space(s[end - 1])) --end;
-        words.push_back(s.substr(i, end - i));
+        words.push_back(s.substr(i));  // the rest, its far end unstripped
         break;
       }
       std::size_t j = i;
@@ -246,7 +261,8 @@ std::vector<std::string> split_lines(const std::string& text, bool keep_ends) {
     if (!is_line_break(s[i])) continue;
     std::size_t end = i;
     if (s[i] == U'\r' && i + 1 < s.size() && s[i + 1] == U'\n') ++i;
-    lines.push_back(to_utf8(std::u32string_view(s).substr(start, (keep_ends ? i + 1 : end) - start)));
+    lines.push_back(
+        to_utf8(std::u32string_view(s).substr(start, (keep_ends ? i + 1 : end) - start)));
     start = i + 1;
   }
   if (start < s.size()) lines.push_back(to_utf8(std::u32string_view(s).substr(start)));
@@ -269,7 +285,13 @@ std::string python_title(const std::string& text) {
 
 std::string python_upper(const std::string& text) {
   std::u32string out;
-  for (char32_t c : to_code_points(text)) out += to_upper(c);
+  for (char32_t c : to_code_points(text)) {
+    if (c == U'\u00DF') {
+      out += U"SS";  // the one full (two-letter) uppercase mapping that text commonly meets
+    } else {
+      out += to_upper(c);
+    }
+  }
   return to_utf8(out);
 }
 
@@ -313,10 +335,12 @@ std::string python_format(const std::string& format, const CallArgs& args) {
       throw EvalError("str.format(): format specs and conversions are not supported");
     }
     const Value* value = nullptr;
-    if (field.empty() || std::all_of(field.begin(), field.end(), [](char d) { return d >= '0' && d <= '9'; })) {
+    if (field.empty() ||
+        std::all_of(field.begin(), field.end(), [](char d) { return d >= '0' && d <= '9'; })) {
       const std::size_t index = field.empty() ? automatic++ : std::stoul(field.substr(0, 9));
       if (index >= args.positional.size()) {
-        throw EvalError("Replacement index " + std::to_string(index) + " out of range for positional args tuple");
+        throw EvalError("Replacement index " + std::to_string(index) +
+                        " out of range for positional args tuple");
       }
       value = &args.positional[index];
     } else {
@@ -335,7 +359,8 @@ std::int64_t code_point_index(const std::string& text, std::size_t byte_offset) 
   return static_cast<std::int64_t>(code_point_count(std::string_view(text).substr(0, byte_offset)));
 }
 
-Value string_method(Renderer& renderer, const std::string& s, std::string_view name, const CallArgs& args) {
+Value string_method(Renderer& renderer, const std::string& s, std::string_view name,
+                    const CallArgs& args) {
   auto bound = [&](std::initializer_list<std::string_view> names) {
     return Arguments(name, args, names);
   };
@@ -351,7 +376,8 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
       const std::string& affix = string_argument(candidate, name);
       const bool hit = name == "startswith"
                            ? s.compare(0, affix.size(), affix) == 0
-                           : s.size() >= affix.size() && s.compare(s.size() - affix.size(), affix.size(), affix) == 0;
+                           : s.size() >= affix.size() &&
+                                 s.compare(s.size() - affix.size(), affix.size(), affix) == 0;
       if (hit) return Value::boolean(true);
     }
     return Value::boolean(false);
@@ -392,7 +418,8 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
     out.append(s, start);
     return check(std::move(out));
   }
-  if (name == "upper" || name == "lower" || name == "title" || name == "capitalize" || name == "swapcase") {
+  if (name == "upper" || name == "lower" || name == "title" || name == "capitalize" ||
+      name == "swapcase") {
     (void)bound({});
     if (name == "upper") return Value::string(python_upper(s));
     if (name == "lower") return Value::string(python_lower(s, "a string"));
@@ -415,7 +442,8 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
     if (name == "count") {
       if (sub.empty()) return Value::integer(static_cast<std::int64_t>(code_point_count(s)) + 1);
       std::int64_t n = 0;
-      for (std::size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+      for (std::size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size()))
+        ++n;
       return Value::integer(n);
     }
     const std::size_t at = name == "rfind" ? s.rfind(sub) : s.find(sub);
@@ -432,7 +460,8 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
     std::size_t i = 0;
     for (const Value& item : renderer.iterate(*a.get(0))) {
       if (!item.is_string()) {
-        throw EvalError("sequence item " + std::to_string(i) + ": expected str instance, " + item.type_name() + " found");
+        throw EvalError("sequence item " + std::to_string(i) + ": expected str instance, " +
+                        item.type_name() + " found");
       }
       if (i++ > 0) out += s;
       out += item.as_string();
@@ -456,7 +485,8 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
     if (name == "removeprefix") {
       return Value::string(s.compare(0, affix.size(), affix) == 0 ? s.substr(affix.size()) : s);
     }
-    const bool ends = s.size() >= affix.size() && s.compare(s.size() - affix.size(), affix.size(), affix) == 0;
+    const bool ends =
+        s.size() >= affix.size() && s.compare(s.size() - affix.size(), affix.size(), affix) == 0;
     return Value::string(ends ? s.substr(0, s.size() - affix.size()) : s);
   }
   // The is...() predicates: false for the empty string.
@@ -482,7 +512,8 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
 
 }  // namespace
 
-Value call_method(Renderer& renderer, const Value& object, std::string_view name, const CallArgs& args) {
+Value call_method(Renderer& renderer, const Value& object, std::string_view name,
+                  const CallArgs& args) {
   if (object.is_string()) return string_method(renderer, object.as_string(), name, args);
   if (object.is_dict()) {
     const Dict& d = object.as_dict();
@@ -514,7 +545,8 @@ Value call_method(Renderer& renderer, const Value& object, std::string_view name
     if (name == "index") throw EvalError(repr(*a.get(0)) + " is not in list");
     return Value::integer(count);
   }
-  throw EvalError("'" + object.type_name() + "' object has no attribute '" + std::string(name) + "'");
+  throw EvalError("'" + object.type_name() + "' object has no attribute '" + std::string(name) +
+                  "'");
 }
 
 }  // namespace attn::jinja

@@ -13,7 +13,8 @@ using TokenKind = Token::Kind;
 
 class Parser {
  public:
-  Parser(const std::vector<Token>& tokens, int max_depth) : tokens_(tokens), max_depth_(max_depth) {}
+  Parser(const std::vector<Token>& tokens, int max_depth)
+      : tokens_(tokens), max_depth_(max_depth) {}
 
   Body parse_template() {
     std::string end;
@@ -96,13 +97,16 @@ class Parser {
     return true;
   }
   void expect_operator(std::string_view op) {
-    if (!skip_operator(op)) fail("expected '" + std::string(op) + "', got '" + describe(current()) + "'");
+    if (!skip_operator(op))
+      fail("expected '" + std::string(op) + "', got '" + describe(current()) + "'");
   }
   void expect_name(std::string_view name) {
-    if (!skip_name(name)) fail("expected '" + std::string(name) + "', got '" + describe(current()) + "'");
+    if (!skip_name(name))
+      fail("expected '" + std::string(name) + "', got '" + describe(current()) + "'");
   }
   std::string expect_identifier() {
-    if (current().kind != TokenKind::kName) fail("expected a name, got '" + describe(current()) + "'");
+    if (current().kind != TokenKind::kName)
+      fail("expected a name, got '" + describe(current()) + "'");
     return next().text;
   }
   void expect_block_end() {
@@ -363,8 +367,8 @@ class Parser {
 
   bool at_tuple_end() const {
     const TokenKind kind = current().kind;
-    return kind == TokenKind::kBlockEnd || kind == TokenKind::kOutputEnd || kind == TokenKind::kEnd ||
-           at_operator(")");
+    return kind == TokenKind::kBlockEnd || kind == TokenKind::kOutputEnd ||
+           kind == TokenKind::kEnd || at_operator(")");
   }
 
   // Expressions separated by commas: one expression alone, else a tuple.
@@ -410,7 +414,8 @@ class Parser {
     return expr;
   }
 
-  ExprPtr binary(Expr::Kind kind, const Token& at, ExprPtr left, ExprPtr right, std::string op = "") {
+  ExprPtr binary(Expr::Kind kind, const Token& at, ExprPtr left, ExprPtr right,
+                 std::string op = "") {
     auto expr = make(kind, at);
     expr->name = std::move(op);
     expr->children.push_back(std::move(left));
@@ -529,7 +534,8 @@ class Parser {
     switch (token.kind) {
       case TokenKind::kName: {
         next();
-        if (token.text == "true" || token.text == "True" || token.text == "false" || token.text == "False") {
+        if (token.text == "true" || token.text == "True" || token.text == "false" ||
+            token.text == "False") {
           auto expr = make(Expr::Kind::kLiteral, token);
           expr->literal = Value::boolean(token.text == "true" || token.text == "True");
           return expr;
@@ -694,8 +700,10 @@ class Parser {
         if (at_operator(")")) break;
       }
       first = false;
-      if (at_operator("*") || at_operator("**")) fail("*args and **kwargs in calls are not supported");
-      if (current().kind == TokenKind::kName && peek().kind == TokenKind::kOperator && peek().text == "=") {
+      if (at_operator("*") || at_operator("**"))
+        fail("*args and **kwargs in calls are not supported");
+      if (current().kind == TokenKind::kName && peek().kind == TokenKind::kOperator &&
+          peek().text == "=") {
         call.keyword_names.push_back(next().text);
         next();
         call.children.push_back(parse_expression(true));

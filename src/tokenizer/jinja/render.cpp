@@ -110,8 +110,8 @@ Value repeat(Renderer& renderer, const Value& sequence, std::int64_t count) {
   if (sequence.is_string()) {
     const std::string& s = sequence.as_string();
     if (!s.empty()) {
-      renderer.check_string_size(static_cast<std::size_t>(
-          checked_multiply(static_cast<std::int64_t>(s.size()), count)));
+      renderer.check_string_size(
+          static_cast<std::size_t>(checked_multiply(static_cast<std::int64_t>(s.size()), count)));
     }
     std::string out;
     out.reserve(s.size() * static_cast<std::size_t>(count));
@@ -119,8 +119,8 @@ Value repeat(Renderer& renderer, const Value& sequence, std::int64_t count) {
     return Value::string(std::move(out));
   }
   const List& items = sequence.as_list();
-  renderer.check_materialize(static_cast<std::size_t>(
-      checked_multiply(static_cast<std::int64_t>(items.size()), count)));
+  renderer.check_materialize(
+      static_cast<std::size_t>(checked_multiply(static_cast<std::int64_t>(items.size()), count)));
   List out;
   for (std::int64_t i = 0; i < count; ++i) out.insert(out.end(), items.begin(), items.end());
   return sequence.is_tuple() ? Value::tuple(std::move(out)) : Value::list(std::move(out));
@@ -172,8 +172,10 @@ Value binary_operation(Renderer& renderer, const std::string& op, const Value& a
     }
     const bool a_count = a.is_int() || a.is_bool();
     const bool b_count = b.is_int() || b.is_bool();
-    if ((a.is_string() || a.is_sequence_of_values()) && b_count) return repeat(renderer, a, b.as_int());
-    if ((b.is_string() || b.is_sequence_of_values()) && a_count) return repeat(renderer, b, a.as_int());
+    if ((a.is_string() || a.is_sequence_of_values()) && b_count)
+      return repeat(renderer, a, b.as_int());
+    if ((b.is_string() || b.is_sequence_of_values()) && a_count)
+      return repeat(renderer, b, a.as_int());
     throw EvalError("can't multiply sequence by non-int of type '" +
                     (a_count || a.is_float() ? a.type_name() : b.type_name()) + "'");
   }
@@ -270,6 +272,28 @@ void slice_indices(std::int64_t length, const Value& start_value, const Value& s
 
 }  // namespace
 
+// The parser bounds how deep one template nests, but macro calls stack those nestings: this
+// bounds the sum (and so the C++ stack the renderer uses), whatever max_call_depth allows.
+constexpr int kMaxRenderNesting = 3000;
+
+// Counts one level of the renderer's recursion for as long as it lives.
+class NestingGuard {
+ public:
+  explicit NestingGuard(int& nesting) : nesting_(nesting) {
+    if (++nesting_ > kMaxRenderNesting) {
+      --nesting_;
+      throw EvalError("statements, expressions and macro calls nest deeper than " +
+                      std::to_string(kMaxRenderNesting));
+    }
+  }
+  ~NestingGuard() { --nesting_; }
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
+
+ private:
+  int& nesting_;
+};
+
 // ---- the renderer -----------------------------------------------------------------------------
 
 Renderer::Renderer(const nlohmann::ordered_json& variables, const RenderLimits& limits)
@@ -288,9 +312,10 @@ Renderer::Renderer(const nlohmann::ordered_json& variables, const RenderLimits& 
     const std::int64_t stop = bounds.size() == 1 ? bounds[0] : bounds[1];
     const std::int64_t step = bounds.size() == 3 ? bounds[2] : 1;
     if (step == 0) throw EvalError("range() arg 3 must not be zero");
-    const long double span = step > 0 ? static_cast<long double>(stop) - start
-                                       : static_cast<long double>(start) - stop;
-    const long double count = span <= 0 ? 0 : std::ceil(span / std::fabs(static_cast<long double>(step)));
+    const long double span =
+        step > 0 ? static_cast<long double>(stop) - start : static_cast<long double>(start) - stop;
+    const long double count =
+        span <= 0 ? 0 : std::ceil(span / std::fabs(static_cast<long double>(step)));
     if (count > static_cast<long double>(INT64_MAX)) throw EvalError("range() is too large");
     renderer.check_materialize(static_cast<std::size_t>(count));
     List items;
@@ -332,7 +357,8 @@ Renderer::Renderer(const nlohmann::ordered_json& variables, const RenderLimits& 
     std::tm local{};
     localtime_r(&now, &local);
     std::string buffer(4096, '\0');
-    const std::size_t n = std::strftime(buffer.data(), buffer.size(), format.as_string().c_str(), &local);
+    const std::size_t n =
+        std::strftime(buffer.data(), buffer.size(), format.as_string().c_str(), &local);
     buffer.resize(n);
     return Value::string(buffer);
   });
@@ -374,8 +400,9 @@ void Renderer::count_iterations(std::int64_t n) {
 void Renderer::check_materialize(std::size_t items) const {
   const std::int64_t left = limits_.max_loop_iterations - iterations_;
   if (items > static_cast<std::size_t>(std::max<std::int64_t>(left, 0))) {
-    throw EvalError("a sequence of " + std::to_string(items) +
-                    " items is more than the loop iterations left (RenderLimits::max_loop_iterations)");
+    throw EvalError(
+        "a sequence of " + std::to_string(items) +
+        " items is more than the loop iterations left (RenderLimits::max_loop_iterations)");
   }
 }
 
@@ -463,6 +490,7 @@ Renderer::Flow Renderer::execute(const Body& body) {
 
 Renderer::Flow Renderer::execute(const Stmt& stmt) {
   try {
+    const NestingGuard guard(nesting_);
     switch (stmt.kind) {
       case Stmt::Kind::kText:
         emit(stmt.text);
@@ -543,12 +571,11 @@ void Renderer::assign(const Target& target, const Value& value, Frame& frame) {
   }
   const List items = iterate(value.is_undefined() ? Value::list({}) : value);
   if (value.is_undefined() || items.size() != target.names.size()) {
-    throw EvalError(items.size() > target.names.size()
-                        ? "too many values to unpack (expected " +
-                              std::to_string(target.names.size()) + ")"
-                        : "not enough values to unpack (expected " +
-                              std::to_string(target.names.size()) + ", got " +
-                              std::to_string(items.size()) + ")");
+    throw EvalError(
+        items.size() > target.names.size()
+            ? "too many values to unpack (expected " + std::to_string(target.names.size()) + ")"
+            : "not enough values to unpack (expected " + std::to_string(target.names.size()) +
+                  ", got " + std::to_string(items.size()) + ")");
   }
   for (std::size_t i = 0; i < items.size(); ++i) frame.variables[target.names[i]] = items[i];
 }
@@ -594,8 +621,9 @@ void Renderer::execute_for(const Stmt& stmt) {
     if (args.positional.empty()) throw EvalError("no items for cycling given");
     return args.positional[static_cast<std::size_t>(*index) % args.positional.size()];
   });
-  static constexpr const char* kKeys[] = {"index", "index0", "revindex", "revindex0", "first", "last",
-                                          "length", "depth", "depth0", "cycle", "previtem", "nextitem"};
+  static constexpr const char* kKeys[] = {"index",  "index0", "revindex", "revindex0",
+                                          "first",  "last",   "length",   "depth",
+                                          "depth0", "cycle",  "previtem", "nextitem"};
   List keys;
   for (const char* key : kKeys) keys.push_back(Value::string(key));
   for (std::int64_t i = 0; i < length; ++i) {
@@ -603,11 +631,13 @@ void Renderer::execute_for(const Stmt& stmt) {
     *index = i;
     Dict loop;
     loop.entries.reserve(12);
-    const Value values[] = {Value::integer(i + 1), Value::integer(i), Value::integer(length - i),
-                            Value::integer(length - i - 1), Value::boolean(i == 0),
-                            Value::boolean(i == length - 1), Value::integer(length), Value::integer(1),
-                            Value::integer(0), cycle};
-    for (std::size_t k = 0; k < std::size(values); ++k) loop.entries.emplace_back(keys[k], values[k]);
+    const Value values[] = {Value::integer(i + 1),      Value::integer(i),
+                            Value::integer(length - i), Value::integer(length - i - 1),
+                            Value::boolean(i == 0),     Value::boolean(i == length - 1),
+                            Value::integer(length),     Value::integer(1),
+                            Value::integer(0),          cycle};
+    for (std::size_t k = 0; k < std::size(values); ++k)
+      loop.entries.emplace_back(keys[k], values[k]);
     if (i > 0) loop.entries.emplace_back(keys[10], items[static_cast<std::size_t>(i - 1)]);
     if (i + 1 < length) loop.entries.emplace_back(keys[11], items[static_cast<std::size_t>(i + 1)]);
     ScopeGuard scope(frame_, std::make_shared<Frame>(Frame{{}, frame_}));
@@ -638,7 +668,9 @@ Value Renderer::call_macro(const Stmt& macro, const std::weak_ptr<Frame>& scope,
     std::size_t i = 0;
     while (i < macro.parameters.size() && macro.parameters[i] != name) ++i;
     if (i < macro.parameters.size()) {
-      if (given[i]) throw EvalError("macro '" + macro.text + "' got multiple values for argument '" + name + "'");
+      if (given[i])
+        throw EvalError("macro '" + macro.text + "' got multiple values for argument '" + name +
+                        "'");
       given[i] = true;
     } else if (name != "caller") {
       throw EvalError("macro '" + macro.text + "' takes no keyword argument '" + name + "'");
@@ -654,8 +686,9 @@ Value Renderer::call_macro(const Stmt& macro, const std::weak_ptr<Frame>& scope,
   for (std::size_t i = 0; i < macro.parameters.size(); ++i) {
     if (given[i]) continue;
     frame->variables[macro.parameters[i]] =
-        macro.defaults[i] ? evaluate(*macro.defaults[i])
-                          : Value::undefined("parameter '" + macro.parameters[i] + "' was not provided");
+        macro.defaults[i]
+            ? evaluate(*macro.defaults[i])
+            : Value::undefined("parameter '" + macro.parameters[i] + "' was not provided");
   }
   return Value::string(capture(macro.bodies[0]));
 }
@@ -666,9 +699,11 @@ void Renderer::execute_call_block(const Stmt& stmt) {
   CallArgs args = evaluate_arguments(call, 1);
   const Stmt* block = &stmt;
   const std::weak_ptr<Frame> scope = frame_;
-  args.keyword.emplace_back("caller", Value::function("caller", [block, scope](Renderer& renderer, CallArgs& caller_args) {
-                              return renderer.call_macro(*block, scope, caller_args);
-                            }));
+  args.keyword.emplace_back(
+      "caller",
+      Value::function("caller", [block, scope](Renderer& renderer, CallArgs& caller_args) {
+        return renderer.call_macro(*block, scope, caller_args);
+      }));
   emit(to_str(this->call(callee, args)));
 }
 
@@ -682,6 +717,7 @@ Value Renderer::call(const Value& callee, CallArgs& args) {
 
 Value Renderer::evaluate(const Expr& expr) {
   try {
+    const NestingGuard guard(nesting_);
     return evaluate_unchecked(expr);
   } catch (const TemplateError&) {
     throw;
@@ -696,7 +732,8 @@ CallArgs Renderer::evaluate_arguments(const Expr& expr, std::size_t first) {
   CallArgs args;
   const std::size_t keywords = expr.keyword_names.size();
   const std::size_t positional_end = expr.children.size() - keywords;
-  for (std::size_t i = first; i < positional_end; ++i) args.positional.push_back(evaluate(*expr.children[i]));
+  for (std::size_t i = first; i < positional_end; ++i)
+    args.positional.push_back(evaluate(*expr.children[i]));
   for (std::size_t k = 0; k < keywords; ++k) {
     args.keyword.emplace_back(expr.keyword_names[k], evaluate(*expr.children[positional_end + k]));
   }
@@ -735,7 +772,9 @@ Value Renderer::evaluate_compare(const Expr& expr) {
 Value Renderer::evaluate_slice(const Expr& expr) {
   const Value object = evaluate(*expr.children[0]);
   fail_if_undefined(object);
-  auto part = [&](std::size_t i) { return expr.children[i] ? evaluate(*expr.children[i]) : Value::none(); };
+  auto part = [&](std::size_t i) {
+    return expr.children[i] ? evaluate(*expr.children[i]) : Value::none();
+  };
   const Value start_value = part(1);
   const Value stop_value = part(2);
   const Value step_value = part(3);
@@ -744,16 +783,20 @@ Value Renderer::evaluate_slice(const Expr& expr) {
   std::int64_t step = 0;
   if (object.is_string()) {
     const std::u32string chars = to_code_points(object.as_string());
-    slice_indices(static_cast<std::int64_t>(chars.size()), start_value, stop_value, step_value, &start, &stop, &step);
+    slice_indices(static_cast<std::int64_t>(chars.size()), start_value, stop_value, step_value,
+                  &start, &stop, &step);
     std::u32string out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out += chars[static_cast<std::size_t>(i)];
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+      out += chars[static_cast<std::size_t>(i)];
     return Value::string(to_utf8(out));
   }
   if (object.is_sequence_of_values()) {
     const List& items = object.as_list();
-    slice_indices(static_cast<std::int64_t>(items.size()), start_value, stop_value, step_value, &start, &stop, &step);
+    slice_indices(static_cast<std::int64_t>(items.size()), start_value, stop_value, step_value,
+                  &start, &stop, &step);
     List out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(items[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+      out.push_back(items[static_cast<std::size_t>(i)]);
     return object.is_tuple() ? Value::tuple(std::move(out)) : Value::list(std::move(out));
   }
   return Value::undefined("'" + object.type_name() + "' object is not subscriptable");
@@ -770,7 +813,8 @@ Value Renderer::evaluate_unchecked(const Expr& expr) {
       List items;
       items.reserve(expr.children.size());
       for (const ExprPtr& child : expr.children) items.push_back(evaluate(*child));
-      return expr.kind == Expr::Kind::kList ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+      return expr.kind == Expr::Kind::kList ? Value::list(std::move(items))
+                                            : Value::tuple(std::move(items));
     }
     case Expr::Kind::kDict: {
       Dict d;
@@ -813,16 +857,19 @@ Value Renderer::evaluate_unchecked(const Expr& expr) {
       const Value v = evaluate(*expr.children[0]);
       fail_if_undefined(v);
       if (!v.is_number()) {
-        throw EvalError("bad operand type for unary " + std::string(expr.kind == Expr::Kind::kNegate ? "-" : "+") +
-                        ": '" + v.type_name() + "'");
+        throw EvalError("bad operand type for unary " +
+                        std::string(expr.kind == Expr::Kind::kNegate ? "-" : "+") + ": '" +
+                        v.type_name() + "'");
       }
       if (expr.kind == Expr::Kind::kPlus) return v.is_bool() ? Value::integer(v.as_int()) : v;
       if (v.is_float()) return Value::floating(-v.as_float());
-      if (v.as_int() == INT64_MIN) throw EvalError("integer overflow: the result does not fit in 64 bits");
+      if (v.as_int() == INT64_MIN)
+        throw EvalError("integer overflow: the result does not fit in 64 bits");
       return Value::integer(-v.as_int());
     }
     case Expr::Kind::kBinary:
-      return binary_operation(*this, expr.name, evaluate(*expr.children[0]), evaluate(*expr.children[1]));
+      return binary_operation(*this, expr.name, evaluate(*expr.children[0]),
+                              evaluate(*expr.children[1]));
     case Expr::Kind::kAnd: {
       Value left = evaluate(*expr.children[0]);
       return left.truthy() ? evaluate(*expr.children[1]) : left;
@@ -836,7 +883,8 @@ Value Renderer::evaluate_unchecked(const Expr& expr) {
     case Expr::Kind::kCondition:
       if (evaluate(*expr.children[1]).truthy()) return evaluate(*expr.children[0]);
       if (expr.children[2]) return evaluate(*expr.children[2]);
-      return Value::undefined("the inline if-expression evaluated to false and no else section was defined");
+      return Value::undefined(
+          "the inline if-expression evaluated to false and no else section was defined");
   }
   throw EvalError("unknown expression");
 }

@@ -73,6 +73,7 @@ class Renderer {
   std::string* output_ = nullptr;
   std::int64_t iterations_ = 0;
   int call_depth_ = 0;
+  int nesting_ = 0;  // statements and expressions being evaluated inside one another
   const Value* filter_block_input_ = nullptr;  // the body of the {% filter %} being applied
   std::vector<Value> namespaces_;
 };

@@ -53,9 +53,28 @@ Value Value::string(std::string s) {
   return v;
 }
 
+namespace {
+
+// The nesting of a container whose deepest member has `deepest`; too deep is an EvalError.
+int nesting_above(int deepest) {
+  if (deepest >= Value::kMaxNesting) {
+    throw EvalError("lists and dicts nest deeper than " + std::to_string(Value::kMaxNesting));
+  }
+  return deepest + 1;
+}
+
+int nesting_around(const List& items) {
+  int deepest = 0;
+  for (const Value& item : items) deepest = std::max(deepest, item.nesting());
+  return nesting_above(deepest);
+}
+
+}  // namespace
+
 Value Value::list(List items) {
   Value v;
   v.kind_ = Kind::kList;
+  v.nesting_ = nesting_around(items);
   v.list_ = std::make_shared<const List>(std::move(items));
   return v;
 }
@@ -69,6 +88,10 @@ Value Value::tuple(List items) {
 Value Value::dict(Dict d) {
   Value v;
   v.kind_ = Kind::kDict;
+  int deepest = 0;
+  for (const auto& [key, item] : d.entries)
+    deepest = std::max({deepest, key.nesting(), item.nesting()});
+  v.nesting_ = nesting_above(deepest);
   v.dict_ = std::make_shared<Dict>(std::move(d));
   return v;
 }
@@ -76,6 +99,7 @@ Value Value::dict(Dict d) {
 Value Value::make_namespace(Dict attributes) {
   Value v = dict(std::move(attributes));
   v.kind_ = Kind::kNamespace;
+  v.nesting_ = 0;
   return v;
 }
 
@@ -115,7 +139,8 @@ Value Value::from_json(const nlohmann::ordered_json& json) {
     case Type::object: {
       Dict d;
       d.entries.reserve(json.size());
-      for (const auto& [key, item] : json.items()) d.entries.emplace_back(string(key), from_json(item));
+      for (const auto& [key, item] : json.items())
+        d.entries.emplace_back(string(key), from_json(item));
       return dict(std::move(d));
     }
     default:
@@ -123,9 +148,7 @@ Value Value::from_json(const nlohmann::ordered_json& json) {
   }
 }
 
-double Value::as_float() const {
-  return is_float() ? scalar_.f : static_cast<double>(as_int());
-}
+double Value::as_float() const { return is_float() ? scalar_.f : static_cast<double>(as_int()); }
 
 std::string Value::type_name() const {
   switch (kind_) {
@@ -227,8 +250,9 @@ std::u32string to_code_points(std::string_view text) {
 std::string to_utf8(std::u32string_view code_points) { return encode_utf8(code_points); }
 
 std::size_t code_point_count(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(
-      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
 }
 
 // ---- printing ---------------------------------------------------------------------------------
@@ -239,7 +263,8 @@ std::string float_repr(double f) {
   // The shortest round-tripping digits, then Python's layout: positional for exponents -4..15,
   // scientific otherwise, and always a '.0' or an exponent so that it reads as a float.
   char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, f, std::chars_format::scientific);
+  const auto result =
+      std::to_chars(buffer, buffer + sizeof buffer, f, std::chars_format::scientific);
   std::string text(buffer, result.ptr);
   const std::size_t e = text.find('e');
   const int exponent = std::stoi(text.substr(e + 1));
@@ -255,7 +280,8 @@ std::string float_repr(double f) {
     if (exponent < 0) {
       out += "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
     } else if (static_cast<std::size_t>(exponent) + 1 >= digits.size()) {
-      out += digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') + ".0";
+      out +=
+          digits + std::string(static_cast<std::size_t>(exponent) + 1 - digits.size(), '0') + ".0";
     } else {
       out += digits.substr(0, static_cast<std::size_t>(exponent) + 1) + "." +
              digits.substr(static_cast<std::size_t>(exponent) + 1);
@@ -323,12 +349,16 @@ std::string string_repr(const std::string& s) {
   return out + quote;
 }
 
-std::string sequence_repr(const Value& value) {
+// repr(); `in_namespace` is true inside a namespace's attributes, where a namespace prints
+// without its attributes, since a namespace can hold itself.
+std::string repr_of(const Value& value, bool in_namespace);
+
+std::string sequence_repr(const Value& value, bool in_namespace) {
   const List& items = value.as_list();
   std::string out = value.is_tuple() ? "(" : "[";
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += ", ";
-    out += repr(items[i]);
+    out += repr_of(items[i], in_namespace);
   }
   if (value.is_tuple() && items.size() == 1) out += ",";
   return out + (value.is_tuple() ? ")" : "]");
@@ -347,7 +377,9 @@ std::string to_str(const Value& value) {
   }
 }
 
-std::string repr(const Value& value) {
+namespace {
+
+std::string repr_of(const Value& value, bool in_namespace) {
   switch (value.kind()) {
     case Value::Kind::kUndefined:
       return "Undefined";
@@ -363,24 +395,25 @@ std::string repr(const Value& value) {
       return string_repr(value.as_string());
     case Value::Kind::kList:
     case Value::Kind::kTuple:
-      return sequence_repr(value);
+      return sequence_repr(value, in_namespace);
     case Value::Kind::kDict: {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, v] : value.as_dict().entries) {
         if (!first) out += ", ";
         first = false;
-        out += repr(k) + ": " + repr(v);
+        out += repr_of(k, in_namespace) + ": " + repr_of(v, in_namespace);
       }
       return out + "}";
     }
     case Value::Kind::kNamespace: {
+      if (in_namespace) return "<Namespace {...}>";
       std::string out = "<Namespace {";
       bool first = true;
       for (const auto& [k, v] : value.namespace_attributes().entries) {
         if (!first) out += ", ";
         first = false;
-        out += repr(k) + ": " + repr(v);
+        out += repr_of(k, true) + ": " + repr_of(v, true);
       }
       return out + "}>";
     }
@@ -389,6 +422,10 @@ std::string repr(const Value& value) {
   }
   return "";
 }
+
+}  // namespace
+
+std::string repr(const Value& value) { return repr_of(value, false); }
 
 // ---- JSON -------------------------------------------------------------------------------------
 

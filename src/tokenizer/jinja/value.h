@@ -7,13 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "src/base/error.h"
 
@@ -87,7 +86,12 @@ class Value {
   static Value function(std::string name, std::function<Value(Renderer&, CallArgs&)> call);
   static Value from_json(const nlohmann::ordered_json& json);
 
+  // Lists, tuples and dicts nest at most this deep, so that printing, comparing and freeing a
+  // value never recurses far (a namespace, which can hold itself, counts as a leaf).
+  static constexpr int kMaxNesting = 500;
+
   Kind kind() const { return kind_; }
+  int nesting() const { return nesting_; }
   bool is_undefined() const { return kind_ == Kind::kUndefined; }
   bool is_none() const { return kind_ == Kind::kNone; }
   bool is_bool() const { return kind_ == Kind::kBool; }
@@ -129,6 +133,7 @@ class Value {
     std::int64_t i;
     double f;
   } scalar_{};
+  int nesting_ = 0;
   std::shared_ptr<const std::string> text_;  // a string, or an Undefined's hint
   std::shared_ptr<const List> list_;
   std::shared_ptr<Dict> dict_;
