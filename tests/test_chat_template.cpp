@@ -14,6 +14,7 @@
 #include "src/base/error.h"
 #include "src/tokenizer/chat_template.h"
 #include "src/tokenizer/tokenizer.h"
+#include "tests/cli_util.h"
 #include "tests/real_tokenizers.h"
 #include "tests/test_paths.h"
 
@@ -92,6 +93,67 @@ INSTANTIATE_TEST_SUITE_P(RealTemplates, ChatTemplateGolden,
                            std::erase(name, '-');
                            return name;
                          });
+
+// Which template a folder's files give, as transformers picks it.
+TEST(ChatTemplateChoice, FollowsTheFolderFilesAndTheOptions) {
+  TempDir dir;
+  write_file(dir / "tokenizer_config.json", R"({
+    "eos_token": "</s>",
+    "chat_template": [{"name": "default", "template": "D{{ eos_token }}"},
+                      {"name": "tool_use", "template": "T"}]})");
+  const auto render = [](const ChatTemplate& chat_template) {
+    return chat_template.render(ordered_json::array(), false);
+  };
+  EXPECT_EQ(render(ChatTemplate::load(dir.path())), "D</s>");
+  EXPECT_EQ(ChatTemplate::load(dir.path()).special_tokens().dump(), R"({"eos_token":"</s>"})");
+  EXPECT_EQ(render(ChatTemplate::load(dir.path(), {}, /*for_tools=*/true)), "T");
+  EXPECT_EQ(render(ChatTemplate::load(dir.path(), {.file = {}, .name = "tool_use"})), "T");
+  try {
+    ChatTemplate::load(dir.path(), {.file = {}, .name = "other"});
+    ADD_FAILURE() << "an unknown template name was accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("has no such template (it has 'default', 'tool_use')"),
+              std::string::npos)
+        << error.what();
+  }
+
+  // chat_template.jinja wins over tokenizer_config.json; additional_chat_templates/NAME.jinja
+  // is the named template NAME; a file given wins over everything.
+  write_file(dir / "chat_template.jinja", "J");
+  std::filesystem::create_directory(dir / "additional_chat_templates");
+  write_file(dir / "additional_chat_templates" / "extra.jinja", "E");
+  write_file(dir / "given.jinja", "G");
+  EXPECT_EQ(render(ChatTemplate::load(dir.path())), "J");
+  EXPECT_EQ(render(ChatTemplate::load(dir.path(), {.file = {}, .name = "extra"})), "E");
+  EXPECT_EQ(render(ChatTemplate::load(dir.path(), {.file = dir / "given.jinja", .name = ""})), "G");
+}
+
+TEST(ChatTemplateChoice, AFolderWithoutATemplateOrADefaultIsAnError) {
+  TempDir dir;
+  write_file(dir / "tokenizer_config.json", R"({"eos_token": "</s>"})");
+  EXPECT_THROW(
+      {
+        try {
+          ChatTemplate::load(dir.path());
+        } catch (const Error& error) {
+          EXPECT_NE(std::string(error.what()).find("no chat template"), std::string::npos);
+          throw;
+        }
+      },
+      Error);
+  write_file(dir / "tokenizer_config.json",
+             R"({"chat_template": [{"name": "rag", "template": "R"}]})");
+  EXPECT_THROW(
+      {
+        try {
+          ChatTemplate::load(dir.path());
+        } catch (const Error& error) {
+          EXPECT_NE(std::string(error.what()).find("but no 'default'"), std::string::npos);
+          throw;
+        }
+      },
+      Error);
+}
 
 }  // namespace
 }  // namespace attn::test

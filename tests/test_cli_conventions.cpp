@@ -820,8 +820,9 @@ TEST(FriendlyCliTest, UnknownOptionsAndCommandsGetASuggestion) {
 // Help shows each option as "-n, --max-new-tokens INT  description": no validator ranges
 // ("INT:INT", ":>= 0"), no "=default", no "{false}" on negated flags, no Excludes/Needs.
 TEST(FriendlyCliTest, HelpHasNoParserInternals) {
-  for (const char* command : {"", "generate", "translate", "fill-mask", "embed", "similarity",
-                              "attention", "heads", "tokenize", "info", "perplexity", "bench"}) {
+  for (const char* command :
+       {"", "generate", "chat", "translate", "fill-mask", "embed", "similarity", "attention",
+        "heads", "tokenize", "info", "perplexity", "bench"}) {
     SCOPED_TRACE(command);
     std::vector<std::string> args;
     if (*command) args.push_back(command);

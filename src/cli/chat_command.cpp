@@ -169,21 +169,13 @@ void run_once(const ChatCommand& command, Conversation& conversation, const orde
     return;
   }
   const GenerateResult& result = reply.generation;
-  const double prompt_rate = result.prompt_tokens / (result.prompt_ms / 1000);
-  const double decode_rate =
-      result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
   const ordered_json out = {{"message", {{"role", "assistant"}, {"content", reply.text}}},
                             {"prompt_tokens", result.prompt_tokens},
                             {"generated_ids", result.generated_ids},
                             {"stop_reason", result.stop_reason},
                             {"dropped_messages", reply.dropped_messages},
                             {"seed", conversation.options().generation.sampling.seed},
-                            {"timings",
-                             {{"load_ms", model.load_ms},
-                              {"prompt_ms", result.prompt_ms},
-                              {"prompt_tokens_per_s", prompt_rate},
-                              {"decode_ms", result.decode_ms},
-                              {"decode_tokens_per_s", decode_rate}}}};
+                            {"timings", generation_timings(result, model.load_ms)}};
   write_stdout(json_text(out) + "\n");
   log_turn({reply, first_token_ms, context});
 }

@@ -15,12 +15,16 @@ using nlohmann::ordered_json;
 // Conversations and tool lists are text a person writes; 64 MB is far beyond any of them.
 constexpr std::size_t kMaxConversationBytes = 64u << 20;
 
+// How errors name a file given to option `what`: "--chat c.json", "--chat (standard input)".
+std::string input_name(const std::filesystem::path& path, const std::string& what) {
+  return path == "-" ? what + " (standard input)" : what + " " + path.string();
+}
+
 // JSON text of a file given on the command line ("-": standard input), parsed keeping the order
 // of object keys (a template's tojson prints them in that order).
 ordered_json read_json_input(const std::filesystem::path& path, const std::string& what) {
   const std::string text = read_input_text(path, what, kMaxConversationBytes);
-  const std::string name = path == "-" ? what + " (standard input)" : what + " " + path.string();
-  check_json(text, name);  // one-line errors for bad syntax and deep nesting
+  check_json(text, input_name(path, what));  // one-line errors for bad syntax and deep nesting
   return ordered_json::parse(text);
 }
 
@@ -54,15 +58,14 @@ ordered_json chat_tools(const ChatFormatOptions& format) {
   if (!format.tools) return nullptr;
   ordered_json tools = read_json_input(*format.tools, "--tools");
   if (!tools.is_array()) {
-    throw Error("--tools " + format.tools->string() + ": expected a JSON list of tool schemas");
+    throw Error(input_name(*format.tools, "--tools") + ": expected a JSON list of tool schemas");
   }
   return tools;
 }
 
 ordered_json read_conversation(const std::filesystem::path& path, const std::string& what) {
   ordered_json messages = read_json_input(path, what);
-  const std::string name = path == "-" ? what + " (standard input)" : what + " " + path.string();
-  check_messages(messages, name);
+  check_messages(messages, input_name(path, what));
   return messages;
 }
 

@@ -238,6 +238,10 @@ int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
 int run_heads(const HeadsCommand& command);
 
+// The "timings" object of generate's and chat's --json: load, prompt and decode times and
+// rates.
+nlohmann::ordered_json generation_timings(const GenerateResult& result, double load_ms);
+
 // Refuses a model that cannot generate text (an encoder, or an encoder-decoder), for `command`.
 void require_decoder(const Model& model, const std::string& command);
 

@@ -246,12 +246,7 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
                                   {"generated_ids", result.generated_ids},
                                   {"text", result.text},
                                   {"stop_reason", result.stop_reason},
-                                  {"timings",
-                                   {{"load_ms", model.load_ms},
-                                    {"prompt_ms", result.prompt_ms},
-                                    {"prompt_tokens_per_s", prompt_rate},
-                                    {"decode_ms", result.decode_ms},
-                                    {"decode_tokens_per_s", decode_rate}}}};
+                                  {"timings", generation_timings(result, model.load_ms)}};
     if (prompt.line > 0) out["line"] = prompt.line;
     write_stdout(json_text(out) + "\n");
   } else {
@@ -266,6 +261,15 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
 }
 
 }  // namespace
+
+nlohmann::ordered_json generation_timings(const GenerateResult& result, double load_ms) {
+  return {{"load_ms", load_ms},
+          {"prompt_ms", result.prompt_ms},
+          {"prompt_tokens_per_s", result.prompt_tokens / (result.prompt_ms / 1000)},
+          {"decode_ms", result.decode_ms},
+          {"decode_tokens_per_s",
+           result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0}};
+}
 
 void require_decoder(const Model& model, const std::string& command) {
   model.require_single_stack(command);

@@ -208,9 +208,9 @@ std::vector<CLI::Option*> add_chat_format_options(CLI::App& command, ChatFormatO
                          "which of the folder's named chat templates (default: 'default')"),
       command
           .add_option("--chat-var", format.variables,
-                      "a variable for the chat template, its value JSON (repeatable; e.g. "
+                      "a variable for the chat template as KEY=JSON (repeatable; e.g. "
                       "enable_thinking=false)")
-          ->type_name("KEY=JSON"),
+          ->type_name("VAR"),
       command
           .add_option("--tools", format.tools,
                       "a JSON file: the list of tool schemas the chat template gets")

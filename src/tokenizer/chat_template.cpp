@@ -85,8 +85,13 @@ TemplateSource find_template(const fs::path& model_dir, const json& config,
     return {read_input_text(choice.file, "--chat-template-file", kMaxTemplateBytes),
             choice.file.string()};
   }
-  const fs::path jinja_file = model_dir / "chat_template.jinja";
-  if (entry_exists(jinja_file) && choice.name.empty()) {
+  // Newer transformers saves the default template as chat_template.jinja and named ones as
+  // additional_chat_templates/NAME.jinja.
+  const fs::path jinja_file =
+      choice.name.empty() ? model_dir / "chat_template.jinja"
+                          : model_dir / "additional_chat_templates" / (choice.name + ".jinja");
+  const bool plain_name = choice.name.find('/') == std::string::npos && choice.name != "..";
+  if (plain_name && entry_exists(jinja_file)) {
     return {read_model_file(jinja_file, kMaxTemplateBytes), jinja_file.string()};
   }
   const std::string config_file = (model_dir / "tokenizer_config.json").string();

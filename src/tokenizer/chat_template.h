@@ -24,9 +24,10 @@ void check_messages(const nlohmann::ordered_json& messages, const std::string& s
 
 class ChatTemplate {
  public:
-  // The template of `model_dir`, the first of: choice.file; chat_template.jinja; the
-  // chat_template of tokenizer_config.json, a string or a list of {"name", "template"} ("default"
-  // unless choice.name, or "tool_use" when `for_tools` and it exists, as transformers picks). Also
+  // The template of `model_dir`, the first of: choice.file; chat_template.jinja (with
+  // choice.name: additional_chat_templates/NAME.jinja); the chat_template of
+  // tokenizer_config.json, a string or a list of {"name", "template"} ("default" unless
+  // choice.name, or "tool_use" when `for_tools` and it exists, as transformers picks). Also
   // reads the special tokens the template sees (bos_token, eos_token, ...). Errors name the file.
   static ChatTemplate load(const std::filesystem::path& model_dir,
                            const ChatTemplateChoice& choice = {}, bool for_tools = false);
