@@ -20,12 +20,15 @@ the mayor answered that every department had already been asked to cut what it s
 for turn in 1 2 3 4 5 6 7 8; do echo "turn $turn: $sentence, and then $sentence?"; done \
   >"$work/turns.txt"
 
-run() {  # $1: extra option or empty; the log has one "prompt ..." line per turn
+run() {  # $1: extra option or empty; $2: the messages; the log has a "prompt ..." line per turn
   "$attn" chat -m "$model" --chat-template-file "$template" -i -v -t "$threads" --temp 0 -n 48 \
-    ${1:+"$1"} <"$work/turns.txt" 2>"$work/log" >/dev/null
+    ${1:+"$1"} <"${2:-$work/turns.txt}" 2>"$work/log" >/dev/null
   sed -n 's/.*prompt \([0-9]*\) tokens (\([0-9]*\) from the cache).*first token after \([0-9.]*\) ms.*/\1 \2 \3/p' \
     "$work/log"
 }
+# One untimed turn first: the first run of a model pays for reading its pages from the disk.
+head -1 "$work/turns.txt" >"$work/warm-up.txt"
+run "" "$work/warm-up.txt" >/dev/null
 run "" >"$work/reuse"
 run --no-cache-reuse >"$work/whole"
 

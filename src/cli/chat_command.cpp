@@ -194,11 +194,15 @@ int run_chat(const ChatCommand& command) {
   require_decoder(*model, "chat");
   ChatOptions options;
   options.generation = with_generation_config(command.generate, model->generation);
+  const int context = generation_context(model->spec(), options.generation);
+  // A reply runs to the end of its turn unless -n or the folder says otherwise.
+  if (!command.generate.given.max_new_tokens && !model->generation.max_new_tokens) {
+    options.generation.max_new_tokens = context;
+  }
   options.tools = chat_tools(command.chat_format);
   options.variables = chat_variables(command.chat_format);
   options.truncate = command.truncate;
   options.reuse_cache = command.reuse_cache;
-  const int context = generation_context(model->spec(), options.generation);
   Conversation conversation(*model, load_chat_template(model->dir, command.chat_format),
                             std::move(options));
   catch_interrupts();

@@ -130,11 +130,14 @@ void check_command_name(const CLI::App& app, int argc, char** argv) {
 constexpr int kMaxThreads = 1024;
 
 // The options of a decoder's generation that generate and chat share: length, context,
-// sampling, seed and stop strings.
-void add_generation_options(CLI::App& command, GenerateCommand& generate) {
+// sampling, seed and stop strings. `length_default`: what -n is without generation_config.json's
+// max_new_tokens.
+void add_generation_options(CLI::App& command, GenerateCommand& generate,
+                            const std::string& length_default) {
   command
       .add_option("-n,--max-new-tokens,--n-predict", generate.options.max_new_tokens,
-                  "tokens to generate (default: the model's generation_config.json, else 64)")
+                  "tokens to generate (default: the model's generation_config.json, else " +
+                      length_default + ")")
       ->check(whole_number<int>())
       ->check(non_negative());
   command
@@ -353,7 +356,7 @@ int run_command_line(int argc, char** argv) {
                    "one prompt, the whole file ('-': standard input) less one final newline, as "
                    "llama.cpp's -f")
       ->type_name("PATH");
-  add_generation_options(*generate_app, generate);
+  add_generation_options(*generate_app, generate, "64");
   add_beam_options(*generate_app, generate.beam,
                    "beam search with this many beams (1: off); deterministic, as Hugging Face's");
   generate_app->add_flag("--ignore-eos", generate.options.ignore_eos, "do not stop at end-of-text");
@@ -391,7 +394,7 @@ int run_command_line(int argc, char** argv) {
   add_output_options(*chat_app, chat.common,
                      "when standard input is a conversation: the next message with its timings, "
                      "as one JSON object");
-  add_generation_options(*chat_app, chat.generate);
+  add_generation_options(*chat_app, chat.generate, "until the end of the turn or the context");
   add_chat_format_options(*chat_app, chat.chat_format);
   chat_app->add_option("--system", chat.system, "the system message");
   chat_app->add_flag("-i,--interactive", chat.interactive,

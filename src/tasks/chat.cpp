@@ -1,5 +1,7 @@
 #include "src/tasks/chat.h"
 
+#include <algorithm>
+
 #include "src/base/error.h"
 
 namespace attn {
@@ -7,8 +9,8 @@ namespace {
 
 using nlohmann::ordered_json;
 
-bool has_role(const ordered_json& message, std::string_view role) {
-  return message["role"].get<std::string>() == role;
+bool has_role(const ordered_json& message, const std::string& role) {
+  return message.is_object() && message.value("role", std::string()) == role;
 }
 
 }  // namespace
@@ -80,8 +82,10 @@ ChatReply Conversation::reply(const GenerateCallbacks& callbacks) {
   const int context = generation_context(model_.spec(), session_.options());
   std::vector<int> ids = prompt_ids();
   if (options_.truncate) {
-    // Room for a whole reply, unless only the last turn is left.
-    while (long(ids.size()) + session_.options().max_new_tokens > context) {
+    // Room for a reply of max_new_tokens, or of a quarter of the context when that is less,
+    // unless only the last turn is left.
+    const int room = std::min(session_.options().max_new_tokens, context / 4);
+    while (int(ids.size()) + room > context) {
       const int dropped = drop_oldest_turn();
       if (dropped == 0) break;
       reply.dropped_messages += dropped;

@@ -18,8 +18,9 @@ struct ChatOptions {
   GenerateOptions generation;
   nlohmann::ordered_json tools = nullptr;                               // JSON schemas, or null
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();  // --chat-var
-  // When the conversation no longer fits the context, drop its oldest turns (after the system
-  // message) instead of refusing the turn.
+  // When the conversation and a reply (of generation.max_new_tokens, at most a quarter of the
+  // context) no longer fit the context, drop its oldest turns (after the system message)
+  // instead of refusing the turn.
   bool truncate = false;
   // Keep the KV cache from turn to turn (false computes every prompt whole, for comparison).
   bool reuse_cache = true;
