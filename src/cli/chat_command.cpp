@@ -32,7 +32,7 @@ constexpr const char* kHelp =
     "/system [TEXT]  set the system message (none: remove it); the conversation stays\n"
     "/save FILE      write the conversation to FILE as JSON (a list of messages)\n"
     "/help           this list\n"
-    "Ctrl-C stops a reply (twice: ends attn); Ctrl-D ends; a line ending in \\ goes on.\n";
+    "Ctrl-C stops a reply; at the prompt, Ctrl-C or Ctrl-D ends; a line ending in \\ goes on.\n";
 
 // A reply, its statistics on one log line, and what the user should know about how it ended.
 struct TurnReport {
@@ -122,7 +122,7 @@ void run_interactive(const ChatCommand& command, Conversation& conversation, int
   }
   LineEditor editor(terminal);
   while (std::optional<std::string> line = editor.read(terminal ? "> " : "")) {
-    clear_interrupt();  // a Ctrl-C at the prompt only
+    clear_interrupt();  // the Ctrl-C that stopped the last reply has been dealt with
     if (is_blank(*line)) continue;
     try {
       require_utf8(*line, "input");

@@ -393,23 +393,22 @@ void Renderer::count_iterations(std::int64_t n) {
   iterations_ += n;
   if (iterations_ > limits_.max_loop_iterations) {
     throw EvalError("the template runs more than " + std::to_string(limits_.max_loop_iterations) +
-                    " loop iterations (RenderLimits::max_loop_iterations)");
+                    " loop iterations, the sandbox's bound");
   }
 }
 
 void Renderer::check_materialize(std::size_t items) const {
   const std::int64_t left = limits_.max_loop_iterations - iterations_;
   if (items > static_cast<std::size_t>(std::max<std::int64_t>(left, 0))) {
-    throw EvalError(
-        "a sequence of " + std::to_string(items) +
-        " items is more than the loop iterations left (RenderLimits::max_loop_iterations)");
+    throw EvalError("a sequence of " + std::to_string(items) +
+                    " items is more than the loop iterations the sandbox has left");
   }
 }
 
 void Renderer::check_string_size(std::size_t bytes) const {
   if (bytes > limits_.max_output_bytes) {
     throw EvalError("a string of " + std::to_string(bytes) + " bytes is longer than " +
-                    std::to_string(limits_.max_output_bytes) + " (RenderLimits::max_output_bytes)");
+                    std::to_string(limits_.max_output_bytes) + ", the sandbox's bound");
   }
 }
 
@@ -449,7 +448,7 @@ std::string Renderer::render(const Body& body) {
 void Renderer::emit(std::string_view text) {
   if (output_->size() + text.size() > limits_.max_output_bytes) {
     throw EvalError("the output is longer than " + std::to_string(limits_.max_output_bytes) +
-                    " bytes (RenderLimits::max_output_bytes)");
+                    " bytes, the sandbox's bound");
   }
   output_->append(text);
 }
@@ -652,7 +651,7 @@ Value Renderer::call_macro(const Stmt& macro, const std::weak_ptr<Frame>& scope,
   if (!parent) throw EvalError("macro '" + macro.text + "' is called after its scope ended");
   if (call_depth_ >= limits_.max_call_depth) {
     throw EvalError("macro calls nest deeper than " + std::to_string(limits_.max_call_depth) +
-                    " (RenderLimits::max_call_depth)");
+                    ", the sandbox's bound");
   }
   auto frame = std::make_shared<Frame>(Frame{{}, parent});
   if (args.positional.size() > macro.parameters.size()) {
