@@ -93,8 +93,9 @@ TEST(ChatTokenize, MatchesTransformersOnTheRealTemplatesFromTheShell) {
       const CommandResult result = run_attn(args);
       ASSERT_EQ(result.exit_status, 0) << name << ": " << describe(result);
       const json out = json::parse(result.out);
-      EXPECT_EQ(out["text"], line["rendered"]) << name << " " << line["conversation_id"];
-      EXPECT_EQ(out["ids"], line["ids"]) << name << " " << line["conversation_id"];
+      const std::string what = name + " " + line["conversation_id"].get<std::string>();
+      EXPECT_EQ(out["text"].get<std::string>(), line["rendered"].get<std::string>()) << what;
+      EXPECT_EQ(out["ids"].get<std::vector<int>>(), line["ids"].get<std::vector<int>>()) << what;
       ++checked;
     }
     EXPECT_EQ(checked, 6) << name;
@@ -257,7 +258,8 @@ TEST(ChatCli, AFullContextIsSaidAndTruncateDropsTheOldestTurns) {
             std::string::npos)
       << describe(refused);
 
-  const CommandResult truncated = run_attn(chat_args({"-i", "-v", "-c", "64", "--truncate"}), turns);
+  const CommandResult truncated =
+      run_attn(chat_args({"-i", "-v", "-c", "64", "--truncate"}), turns);
   ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
   EXPECT_NE(truncated.err.find("--truncate: dropped the oldest 2 messages"), std::string::npos)
       << describe(truncated);
