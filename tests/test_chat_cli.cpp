@@ -265,10 +265,13 @@ TEST(ChatCli, AFullContextIsSaidAndTruncateDropsTheOldestTurns) {
       << describe(truncated);
 }
 
-TEST(ChatCli, ChatOptionsNeedAChat) {
+TEST(ChatCli, OptionsThatDoNothingAreRefused) {
   expect_one_line_error(run_attn({"generate", "-m", gpt2(), "--system", "x", "-p", "Hi"}), 2,
                         "--chat");
   expect_one_line_error(run_attn({"chat", "-m", gpt2(), "-i", "--json"}), 2, "--json");
+  // As in generate, an option that would do nothing is refused.
+  expect_one_line_error(run_attn(chat_args({"--top-k", "5"})), 2,
+                        "--top-k: --temp 0 is greedy decoding");
   expect_one_line_error(run_attn({"chat", "-m", gpt2(), "--chat-template-file", chatml()}), 1,
                         "standard input");
 }

@@ -183,6 +183,7 @@ void run_once(const ChatCommand& command, Conversation& conversation, const orde
 }  // namespace
 
 int run_chat(const ChatCommand& command) {
+  check_options_apply(command.generate);
   const bool interactive = command.interactive || ::isatty(STDIN_FILENO);
   if (interactive && command.common.json) {
     throw UsageError("--json: only when standard input is a conversation (not with -i)");

@@ -245,6 +245,10 @@ nlohmann::ordered_json generation_timings(const GenerateResult& result, double l
 // Refuses a model that cannot generate text (an encoder, or an encoder-decoder), for `command`.
 void require_decoder(const Model& model, const std::string& command);
 
+// Options that would do nothing in the mode chosen are refused, with the reason: a user who
+// gives one expects it to change something (sampling options with --temp 0 or with beams, ...).
+void check_options_apply(const GenerateCommand& command);
+
 // generate's settings, with those the command line did not give taken from the model's
 // generation_config.json (generate_command.cpp).
 GenerateOptions with_generation_config(const GenerateCommand& command,

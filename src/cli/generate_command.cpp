@@ -51,8 +51,8 @@ std::string sampling_options_given(const GenerationFlagsGiven& given, float temp
   return names;
 }
 
-// Options that would do nothing in the mode chosen are refused, with the reason: a user who
-// gives one expects it to change something.
+}  // namespace
+
 void check_options_apply(const GenerateCommand& command) {
   const GenerationFlagsGiven& given = command.given;
   const bool beams = command.beam.beams > 1;
@@ -88,8 +88,6 @@ void check_options_apply(const GenerateCommand& command) {
                      std::to_string(command.beam.num_return));
   }
 }
-
-}  // namespace
 
 // The command line's settings, with those it did not give taken from the model's
 // generation_config.json as Hugging Face reads it: do_sample false means greedy; do_sample true
