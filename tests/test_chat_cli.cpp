@@ -132,10 +132,9 @@ TEST(ChatTokenize, BadTemplatesVariablesAndConversationsAreOneLineErrors) {
         {"tokenize", "-m", gpt2(), "--chat", conversation, "--chat-template-file", chat_template});
   };
   expect_one_line_error(tokenize(syntax), 1, "syntax.jinja: line 2, column");
+  // A hang would end at run_attn's time limit and fail here; no time is asserted.
   for (const std::string& hostile : {endless, recursive, huge, undefined}) {
-    const CommandResult result = tokenize(hostile);
-    expect_one_line_error(result, 1, hostile + ": line 1, column");
-    EXPECT_LT(result.seconds, 5) << hostile;
+    expect_one_line_error(tokenize(hostile), 1, hostile + ": line 1, column");
   }
   // The shipped GPT-2 has no chat template of its own.
   expect_one_line_error(run_attn({"tokenize", "-m", gpt2(), "--chat", conversation}), 1,
