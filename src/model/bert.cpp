@@ -45,6 +45,11 @@ ModelParts map_bert(const JsonFile& config, TensorSource& tensors) {
                        .bias = "cls.predictions.bias",
                        .decoder = "cls.predictions.decoder"},
                       parts.spec.d_model, parts.spec.activation, eps);
+  read_classifier_head(config, tensors, parts,
+                       {.dense = "pooler.dense",
+                        .activation = ClassifierHead::DenseActivation::kTanh,
+                        .classifier = "classifier",
+                        .token_classifier = "classifier"});
   return parts;
 }
 

@@ -42,6 +42,11 @@ ModelParts map_distilbert(const JsonFile& config, TensorSource& tensors) {
                        .bias = "vocab_projector.bias",
                        .decoder = "vocab_projector"},
                       spec.d_model, spec.activation, eps);
+  read_classifier_head(config, tensors, parts,
+                       {.dense = "pre_classifier",
+                        .activation = ClassifierHead::DenseActivation::kRelu,
+                        .classifier = "classifier",
+                        .token_classifier = "classifier"});
   return parts;
 }
 

@@ -221,6 +221,52 @@ OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tie
   return OutputHead{.transform = std::nullopt, .decoder = decoder};
 }
 
+void read_classifier_head(const JsonFile& config, TensorSource& tensors, ModelParts& parts,
+                          const ClassifierHeadNames& names) {
+  const nlohmann::json& architectures = config.json().value("architectures", nlohmann::json());
+  if (!architectures.is_array() || architectures.empty() || !architectures[0].is_string()) return;
+  const std::string architecture = architectures[0].get<std::string>();
+  const bool per_token = architecture.ends_with("ForTokenClassification");
+  if (!per_token && !architecture.ends_with("ForSequenceClassification")) return;
+
+  // id2label: {"0": "NEGATIVE", "1": "POSITIVE"}, every id from 0 on once.
+  const std::string file = config.path().string();
+  const nlohmann::json& id2label = config.json().value("id2label", nlohmann::json());
+  if (!id2label.is_object() || id2label.empty()) {
+    throw Error(file + ": " + architecture + " needs id2label, an object of label names by id");
+  }
+  std::vector<std::string> labels(id2label.size());
+  std::vector<bool> seen(id2label.size());
+  for (const auto& [key, value] : id2label.items()) {
+    std::size_t id = 0;
+    const bool number =
+        !key.empty() && key.size() < 8 && key.find_first_not_of("0123456789") == std::string::npos;
+    if (number) id = std::stoul(key);
+    if (!number || id >= labels.size() || seen[id] || !value.is_string()) {
+      throw Error(file + ": id2label must name each id from 0 to " +
+                  std::to_string(labels.size() - 1) + " once, got " + brief_json(id2label));
+    }
+    seen[id] = true;
+    labels[id] = value.get<std::string>();
+  }
+
+  const int64_t d = parts.spec.d_model;
+  const int64_t n_labels = static_cast<int64_t>(labels.size());
+  ClassifierHead head;
+  if (per_token) {
+    head.pooling = ClassifierHead::Pooling::kEveryToken;
+    head.classifier = tensors.linear(names.token_classifier, d, n_labels, true);
+  } else {
+    if (!names.dense.empty()) {
+      head.dense = tensors.linear(names.dense, d, d, true);
+      head.dense_activation = names.activation;
+    }
+    head.classifier = tensors.linear(names.classifier, d, n_labels, true);
+  }
+  parts.weights.classifier = std::move(head);
+  parts.labels = std::move(labels);
+}
+
 void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedLmHeadNames& names,
                          int64_t width, Activation activation, float eps) {
   // All of it, or (a bare encoder) none of it.
@@ -421,6 +467,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();
   model->missing_head = parts.missing_head;
+  model->labels = parts.labels;
   model->generation = read_generation_config(dir, config, vocab_size, parts.encoder != nullptr);
   if (model->generation.eos_token_ids.empty() && model->tokenizer->eos_id()) {
     model->generation.eos_token_ids = {*model->tokenizer->eos_id()};

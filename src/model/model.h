@@ -94,6 +94,8 @@ struct ModelParts {
   PositionScheme positions;
   // Why the model has no output head, when it has none (e.g. a bare BertModel).
   std::string missing_head;
+  // A classifier's labels, by id (config.json's id2label); empty without a classifier head.
+  std::vector<std::string> labels;
   // An encoder-decoder's encoder; the parts above are then its decoder, whose layers have
   // cross-attention.
   std::unique_ptr<ModelParts> encoder = nullptr;
@@ -136,6 +138,20 @@ struct EncoderLayerNames {
 LayerWeights read_encoder_layer(TensorSource& tensors, const ArchSpec& spec,
                                 const std::string& prefix, const EncoderLayerNames& names,
                                 float eps);
+
+// Tensor names of a classifier head, after the family's prefixes.
+struct ClassifierHeadNames {
+  std::string dense;  // a sequence classifier's d -> d layer before its output ("pooler.dense")
+  ClassifierHead::DenseActivation activation = ClassifierHead::DenseActivation::kTanh;
+  std::string classifier;        // a sequence classifier's output layer
+  std::string token_classifier;  // a token classifier's output layer
+};
+
+// For a config.json architecture that ends in ForSequenceClassification or
+// ForTokenClassification: its head into parts.weights.classifier and id2label into
+// parts.labels (their sizes must agree). Nothing for any other architecture.
+void read_classifier_head(const JsonFile& config, TensorSource& tensors, ModelParts& parts,
+                          const ClassifierHeadNames& names);
 
 // RoBERTa's masked-LM head "lm_head" (dense, exact GELU, layer_norm, decoder tied unless stored),
 // also MPNet's.
@@ -191,6 +207,7 @@ struct Model {
   GenerationConfig generation;
   int64_t parameter_count = 0;
   std::string missing_head;
+  std::vector<std::string> labels;  // a classifier's labels by id (config.json's id2label)
   double load_ms = 0;
 
   const ArchSpec& spec() const { return transformer->spec(); }

@@ -23,6 +23,11 @@ ModelParts map_roberta(const JsonFile& config, TensorSource& tensors) {
   spec.max_positions = table_rows - parts.positions.table_offset;
 
   read_roberta_lm_head(tensors, parts, eps);
+  read_classifier_head(config, tensors, parts,
+                       {.dense = "classifier.dense",
+                        .activation = ClassifierHead::DenseActivation::kTanh,
+                        .classifier = "classifier.out_proj",
+                        .token_classifier = "classifier"});
   return parts;
 }
 

@@ -1,6 +1,7 @@
 #include "src/model/transformer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -359,6 +360,30 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
   if (head.logit_softcap > 0) {
     soft_cap(logits, long(n) * head.decoder.out, head.logit_softcap);
   }
+}
+
+void Transformer::compute_class_logits(RunState& state, std::span<const int> rows,
+                                       float* logits) const {
+  if (!weights_.classifier) throw std::logic_error("compute_class_logits without a classifier");
+  const ClassifierHead& head = *weights_.classifier;
+  const int d = spec_.d_model;
+  const int n = static_cast<int>(rows.size());
+  float* gathered = state.normed.data();  // (n, d)
+  for (int i = 0; i < n; ++i) {
+    std::copy_n(state.hidden.data() + long(rows[i]) * d, d, gathered + long(i) * d);
+  }
+  const float* head_input = gathered;
+  if (head.dense) {
+    float* pooled = state.sublayer.data();  // (n, d)
+    linear_forward(pooled, gathered, n, *head.dense);
+    for (long i = 0; i < long(n) * d; ++i) {
+      pooled[i] = head.dense_activation == ClassifierHead::DenseActivation::kTanh
+                      ? std::tanh(pooled[i])
+                      : std::max(pooled[i], 0.0f);
+    }
+    head_input = pooled;
+  }
+  linear_forward(logits, head_input, n, head.classifier);
 }
 
 }  // namespace attn

@@ -131,6 +131,20 @@ struct OutputHead {
   float logit_softcap = 0.0f;
 };
 
+// A classification head: …ForSequenceClassification reads the first token's vector (BERT's
+// [CLS], RoBERTa's <s>), …ForTokenClassification every token's. Labels are config.json's
+// id2label (Model::labels).
+struct ClassifierHead {
+  enum class Pooling { kFirstToken, kEveryToken };
+  enum class DenseActivation { kTanh, kRelu };
+  Pooling pooling = Pooling::kFirstToken;
+  // d_model -> d_model before the classifier: BERT's and ALBERT's pooler and RoBERTa's
+  // classifier.dense (tanh), DistilBERT's pre_classifier (ReLU).
+  std::optional<Linear> dense;
+  DenseActivation dense_activation = DenseActivation::kTanh;
+  Linear classifier;  // d_model -> labels
+};
+
 // Embeddings are embedding_width() wide (e below): d_model, or less when projected (ALBERT).
 struct TransformerWeights {
   // (vocab, e) in its stored type; as a Linear e -> vocab, the map a tied output head uses.
@@ -141,8 +155,9 @@ struct TransformerWeights {
   // One entry per layer run. ALBERT shares one set of weights among all its layers: the entries
   // then point at the same tensors (nothing is copied).
   std::vector<LayerWeights> layers;
-  std::optional<Norm> final_norm;  // pre-norm and parallel models: after the last block
-  std::optional<OutputHead> head;  // absent for a bare encoder (e.g. BertModel)
+  std::optional<Norm> final_norm;            // pre-norm and parallel models: after the last block
+  std::optional<OutputHead> head;            // absent for a bare encoder (e.g. BertModel)
+  std::optional<ClassifierHead> classifier;  // …ForSequenceClassification, …ForTokenClassification
 };
 
 // One sequence inside a packed batch: its tokens are rows [row, row + length) of the
@@ -296,6 +311,9 @@ class Transformer {
 
   // logits (rows.size(), vocab) for the given rows of state.hidden.
   void compute_logits(RunState& state, std::span<const int> rows, float* logits) const;
+  // The classifier head's logits (rows, labels) of the given rows of the last forward pass: a
+  // sequence classifier's first rows, a token classifier's every row.
+  void compute_class_logits(RunState& state, std::span<const int> rows, float* logits) const;
 
  private:
   void embed(const Batch& batch, float* hidden) const;

@@ -1,0 +1,79 @@
+// Classifier heads (…ForSequenceClassification, …ForTokenClassification) against transformers:
+// the logits of every golden input of ../shared/golden/<model>/classify.jsonl and
+// token_classify.jsonl, computed from the golden's own ids and token types, within
+// 1e-5 + 1e-5 |golden|.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/model_util.h"
+#include "tests/tokenizer_test_util.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::json;
+
+// The head's logits for one sequence: (labels) of its first token, or (tokens, labels) of all.
+std::vector<float> class_logits(const Model& model, const std::vector<int>& ids,
+                                const std::vector<int>& types, bool every_token) {
+  const ArchSpec& spec = model.spec();
+  const int n = static_cast<int>(ids.size());
+  KVCache cache(spec, n, spec.n_layer);
+  RunState state(spec, n, n);
+  Batch batch;
+  batch.add_sequence(ids, types);
+  model.transformer->forward(batch, cache, state);
+  std::vector<int> rows(every_token ? n : 1);
+  for (int i = 0; i < int(rows.size()); ++i) rows[i] = i;
+  std::vector<float> logits(rows.size() * model.labels.size());
+  model.transformer->compute_class_logits(state, rows, logits.data());
+  return logits;
+}
+
+class ClassifierHeadGolden : public testing::TestWithParam<const char*> {};
+
+TEST_P(ClassifierHeadGolden, LogitsMatchTransformers) {
+  ATTN_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const bool token_classifier = name == "tiny-bert-tokcls-random";
+  const auto model = load_model(shared_model_dir(name));
+  ASSERT_FALSE(model->labels.empty()) << name;
+  std::ifstream lines(shared_golden_dir(name) /
+                      (token_classifier ? "token_classify.jsonl" : "classify.jsonl"));
+  int checked = 0;
+  double worst = 0;
+  for (std::string text; std::getline(lines, text);) {
+    const json line = json::parse(text);
+    const std::vector<int> ids = line["input_ids"].get<std::vector<int>>();
+    const std::vector<int> types = line.contains("token_type_ids")
+                                       ? line["token_type_ids"].get<std::vector<int>>()
+                                       : std::vector<int>{};
+    std::vector<float> want;
+    if (token_classifier) {
+      for (const json& row : line["logits"]) {
+        for (const json& value : row) want.push_back(value.get<float>());
+      }
+    } else {
+      want = line["logits"].get<std::vector<float>>();
+    }
+    const Comparison c =
+        compare(class_logits(*model, ids, types, token_classifier), want, 1e-5, 1e-5);
+    EXPECT_LE(c.worst_ratio, 1.0) << name << " input " << checked << ": worst |Δ| " << c.worst_abs;
+    worst = std::max(worst, c.worst_abs);
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  std::cout << name << ": " << checked << " inputs, worst |Δ| " << worst << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, ClassifierHeadGolden,
+                         testing::Values("tiny-bert-seqcls-random", "tiny-distilbert-seqcls-random",
+                                         "tiny-roberta-seqcls-random", "tiny-bert-tokcls-random"),
+                         model_test_name);
+
+}  // namespace
+}  // namespace attn::test
