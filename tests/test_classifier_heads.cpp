@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "src/tasks/classify.h"
 #include "tests/model_util.h"
 #include "tests/tokenizer_test_util.h"
 
@@ -69,6 +70,41 @@ TEST_P(ClassifierHeadGolden, LogitsMatchTransformers) {
   EXPECT_GT(checked, 0);
   std::cout << name << ": " << checked << " inputs, worst |Δ| " << worst << "\n";
 }
+
+// TextClassificationPipeline's scores (its default function) and its order of the labels.
+class SequenceClassifierGolden : public testing::TestWithParam<const char*> {};
+
+TEST_P(SequenceClassifierGolden, ScoresAndLabelOrderMatchThePipeline) {
+  ATTN_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const auto model = load_model(shared_model_dir(name));
+  const ScoreFunction function = default_score_function("", int(model->labels.size()));
+  std::ifstream lines(shared_golden_dir(name) / "classify.jsonl");
+  int checked = 0;
+  double worst = 0;
+  for (std::string text; std::getline(lines, text); ++checked) {
+    const json line = json::parse(text);
+    EXPECT_EQ(line["function_to_apply"],
+              function == ScoreFunction::kSoftmax ? "softmax" : "sigmoid");
+    const std::vector<float> logits = line["logits"].get<std::vector<float>>();
+    const std::vector<float> scores = class_scores(logits, function);
+    const Comparison c = compare(scores, line["scores"].get<std::vector<float>>(), 1e-6, 0);
+    EXPECT_LE(c.worst_ratio, 1.0) << name << " input " << checked << ": worst |Δ| " << c.worst_abs;
+    worst = std::max(worst, c.worst_abs);
+    const std::vector<LabelScore> ranked = ranked_labels(scores, model->labels);
+    ASSERT_EQ(ranked.size(), line["pipeline"].size());
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      EXPECT_EQ(ranked[i].label, line["pipeline"][i]["label"]) << name << " input " << checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+  std::cout << name << ": " << checked << " inputs, worst score |Δ| " << worst << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, SequenceClassifierGolden,
+                         testing::Values("tiny-bert-seqcls-random", "tiny-distilbert-seqcls-random",
+                                         "tiny-roberta-seqcls-random"),
+                         model_test_name);
 
 INSTANTIATE_TEST_SUITE_P(SharedModels, ClassifierHeadGolden,
                          testing::Values("tiny-bert-seqcls-random", "tiny-distilbert-seqcls-random",
