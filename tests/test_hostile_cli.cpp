@@ -97,7 +97,7 @@ TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
   expect_clean_failure(
       run({"foo"}), kUsageError,
       {"unknown command 'foo'",
-       "(commands: generate, chat, translate, fill-mask, embed, similarity, attention, "
+       "(commands: generate, chat, translate, classify, fill-mask, embed, similarity, attention, "
        "heads, tokenize, info, perplexity, bench)"});
 }
 

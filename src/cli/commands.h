@@ -14,6 +14,7 @@
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/beam_search.h"
 #include "src/tasks/chat.h"
+#include "src/tasks/classify.h"
 #include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
 #include "src/tasks/head_stats.h"
@@ -147,6 +148,15 @@ struct BenchCommand {
   Format format = Format::kMarkdown;
 };
 
+// attn classify: a sequence classifier's labels and scores for each text (or text pair).
+struct ClassifyCommand {
+  CommonOptions common;
+  TextSources input;
+  std::optional<std::string> pair;        // --pair: the second text of every input
+  int top_k = 0;                          // -k: the best k labels; 0: all
+  std::optional<ScoreFunction> function;  // --function; default: the pipeline's for the model
+};
+
 struct FillMaskCommand {
   CommonOptions common;
   TextSources input;
@@ -228,6 +238,7 @@ constexpr int kHeadsTargetTokens = 64;
 
 int run_generate(const GenerateCommand& command);
 int run_chat(const ChatCommand& command);
+int run_classify(const ClassifyCommand& command);
 int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
 int run_info(const CommonOptions& common);

@@ -433,6 +433,30 @@ int run_command_line(int argc, char** argv) {
     option->needs(translate_attention_out);
   }
 
+  ClassifyCommand classify;
+  CLI::App* classify_app = app.add_subcommand(
+      "classify", "labels and scores from a sequence classifier (sentiment, NLI, rerankers)");
+  add_common_options(*classify_app, classify.common, nullptr);
+  add_output_options(*classify_app, classify.common,
+                     "one JSON object per text: {text, logits, scores, labels}");
+  add_text_options(*classify_app, classify.input, "texts to classify");
+  classify_app->add_option("--pair", classify.pair,
+                           "the second text of every input (NLI, rerankers)");
+  classify_app->add_option("-k,--top-k", classify.top_k, "the best k labels (default: all)")
+      ->check(whole_number<int>())
+      ->check(non_negative());
+  const std::map<std::string, ScoreFunction> score_functions = {
+      {"softmax", ScoreFunction::kSoftmax},
+      {"sigmoid", ScoreFunction::kSigmoid},
+      {"none", ScoreFunction::kNone}};
+  classify_app
+      ->add_option_function<std::string>(
+          "--function",
+          [&](const std::string& name) { classify.function = score_functions.at(name); },
+          "softmax, sigmoid or none (default: as Hugging Face's pipeline, from the model)")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "none"}))
+      ->type_name("NAME");
+
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
       app.add_subcommand("fill-mask",
@@ -793,6 +817,7 @@ int run_command_line(int argc, char** argv) {
          chat.generate.given = generation_flags_given(*chat_app);
          return run_chat(chat);
        }},
+      {classify_app, classify.common, [&] { return run_classify(classify); }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
       {info_app, info, [&] { return run_info(info); }},
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},

@@ -208,6 +208,7 @@ struct Model {
   int64_t parameter_count = 0;
   std::string missing_head;
   std::vector<std::string> labels;  // a classifier's labels by id (config.json's id2label)
+  std::string problem_type;         // config.json's problem_type, when given
   double load_ms = 0;
 
   const ArchSpec& spec() const { return transformer->spec(); }

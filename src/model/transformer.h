@@ -292,6 +292,10 @@ class Transformer {
   Transformer(ArchSpec spec, TransformerWeights weights, PositionScheme positions);
 
   const ArchSpec& spec() const { return spec_; }
+  // The classifier head, or null when the model has none.
+  const ClassifierHead* classifier() const {
+    return weights_.classifier ? &*weights_.classifier : nullptr;
+  }
   bool has_head() const { return weights_.head.has_value(); }
   const PositionScheme& positions() const { return positions_; }
 
