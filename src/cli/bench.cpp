@@ -170,10 +170,8 @@ void measure_decoder(const Model& model, const Combination& combination, int rep
   std::vector<double> prompt_rates, decode_rates;
   for (int r = 0; r < repetitions; ++r) {
     const GenerateResult result = generate(model, prompt, options);
-    prompt_rates.push_back(result.prompt_tokens / (result.prompt_ms / 1000));
-    if (result.decode_steps > 0) {
-      decode_rates.push_back(result.decode_steps / (result.decode_ms / 1000));
-    }
+    prompt_rates.push_back(result.prompt_tokens_per_s());
+    if (result.decode_steps > 0) decode_rates.push_back(result.decode_tokens_per_s());
     spdlog::info("{}: repetition {}/{}: prompt {:.1f} tokens/s | decode {:.1f} tokens/s", name,
                  r + 1, repetitions, prompt_rates.back(),
                  decode_rates.empty() ? 0.0 : decode_rates.back());

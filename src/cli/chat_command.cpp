@@ -43,14 +43,12 @@ struct TurnReport {
 
 void log_turn(const TurnReport& report) {
   const GenerateResult& result = report.reply.generation;
-  const double decode_rate =
-      result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
   spdlog::debug(
       "prompt {} ({} from the cache) {:.1f} ms | first token after {:.1f} ms | decode {}, "
       "{:.1f} tokens/s | stop: {}",
       plural(result.prompt_tokens, "token"), result.reused_tokens, result.prompt_ms,
-      report.first_token_ms, plural(result.decode_steps, "pass", "passes"), decode_rate,
-      result.stop_reason);
+      report.first_token_ms, plural(result.decode_steps, "pass", "passes"),
+      result.decode_tokens_per_s(), result.stop_reason);
   if (report.reply.dropped_messages > 0) {
     spdlog::warn("--truncate: dropped the oldest {} to fit the context of {} tokens",
                  plural(report.reply.dropped_messages, "message"), report.context);

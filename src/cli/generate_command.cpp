@@ -5,9 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
-#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 
 #include "src/base/error.h"
@@ -159,11 +158,7 @@ void run_beam_search(const GenerateCommand& command, const Model& model, const I
                      const std::vector<int>& ids, const GenerateOptions& options) {
   BeamSearchOptions beam = command.beam;
   beam.max_new_tokens = options.max_new_tokens;
-  if (!options.ignore_eos) {
-    beam.eos_ids = model.generation.eos_token_ids;
-    beam.eos_ids.insert(beam.eos_ids.end(), options.extra_eos_ids.begin(),
-                        options.extra_eos_ids.end());
-  }
+  beam.eos_ids = end_of_sequence_ids(model, options);
   beam.stop = &interrupt_requested();
   const BeamSearchResult result = beam_search(model, ids, beam);
   nlohmann::json sequences = nlohmann::json::array();
@@ -235,9 +230,6 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
                           command.attention.precision);
     attention_out->commit();
   }
-  const double prompt_rate = result.prompt_tokens / (result.prompt_ms / 1000);
-  const double decode_rate =
-      result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0;
   if (json) {
     nlohmann::ordered_json out = {{"prompt_ids", ids},
                                   {"seed", options.sampling.seed},
@@ -253,8 +245,8 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
   flush_stdout();
   spdlog::info(
       "load {:.1f} ms | prompt {}, {:.1f} tokens/s | decode {}, {:.1f} tokens/s | {}, stop: {}",
-      model.load_ms, plural(result.prompt_tokens, "token"), prompt_rate,
-      plural(result.decode_steps, "pass", "passes"), decode_rate,
+      model.load_ms, plural(result.prompt_tokens, "token"), result.prompt_tokens_per_s(),
+      plural(result.decode_steps, "pass", "passes"), result.decode_tokens_per_s(),
       plural(int(result.generated_ids.size()), "new token"), result.stop_reason);
 }
 
@@ -263,10 +255,9 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
 nlohmann::ordered_json generation_timings(const GenerateResult& result, double load_ms) {
   return {{"load_ms", load_ms},
           {"prompt_ms", result.prompt_ms},
-          {"prompt_tokens_per_s", result.prompt_tokens / (result.prompt_ms / 1000)},
+          {"prompt_tokens_per_s", result.prompt_tokens_per_s()},
           {"decode_ms", result.decode_ms},
-          {"decode_tokens_per_s",
-           result.decode_steps > 0 ? result.decode_steps / (result.decode_ms / 1000) : 0.0}};
+          {"decode_tokens_per_s", result.decode_tokens_per_s()}};
 }
 
 void require_decoder(const Model& model, const std::string& command) {
@@ -302,25 +293,23 @@ int run_generate(const GenerateCommand& command) {
   GenerateOptions options = with_generation_config(command, model->generation);
   // A prompt's ids: its text as encode() gives them; with --chat, the chat template's rendering
   // of it as a user message, tokenized as transformers tokenizes a rendered chat.
-  std::function<std::vector<int>(const std::string&)> encode = [&](const std::string& text) {
-    return model->tokenizer->encode(text).ids;
-  };
+  std::optional<ChatTemplate> chat_template;
+  nlohmann::ordered_json tools, variables;
   if (command.chat) {
-    auto chat_template =
-        std::make_shared<const ChatTemplate>(load_chat_template(model->dir, command.chat_format));
-    const nlohmann::ordered_json tools = chat_tools(command.chat_format);
-    const nlohmann::ordered_json variables = chat_variables(command.chat_format);
-    encode = [&, chat_template, tools, variables](const std::string& text) {
-      nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-      if (command.system) messages.push_back({{"role", "system"}, {"content", *command.system}});
-      messages.push_back({{"role", "user"}, {"content", text}});
-      const std::string rendered = chat_template->render(messages, true, tools, variables);
-      spdlog::debug("chat prompt: {}", rendered);
-      return model->tokenizer->encode_plain(rendered);
-    };
-    // The tokenizer's eos_token ends a turn in many templates (<|im_end|>, <|eot_id|>).
-    if (auto eos = model->tokenizer->eos_id()) options.extra_eos_ids.push_back(*eos);
+    chat_template = load_chat_template(model->dir, command.chat_format);
+    tools = chat_tools(command.chat_format);
+    variables = chat_variables(command.chat_format);
+    options = with_end_of_turn(*model, options);
   }
+  const auto encode = [&](const std::string& text) {
+    if (!chat_template) return model->tokenizer->encode(text).ids;
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    if (command.system) messages.push_back({{"role", "system"}, {"content", *command.system}});
+    messages.push_back({{"role", "user"}, {"content", text}});
+    const std::string rendered = chat_template->render(messages, true, tools, variables);
+    spdlog::debug("chat prompt: {}", rendered);
+    return model->tokenizer->encode_plain(rendered);
+  };
   const bool color = command.color && ::isatty(STDOUT_FILENO) && !command.common.output;
 
   // From here on, Ctrl-C ends the prompt being generated cleanly and skips the rest.

@@ -72,16 +72,19 @@ int KVCache::keep_rows(int rows) {
 }
 
 bool KVCache::copy_rows_to(KVCache& larger, int rows) const {
+  // The first row each layer of `larger` keeps: all of them, or those its window still sees.
+  const auto first_kept = [&](std::size_t i) {
+    const int window = larger.layers[i].window;
+    return window > 0 ? std::max(layers[i].first_row, rows - (window - 1)) : 0;
+  };
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    const Layer& from = layers[i];
-    const Layer& to = larger.layers[i];
-    const int first = to.window > 0 ? std::max(from.first_row, rows - (to.window - 1)) : 0;
-    if (first < from.first_row || rows - first > to.buffer_rows) return false;
+    const int first = first_kept(i);
+    if (first < layers[i].first_row || rows - first > larger.layers[i].buffer_rows) return false;
   }
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& from = layers[i];
     Layer& to = larger.layers[i];
-    to.first_row = to.window > 0 ? std::max(from.first_row, rows - (to.window - 1)) : 0;
+    to.first_row = first_kept(i);
     const std::size_t offset = std::size_t(to.first_row - from.first_row) * kv_dim;
     const std::size_t count = std::size_t(std::max(0, rows - to.first_row)) * kv_dim;
     std::copy_n(from.keys.begin() + offset, count, to.keys.begin());

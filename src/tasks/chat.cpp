@@ -15,16 +15,16 @@ bool has_role(const ordered_json& message, const std::string& role) {
 
 }  // namespace
 
+GenerateOptions with_end_of_turn(const Model& model, GenerateOptions options) {
+  if (auto eos = model.tokenizer->eos_id()) options.extra_eos_ids.push_back(*eos);
+  return options;
+}
+
 Conversation::Conversation(const Model& model, ChatTemplate chat_template, ChatOptions options)
     : model_(model),
       template_(std::move(chat_template)),
       options_(std::move(options)),
-      session_(model_, [&] {
-        GenerateOptions generation = options_.generation;
-        // The tokenizer's eos_token ends a turn in many templates (<|im_end|>, <|eot_id|>).
-        if (auto eos = model_.tokenizer->eos_id()) generation.extra_eos_ids.push_back(*eos);
-        return generation;
-      }()) {}
+      session_(model_, with_end_of_turn(model_, options_.generation)) {}
 
 void Conversation::set_messages(ordered_json messages, const std::string& source) {
   check_messages(messages, source);

@@ -32,6 +32,10 @@ struct ChatReply {
   int dropped_messages = 0;  // the oldest messages --truncate dropped for this turn
 };
 
+// `options` with the tokenizer's eos_token among the ids that end generation: many chat
+// templates end a turn with it (<|im_end|>, <|eot_id|>) while generation_config.json omits it.
+GenerateOptions with_end_of_turn(const Model& model, GenerateOptions options);
+
 class Conversation {
  public:
   Conversation(const Model& model, ChatTemplate chat_template, ChatOptions options);

@@ -86,6 +86,13 @@ int generation_context(const ArchSpec& spec, const GenerateOptions& options) {
                                  : spec.max_positions;
 }
 
+std::vector<int> end_of_sequence_ids(const Model& model, const GenerateOptions& options) {
+  if (options.ignore_eos) return {};
+  std::vector<int> ids = model.generation.eos_token_ids;
+  ids.insert(ids.end(), options.extra_eos_ids.begin(), options.extra_eos_ids.end());
+  return ids;
+}
+
 GenerateResult generate(const Model& model, std::span<const int> prompt_ids,
                         const GenerateOptions& options, const GenerateCallbacks& callbacks,
                         const CrossAttentionMemory* memory) {
@@ -149,8 +156,7 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
   std::vector<int> ids(prompt_ids.begin(), prompt_ids.end());
   Sampler sampler(options.sampling);
   TextStream stream(options.stop);
-  std::vector<int> eos_ids = model.generation.eos_token_ids;
-  eos_ids.insert(eos_ids.end(), options.extra_eos_ids.begin(), options.extra_eos_ids.end());
+  const std::vector<int> eos_ids = end_of_sequence_ids(model, options);
 
   // Runs the tokens from `first` on (all of them without the cache) and leaves the logits of
   // the last one in `logits`. Afterwards the cache holds the keys and values of ids[0, end).
@@ -161,9 +167,11 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
     batch.add_sequence(std::span(ids).subspan(first), {}, first);
     batch.cache_offset = first;
     batch.memory = memory_;
-    cached_.clear();  // a pass that throws leaves the cache unknown
+    // Rows before `first` stay as they are, even if the pass throws; only the new rows are
+    // recorded, so a decode step copies one id, not the sequence.
+    cached_.resize(first);
     transformer.forward(batch, cache, state, callbacks.observer);
-    cached_.assign(ids.begin(), ids.end());
+    cached_.insert(cached_.end(), ids.begin() + first, ids.end());
     const int last = batch.rows() - 1;
     transformer.compute_logits(state, std::span(&last, 1), logits.data());
   };
@@ -183,7 +191,7 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
     }
     if (callbacks.on_logits) callbacks.on_logits(logits);
     const int next = sampler.next(logits, ids);
-    if (!options.ignore_eos && std::find(eos_ids.begin(), eos_ids.end(), next) != eos_ids.end()) {
+    if (std::find(eos_ids.begin(), eos_ids.end(), next) != eos_ids.end()) {
       result.stop_reason = "eos";
       break;
     }

@@ -21,7 +21,7 @@ struct GenerateOptions {
   // Ids that end generation as the model's eos_token_ids do (attn chat: the tokenizer's
   // eos_token, which some folders' chat templates end a turn with and generation_config omits).
   std::vector<int> extra_eos_ids;
-  bool use_cache = true;          // false recomputes the whole sequence each step (for checks)
+  bool use_cache = true;  // false recomputes the whole sequence each step (for checks)
   // At most this many positions, prompt included (the command line's -c); 0: the model's context.
   int max_context = 0;
 };
@@ -53,10 +53,19 @@ struct GenerateResult {
   double prompt_ms = 0;   // the batched pass over the prompt
   int decode_steps = 0;   // one-token passes after the prompt
   double decode_ms = 0;
+
+  double prompt_tokens_per_s() const { return prompt_tokens / (prompt_ms / 1000); }
+  double decode_tokens_per_s() const {
+    return decode_steps > 0 ? decode_steps / (decode_ms / 1000) : 0.0;
+  }
 };
 
 // The positions a sequence may fill: the model's context, or less with options.max_context.
 int generation_context(const ArchSpec& spec, const GenerateOptions& options);
+
+// The ids that end generation: the model's eos_token_ids and options.extra_eos_ids; none with
+// options.ignore_eos.
+std::vector<int> end_of_sequence_ids(const Model& model, const GenerateOptions& options);
 
 // Autoregressive generation: one batched pass over the prompt, then one pass per new token over
 // that token alone, reading earlier keys and values from the KV cache. An encoder-decoder's
