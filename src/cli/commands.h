@@ -148,13 +148,19 @@ struct BenchCommand {
   Format format = Format::kMarkdown;
 };
 
-// attn classify: a sequence classifier's labels and scores for each text (or text pair).
+// attn classify: a sequence classifier's labels and scores for each text (or text pair), or
+// with --labels, zero-shot classification over the given labels by an NLI model.
 struct ClassifyCommand {
   CommonOptions common;
   TextSources input;
-  std::optional<std::string> pair;        // --pair: the second text of every input
-  int top_k = 0;                          // -k: the best k labels; 0: all
-  std::optional<ScoreFunction> function;  // --function; default: the pipeline's for the model
+  std::optional<std::string> pair;              // --pair: the second text of every input
+  int top_k = 0;                                // -k: the best k labels; 0: all
+  std::optional<ScoreFunction> function;        // --function; default: the pipeline's for the model
+  bool truncate = false;                        // cut inputs longer than the model's context
+  int batch_tokens = 1024;                      // tokens per packed batch
+  std::optional<std::string> candidate_labels;  // --labels "a,b,c": zero-shot
+  std::optional<std::string> hypothesis_template;  // --template, zero-shot
+  bool multi_label = false;                        // --multi-label, zero-shot
 };
 
 struct FillMaskCommand {

@@ -301,6 +301,17 @@ void add_beam_options(CLI::App& command, BeamSearchOptions& beam, const char* be
                    "beam search: stop once --beams sequences have finished");
 }
 
+// --batch-tokens: how many tokens of several inputs run packed into one forward pass.
+void add_batch_tokens_option(CLI::App& command, int& batch_tokens) {
+  command
+      .add_option("--batch-tokens", batch_tokens,
+                  "tokens per packed batch; memory grows with it (default: " +
+                      std::to_string(batch_tokens) + ")")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxBatchTokens));
+}
+
 // --pooling, --batch-tokens: how attn embed and attn similarity run the texts.
 void add_embedding_options(CLI::App& command, EmbedCommand& embed) {
   command
@@ -309,13 +320,7 @@ void add_embedding_options(CLI::App& command, EmbedCommand& embed) {
           "how the token states become one vector: mean, cls, max or mean_sqrt_len (default: "
           "the folder's 1_Pooling/config.json, else mean)")
       ->check(CLI::IsMember({"mean", "cls", "max", "mean_sqrt_len"}));
-  command
-      .add_option("--batch-tokens", embed.batch_tokens,
-                  "tokens per packed batch; memory grows with it (default: " +
-                      std::to_string(embed.batch_tokens) + ")")
-      ->check(whole_number<int>())
-      ->check(positive())
-      ->check(at_most(kMaxBatchTokens));
+  add_batch_tokens_option(command, embed.batch_tokens);
 }
 
 void configure(CommonOptions& common) {
@@ -438,7 +443,7 @@ int run_command_line(int argc, char** argv) {
       "classify", "labels and scores from a sequence classifier (sentiment, NLI, rerankers)");
   add_common_options(*classify_app, classify.common, nullptr);
   add_output_options(*classify_app, classify.common,
-                     "one JSON object per text: {text, logits, scores, labels}");
+                     "one JSON object per text: {text, text_pair, logits, scores, labels}");
   add_text_options(*classify_app, classify.input, "texts to classify");
   classify_app->add_option("--pair", classify.pair,
                            "the second text of every input (NLI, rerankers)");
@@ -456,6 +461,19 @@ int run_command_line(int argc, char** argv) {
           "softmax, sigmoid or none (default: as Hugging Face's pipeline, from the model)")
       ->check(CLI::IsMember({"softmax", "sigmoid", "none"}))
       ->type_name("NAME");
+  classify_app->add_flag("--truncate", classify.truncate,
+                         "cut an input longer than the model's context (a pair: its longer text)");
+  add_batch_tokens_option(*classify_app, classify.batch_tokens);
+  classify_app
+      ->add_option("--labels", classify.candidate_labels,
+                   "zero-shot: candidate labels separated by commas, scored by an NLI model")
+      ->type_name("LIST");
+  classify_app->add_option("--template", classify.hypothesis_template,
+                           "zero-shot: the hypothesis, {} standing for a label "
+                           "(default: \"This example is {}.\")");
+  classify_app->add_flag("--multi-label", classify.multi_label,
+                         "zero-shot: score each label on its own (entailment against "
+                         "contradiction) instead of over all labels");
 
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
@@ -473,12 +491,7 @@ int run_command_line(int argc, char** argv) {
                             "joins pairs");
   fill_mask_app->add_option("-k,--top-k", fill_mask.top_k, "candidates per mask (default: 5)")
       ->check(whole_number<int>());
-  fill_mask_app
-      ->add_option("--batch-tokens", fill_mask.batch_tokens,
-                   "tokens per packed batch; memory grows with it (default: 1024)")
-      ->check(whole_number<int>())
-      ->check(positive())
-      ->check(at_most(kMaxBatchTokens));
+  add_batch_tokens_option(*fill_mask_app, fill_mask.batch_tokens);
   fill_mask_app->add_flag("--truncate", fill_mask.truncate,
                           "keep the first (context - 1) tokens and the final [SEP] (or </s>) "
                           "of a longer input instead of failing");
@@ -550,12 +563,7 @@ int run_command_line(int argc, char** argv) {
           "every layer and head on the first input)")
       ->check(CLI::IsMember(heads_formats))
       ->excludes("--json");
-  heads_app
-      ->add_option("--batch-tokens", heads.batch_tokens,
-                   "tokens per packed batch; memory grows with it (default: 1024)")
-      ->check(whole_number<int>())
-      ->check(positive())
-      ->check(at_most(kMaxBatchTokens));
+  add_batch_tokens_option(*heads_app, heads.batch_tokens);
   heads_app
       ->add_option_function<std::string>(
           "--probe", [&](const std::string& name) { heads.probe = name == "induction"; },
