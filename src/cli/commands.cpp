@@ -165,6 +165,13 @@ int run_info(const CommonOptions& common) {
       {"output_head", model->transformer->has_head()},
   };
   if (spec.embedding_dim > 0) out["embedding_dim"] = spec.embedding_dim;
+  if (const ClassifierHead* head = model->transformer->classifier()) {
+    out["classifier"] = head->pooling == ClassifierHead::Pooling::kEveryToken
+                            ? "per token (attn ner)"
+                            : "per sequence (attn classify)";
+    out["labels"] = model->labels;
+    if (!model->problem_type.empty()) out["problem_type"] = model->problem_type;
+  }
   if (model->encoder) {
     // The sizes above are the decoder's; the encoder's layer count may differ.
     out["encoder_layers"] = model->encoder->spec().n_layer;

@@ -255,13 +255,16 @@ void read_classifier_head(const JsonFile& config, TensorSource& tensors, ModelPa
   ClassifierHead head;
   if (per_token) {
     head.pooling = ClassifierHead::Pooling::kEveryToken;
-    head.classifier = tensors.linear(names.token_classifier, d, n_labels, true);
-  } else {
-    if (!names.dense.empty()) {
-      head.dense = tensors.linear(names.dense, d, d, true);
-      head.dense_activation = names.activation;
-    }
-    head.classifier = tensors.linear(names.classifier, d, n_labels, true);
+  } else if (!names.dense.empty()) {
+    head.dense = tensors.linear(names.dense, d, d, true);
+    head.dense_activation = names.activation;
+  }
+  try {
+    head.classifier =
+        tensors.linear(per_token ? names.token_classifier : names.classifier, d, n_labels, true);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + " (" + std::to_string(n_labels) +
+                " labels in its id2label)");
   }
   parts.weights.classifier = std::move(head);
   parts.labels = std::move(labels);
