@@ -785,7 +785,8 @@ TEST_F(LongPromptTest, TruncateKeepsTheEndAndGenerates) {
 TEST_F(BadInputTest, GenerateOnAnEncoder) {
   const auto bert = shipped_model("tiny-bert-brown");
   expect_clean_failure(run({"generate", "-m", bert, "-p", "hello", "-n", "3"}), kUsageError,
-                       {bert.string() + ": generate needs a decoder model", "is an encoder"});
+                       {bert.string() + ": generate needs a decoder model",
+                        "BertForMaskedLM, a masked language model (try attn fill-mask"});
 }
 
 // ---- Option values ----

@@ -263,8 +263,8 @@ nlohmann::ordered_json generation_timings(const GenerateResult& result, double l
 void require_decoder(const Model& model, const std::string& command) {
   model.require_single_stack(command);
   if (!model.spec().causal) {
-    throw UsageError(model.dir.string() + ": " + command + " needs a decoder model; '" +
-                     model.model_type + "' is an encoder (try fill-mask)");
+    throw UsageError(model.dir.string() + ": " + command + " needs a decoder model; this one is " +
+                     model.description());
   }
 }
 

@@ -93,11 +93,7 @@ int run_perplexity(const PerplexityCommand& command) {
     per_token.emplace(command.per_token, "--per-token");
   }
   auto model = load_model(command.common.model_dir, command.common.dtype);
-  model->require_single_stack("perplexity");
-  if (!model->spec().causal) {
-    throw UsageError(model->dir.string() + ": perplexity needs a decoder model; '" +
-                     model->model_type + "' is an encoder");
-  }
+  require_decoder(*model, "perplexity");
   return for_each_text(texts, [&](const InputText& text) {
     score_text(command, *model, text, per_token ? &*per_token : nullptr);
   });

@@ -345,6 +345,30 @@ ModelKind Model::kind() const {
   return spec().causal ? ModelKind::kDecoder : ModelKind::kEncoder;
 }
 
+std::string Model::description() const {
+  const ClassifierHead* head = transformer->classifier();
+  const std::string name = architecture.empty() ? model_type : architecture;
+  if (head && head->pooling == ClassifierHead::Pooling::kEveryToken) {
+    return name + ", a token classifier (try attn ner)";
+  }
+  if (head) return name + ", a sequence classifier (try attn classify or attn rerank)";
+  if (architecture.ends_with("ForSequenceClassification") ||
+      architecture.ends_with("ForTokenClassification")) {
+    return name + ", whose classifier head attn does not read for " + model_type;
+  }
+  switch (kind()) {
+    case ModelKind::kEncoderDecoder:
+      return name + ", a sequence-to-sequence model (try attn translate)";
+    case ModelKind::kDecoder:
+      return name + ", a language model (try attn generate)";
+    case ModelKind::kEncoder:
+      break;
+  }
+  return !transformer->has_head()
+             ? name + ", an encoder without a head (try attn embed)"
+             : name + ", a masked language model (try attn fill-mask or attn embed)";
+}
+
 void Model::require_single_stack(const std::string& command) const {
   if (encoder) {
     throw UsageError(command + ": '" + model_type +

@@ -214,6 +214,9 @@ struct Model {
   const ArchSpec& spec() const { return transformer->spec(); }
   ModelKind kind() const;
   std::string name() const;
+  // What the model is, with the commands that fit it, for messages refusing a command:
+  // "BertForTokenClassification, a token classifier (try attn ner)".
+  std::string description() const;
   // Refuses an encoder-decoder for a command that runs one stack alone (`command`: "generate"),
   // pointing to attn translate.
   void require_single_stack(const std::string& command) const;

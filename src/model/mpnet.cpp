@@ -56,6 +56,12 @@ ModelParts map_mpnet(const JsonFile& config, TensorSource& tensors) {
         read_encoder_layer(tensors, spec, "encoder.layer." + std::to_string(i) + ".", names, eps));
   }
   read_roberta_lm_head(tensors, parts, eps);
+  // MPNetClassificationHead is RoBERTa's: dense and tanh on <s>, then out_proj.
+  read_classifier_head(config, tensors, parts,
+                       {.dense = "classifier.dense",
+                        .activation = ClassifierHead::DenseActivation::kTanh,
+                        .classifier = "classifier.out_proj",
+                        .token_classifier = "classifier"});
   return parts;
 }
 

@@ -48,37 +48,12 @@ std::vector<LabelScore> ranked_labels(std::span<const float> scores,
 
 namespace {
 
-// What the folder's model can do instead, for the message refusing a command it cannot run.
-std::string head_description(const Model& model) {
-  const ClassifierHead* head = model.transformer->classifier();
-  const std::string name = model.architecture.empty() ? model.model_type : model.architecture;
-  if (head && head->pooling == ClassifierHead::Pooling::kEveryToken) {
-    return name + ", a token classifier (try attn ner)";
-  }
-  if (head) return name + ", a sequence classifier (try attn classify or attn rerank)";
-  if (model.architecture.ends_with("ForSequenceClassification") ||
-      model.architecture.ends_with("ForTokenClassification")) {
-    return name + ", whose classifier head attn does not read for " + model.model_type;
-  }
-  switch (model.kind()) {
-    case ModelKind::kEncoderDecoder:
-      return name + ", a sequence-to-sequence model (try attn translate)";
-    case ModelKind::kDecoder:
-      return name + ", a language model (try attn generate)";
-    case ModelKind::kEncoder:
-      break;
-  }
-  return !model.transformer->has_head()
-             ? name + ", an encoder without a head (try attn embed)"
-             : name + ", a masked language model (try attn fill-mask or attn embed)";
-}
-
 void require_classifier(const Model& model, const std::string& command,
                         ClassifierHead::Pooling pooling, const std::string& wanted) {
   const ClassifierHead* head = model.transformer->classifier();
   if (!head || head->pooling != pooling) {
     throw UsageError(model.dir.string() + ": " + command + " needs a " + wanted +
-                     " model; this one is " + head_description(model));
+                     " model; this one is " + model.description());
   }
 }
 

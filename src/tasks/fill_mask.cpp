@@ -18,6 +18,10 @@ void check_fill_mask_model(const Model& model) {
     throw UsageError(model.dir.string() + ": fill-mask needs an encoder with a masked-LM head; '" +
                      model.model_type + "' is a decoder (try generate)");
   }
+  if (model.transformer->classifier()) {
+    throw UsageError(model.dir.string() + ": fill-mask needs a masked-LM head; this one is " +
+                     model.description());
+  }
   if (!model.transformer->has_head()) {
     throw Error(model.dir.string() + ": " +
                 (model.missing_head.empty() ? "model has no masked-LM head" : model.missing_head));
