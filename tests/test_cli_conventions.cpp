@@ -43,7 +43,7 @@ std::set<std::string> keys_of(const json& object) {
 // How a command's text output tells where a text came from, when it does.
 enum class SourceMark {
   kNone,         // not at all: the same bytes whatever the source
-  kTextAbove,    // fill-mask: a line of a file prints the text above its tables
+  kTextAbove,    // fill-mask, classify: a line of a file prints the text above its results
   kLineLabel,    // embed: "line N: text" for a line, "text N: text" for an argument
   kSourceLabel,  // perplexity: "argument: ...", "--file PATH: ...", "standard input: ..."
 };
@@ -81,6 +81,12 @@ const std::vector<TextCommand>& text_commands() {
        .texts = {"The [MASK] sat on the mat."},
        .source_mark = SourceMark::kTextAbove,
        .one_argument_array = true},
+      {.name = "classify",
+       .model = "tiny-bert-seqcls-random",
+       .shared_model = true,
+       .options = {"-q"},
+       .texts = {"The cat sat on the mat."},
+       .source_mark = SourceMark::kTextAbove},
       {.name = "embed",
        .model = "tiny-bert-brown",
        .shared_model = false,

@@ -51,7 +51,8 @@ TEST_F(TokenizeCliTest, FileAndStandardInputGiveOneTextPerLine) {
       run_attn({"tokenize", "-m", folder(), "--json"}, folder_ / "texts.txt");
   ASSERT_EQ(from_file.exit_status, 0) << describe(from_file);
   EXPECT_EQ(from_file.out,
-            "{\"ids\":[15496],\"tokens\":[\"Hello\"]}\n{\"ids\":[995],\"tokens\":[\"Ġworld\"]}\n");
+            "{\"ids\":[15496],\"tokens\":[\"Hello\"],\"line\":1}\n"
+            "{\"ids\":[995],\"tokens\":[\"Ġworld\"],\"line\":2}\n");
   EXPECT_EQ(from_stdin.out, from_file.out);
 }
 

@@ -78,9 +78,13 @@ int run_decode(const TokenizeCommand& command, const Tokenizer& tokenizer,
     const std::vector<int> ids = parse_ids(input, tokenizer.vocab_size());
     // GPT-2's decode keeps raw bytes for streaming; printed text is UTF-8, as Python's is.
     const std::string text = replace_invalid_utf8(tokenizer.decode(ids, command.skip_special));
-    out += command.common.json
-               ? json_text(nlohmann::ordered_json{{"ids", ids}, {"text", text}}) + "\n"
-               : text + "\n";
+    if (!command.common.json) {
+      out += text + "\n";
+      continue;
+    }
+    nlohmann::ordered_json line = {{"ids", ids}, {"text", text}};
+    if (input.line > 0) line["line"] = input.line;
+    out += json_text(line) + "\n";
   }
   write_stdout(out);
   return 0;
@@ -160,6 +164,7 @@ int run_tokenize(const TokenizeCommand& command) {
     if (command.common.json) {
       nlohmann::ordered_json line = {{"ids", encoding.ids}, {"tokens", tokens}};
       if (command.pair) line["type_ids"] = encoding.type_ids;
+      if (inputs[n].line > 0) line["line"] = inputs[n].line;
       out += json_text(line) + "\n";
       continue;
     }
