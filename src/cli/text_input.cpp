@@ -52,12 +52,13 @@ std::vector<InputText> given_texts(const TextSources& sources) {
 
 // A terminal gives no end-of-input on its own: say what attn waits for instead of hanging
 // silently.
-void hint_if_terminal(const std::filesystem::path& path) {
+void hint_if_terminal(const std::filesystem::path& path, TextUnit unit) {
   if (path != "-" || !::isatty(STDIN_FILENO)) return;
-  std::fputs(
-      "attn: reading the texts from the terminal, one per line; end with Ctrl-D (or give TEXT, "
-      "-p or -f)\n",
-      stderr);
+  std::fputs(unit == TextUnit::kLine
+                 ? "attn: reading the texts from the terminal, one per line; end with Ctrl-D "
+                   "(or give TEXT, -p or -f)\n"
+                 : "attn: reading the text from the terminal; end with Ctrl-D\n",
+             stderr);
 }
 
 }  // namespace
@@ -73,7 +74,7 @@ std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit) {
   // generate's --prompt-file reads the file its own option names.
   const std::string option = unit == TextUnit::kPromptFile ? "--prompt-file" : "--file";
   const std::string source = path == "-" ? "standard input" : option + " " + path.string();
-  hint_if_terminal(path);
+  hint_if_terminal(path, unit);
   std::string contents = read_input_text(path, option, kMaxInputTextBytes);
   if (contents.starts_with(kByteOrderMark)) contents.erase(0, kByteOrderMark.size());
   if (unit == TextUnit::kPromptFile && contents.ends_with('\n')) {
