@@ -223,7 +223,7 @@ int classify_zero_shot(const ClassifyCommand& command, const Model& model,
       spdlog::warn("{}: up to {} tokens cut off by --truncate", source.source, dropped_tokens);
     }
     std::vector<float> logits;  // (candidates, nli_labels)
-    classifier_logits(model, pairs, std::max(command.batch_tokens, 1),
+    classifier_logits(model, pairs, command.batch_tokens,
                       [&](std::size_t, std::span<const float> row) {
                         logits.insert(logits.end(), row.begin(), row.end());
                       });
