@@ -4,6 +4,8 @@
   make_random_model.py gpt2 OUT_DIR --seed 1 [--n-layer 12 --n-embd 768 --n-head 12 --vocab 50257 --n-positions 1024]
   make_random_model.py bert OUT_DIR --seed 1 [--n-layer 12 --hidden 768 --n-head 12 --intermediate 3072
                                               --vocab 30522 --max-positions 512 --type-vocab 2]
+  make_random_model.py bert-cls OUT_DIR --seed 1 [the options of bert]: BertForSequenceClassification, BERT-base
+                                              shape with an NLI head (id2label entailment / neutral / contradiction)
   make_random_model.py llama OUT_DIR --seed 1 [--n-layer 12 --hidden 768 --n-head 12 --n-kv-head 4
                                                --intermediate 2048 --vocab 32000 --max-positions 2048
                                                --rope-theta 10000 --rms-norm-eps 1e-5]
@@ -11,18 +13,19 @@
           {gpt2,bert-base-uncased,llama2}, ATTN_SHARED_DIR defaulting to ../../shared from this script, i.e. the
           shared folder beside the attn checkout; --tokenizer-dir none to skip)
 
-This is ../shared/tools/make_random_model.py with the llama family added; gpt2 and bert write the same bytes as
-that tool. The default llama shape has 124.7M parameters (embeddings 24.6M, untied head 24.6M, 12 layers of 6.3M).
+This is ../shared/tools/make_random_model.py with the llama and bert-cls kinds added; gpt2 and bert write the same
+bytes as that tool. The default llama shape has 124.7M parameters (embeddings 24.6M, untied head 24.6M, 12 layers
+of 6.3M).
 
 Output: OUT_DIR/config.json, OUT_DIR/model.safetensors (all tensors F32, little-endian, C order), tokenizer files,
 and for gpt2 and llama generation_config.json. Tensor names and shapes are exactly those of transformers'
-GPT2LMHeadModel / BertForMaskedLM / LlamaForCausalLM state_dict() (non-persistent buffers excluded), minus the
-weights that HF ties and does not store (GPT-2 lm_head.weight == transformer.wte.weight; BERT
-cls.predictions.decoder.weight == bert.embeddings.word_embeddings.weight and cls.predictions.decoder.bias ==
-cls.predictions.bias; Llama ties nothing: tie_word_embeddings false, lm_head.weight stored), i.e. the key set
-that `save_pretrained(safe_serialization=True)` writes.  GPT-2 projection weights use HF's Conv1D layout
-[in_features, out_features]; BERT and Llama nn.Linear weights are [out_features, in_features]. Llama has no
-biases; its q/k weights are in HF's rotate-half layout (random weights: any layout is as good as another).
+GPT2LMHeadModel / BertForMaskedLM / BertForSequenceClassification / LlamaForCausalLM state_dict() (non-persistent
+buffers excluded), minus the weights that HF ties and does not store (GPT-2 lm_head.weight ==
+transformer.wte.weight; BERT cls.predictions.decoder.weight == bert.embeddings.word_embeddings.weight and
+cls.predictions.decoder.bias == cls.predictions.bias; Llama ties nothing: tie_word_embeddings false, lm_head.weight
+stored), i.e. the key set that `save_pretrained(safe_serialization=True)` writes. GPT-2 projection weights use HF's
+Conv1D layout [in_features, out_features]; BERT and Llama nn.Linear weights are [out_features, in_features]. Llama
+has no biases; its q/k weights are in HF's rotate-half layout (random weights: any layout is as good as another).
 
 Initialisation (numpy.random.default_rng(seed); tensors drawn in state_dict order, float32 standard normals):
   token / position (and BERT token-type) embeddings : normal(0, 0.2)   (decisive logits for argmax tests)
@@ -63,7 +66,7 @@ def gpt2_spec(c):
     return spec  # lm_head.weight is tied to transformer.wte.weight (not stored)
 
 
-def bert_spec(c):
+def bert_encoder_spec(c):
     d, L, V, P, T, I = (c["hidden_size"], c["num_hidden_layers"], c["vocab_size"], c["max_position_embeddings"],
                         c["type_vocab_size"], c["intermediate_size"])
     e = "bert.embeddings."
@@ -80,12 +83,26 @@ def bert_spec(c):
                  (p + "intermediate.dense.weight", (I, d), "w"), (p + "intermediate.dense.bias", (I,), "bias"),
                  (p + "output.dense.weight", (d, I), "w"), (p + "output.dense.bias", (d,), "bias"),
                  (p + "output.LayerNorm.weight", (d,), "ln_w"), (p + "output.LayerNorm.bias", (d,), "bias")]
+    return spec
+
+
+def bert_spec(c):
+    d, V = c["hidden_size"], c["vocab_size"]
+    spec = bert_encoder_spec(c)
     spec += [("cls.predictions.bias", (V,), "bias"),
              ("cls.predictions.transform.dense.weight", (d, d), "w"),
              ("cls.predictions.transform.dense.bias", (d,), "bias"),
              ("cls.predictions.transform.LayerNorm.weight", (d,), "ln_w"),
              ("cls.predictions.transform.LayerNorm.bias", (d,), "bias")]
     return spec  # decoder.weight tied to word_embeddings, decoder.bias tied to cls.predictions.bias (not stored)
+
+
+def bert_cls_spec(c):
+    """BertForSequenceClassification: the encoder, BertModel's pooler (dense + tanh on [CLS]), then classifier."""
+    d = c["hidden_size"]
+    return bert_encoder_spec(c) + [
+        ("bert.pooler.dense.weight", (d, d), "w"), ("bert.pooler.dense.bias", (d,), "bias"),
+        ("classifier.weight", (len(c["id2label"]), d), "w"), ("classifier.bias", (len(c["id2label"]),), "bias")]
 
 
 def llama_spec(c):
@@ -126,6 +143,18 @@ def bert_config(a):
         "position_embedding_type": "absolute", "tie_word_embeddings": True, "torch_dtype": "float32",
         "type_vocab_size": a.type_vocab, "use_cache": True, "vocab_size": a.vocab,
     }
+
+
+# bert-cls: an NLI head (MNLI's labels in the order of the usual NLI cross-encoders).
+NLI_LABELS = ["entailment", "neutral", "contradiction"]
+
+
+def bert_cls_config(a):
+    cfg = bert_config(a)
+    cfg["architectures"] = ["BertForSequenceClassification"]
+    cfg["id2label"] = {str(i): label for i, label in enumerate(NLI_LABELS)}
+    cfg["label2id"] = {label: i for i, label in enumerate(NLI_LABELS)}
+    return cfg
 
 
 def llama_config(a):  # the keys transformers 4.40's LlamaConfig saves (as in ../shared/models/tiny-llama-brown)
@@ -177,7 +206,7 @@ def write_safetensors(path, tensors, metadata):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("arch", choices=["gpt2", "bert", "llama"])
+    ap.add_argument("arch", choices=["gpt2", "bert", "bert-cls", "llama"])
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n-layer", type=int, default=12)
@@ -204,14 +233,14 @@ def main():
         assert a.n_embd % a.n_head == 0
         cfg = gpt2_config(a)
         spec = gpt2_spec(cfg)
-    elif a.arch == "bert":
+    elif a.arch in ("bert", "bert-cls"):
         a.vocab = a.vocab or 30522
         a.hidden = a.hidden or a.n_embd
         a.intermediate = a.intermediate or 4 * a.hidden
         a.max_positions = a.max_positions or 512
         assert a.hidden % a.n_head == 0
-        cfg = bert_config(a)
-        spec = bert_spec(cfg)
+        cfg = bert_config(a) if a.arch == "bert" else bert_cls_config(a)
+        spec = bert_spec(cfg) if a.arch == "bert" else bert_cls_spec(cfg)
     else:
         a.vocab = a.vocab or 32000
         a.hidden = a.hidden or a.n_embd
@@ -239,7 +268,8 @@ def main():
     tdir = a.tokenizer_dir
     if tdir is None:
         shared = os.environ.get("ATTN_SHARED_DIR") or os.path.join(HERE, "..", "..", "shared")
-        tokenizer = {"gpt2": "gpt2", "bert": "bert-base-uncased", "llama": "llama2"}[a.arch]
+        tokenizer = {"gpt2": "gpt2", "bert": "bert-base-uncased", "bert-cls": "bert-base-uncased",
+                     "llama": "llama2"}[a.arch]
         tdir = os.path.join(shared, "tokenizers", tokenizer)
     if tdir != "none":
         for fn in sorted(os.listdir(tdir)):

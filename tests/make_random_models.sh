@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Test setup: writes the full-size random GPT-2 and BERT models that the goldens in
-# ../shared/golden were made on, and a tiny SmolLM3 with its float64 reference. Without ../shared or numpy it says so and the tests that need
+# ../shared/golden were made on, a tiny SmolLM3 and tiny ALBERT classifiers with their float64
+# references. Without ../shared or numpy it says so and the tests that need
 # the models skip, except in CI (CI=true), where that is a failure; with both, any failure here
 # is a real failure.
 set -euo pipefail
@@ -42,4 +43,14 @@ if [ ! -f "$out_dir/tiny-smollm3-random/reference.json" ]; then
     --tokenizer-dir "$shared/models/tiny-llama-brown"
   mv "$out_dir/tiny-smollm3-random.tmp" "$out_dir/tiny-smollm3-random"
 fi
+# ALBERT's classifier heads: no shared model has one, so tiny-albert-random gets a seeded head,
+# with a float64 reference (checked against transformers' hidden states of tiny-albert-random).
+for kind in seqcls tokcls; do
+  dir="$out_dir/tiny-albert-$kind-random"
+  [ -f "$dir/reference.json" ] && continue
+  rm -rf "$dir.tmp"
+  "$python" "$(dirname "$0")/make_albert_classifier_reference.py" "$kind" "$dir.tmp" \
+    --albert-dir "$shared/models/tiny-albert-random"
+  mv "$dir.tmp" "$dir"
+done
 echo "make_random_models: ready in $out_dir"

@@ -97,8 +97,8 @@ TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
   expect_clean_failure(
       run({"foo"}), kUsageError,
       {"unknown command 'foo'",
-       "(commands: generate, chat, translate, classify, fill-mask, embed, similarity, attention, "
-       "heads, tokenize, info, perplexity, bench)"});
+       "(commands: generate, chat, translate, classify, rerank, fill-mask, embed, similarity, "
+       "attention, heads, tokenize, info, perplexity, bench)"});
 }
 
 TEST_F(HostileCliTest, TranslateNeedsAModel) {

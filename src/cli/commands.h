@@ -163,6 +163,18 @@ struct ClassifyCommand {
   bool multi_label = false;                        // --multi-label, zero-shot
 };
 
+// attn rerank: a cross-encoder's score for one query against each passage, best first, as
+// sentence-transformers' CrossEncoder.rank reports them.
+struct RerankCommand {
+  CommonOptions common;
+  TextSources input;  // the passages
+  std::string query;
+  int top_k = 0;            // -k: the best k passages; 0: all
+  bool activation = false;  // --activation: the sigmoid of each logit instead of the logit
+  bool truncate = false;    // cut a pair longer than the model's context (its longer text)
+  int batch_tokens = 1024;  // tokens per packed batch
+};
+
 struct FillMaskCommand {
   CommonOptions common;
   TextSources input;
@@ -245,6 +257,7 @@ constexpr int kHeadsTargetTokens = 64;
 int run_generate(const GenerateCommand& command);
 int run_chat(const ChatCommand& command);
 int run_classify(const ClassifyCommand& command);
+int run_rerank(const RerankCommand& command);
 int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
 int run_info(const CommonOptions& common);

@@ -475,6 +475,24 @@ int run_command_line(int argc, char** argv) {
                          "zero-shot: score each label on its own (entailment against "
                          "contradiction) instead of over all labels");
 
+  RerankCommand rerank;
+  CLI::App* rerank_app = app.add_subcommand(
+      "rerank", "passages sorted by a cross-encoder's relevance score for a query");
+  add_common_options(*rerank_app, rerank.common, nullptr);
+  add_output_options(*rerank_app, rerank.common,
+                     "one JSON object: {query, results: [{corpus_id, score, text}, ...]}");
+  add_text_options(*rerank_app, rerank.input, "passages to rank");
+  rerank_app->add_option("--query", rerank.query, "the query every passage is scored against")
+      ->required();
+  rerank_app->add_option("-k,--top-k", rerank.top_k, "the best k passages (default: all)")
+      ->check(whole_number<int>())
+      ->check(non_negative());
+  rerank_app->add_flag("--activation", rerank.activation,
+                       "score with the sigmoid of the logit (default: the raw logit)");
+  rerank_app->add_flag("--truncate", rerank.truncate,
+                       "cut a pair longer than the model's context (its longer text)");
+  add_batch_tokens_option(*rerank_app, rerank.batch_tokens);
+
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
       app.add_subcommand("fill-mask",
@@ -826,6 +844,7 @@ int run_command_line(int argc, char** argv) {
          return run_chat(chat);
        }},
       {classify_app, classify.common, [&] { return run_classify(classify); }},
+      {rerank_app, rerank.common, [&] { return run_rerank(rerank); }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
       {info_app, info, [&] { return run_info(info); }},
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},

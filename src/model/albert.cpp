@@ -5,7 +5,9 @@
 // i / (num_hidden_layers / num_hidden_groups) (usually one group: every step the same weights,
 // referenced, not copied). The head projects back down: predictions.dense (hidden ->
 // embedding_size), the activation, predictions.LayerNorm, and a decoder tied to the word
-// embeddings.
+// embeddings. AlbertForSequenceClassification: the pooler "albert.pooler" (a plain nn.Linear
+// hidden -> hidden, then tanh) on the first token, then "classifier" (hidden -> labels);
+// AlbertForTokenClassification: "classifier" on every token.
 #include <string>
 
 #include "src/model/model.h"
@@ -63,6 +65,11 @@ ModelParts map_albert(const JsonFile& config, TensorSource& tensors) {
                        .bias = "predictions.bias",
                        .decoder = "predictions.decoder"},
                       e, spec.activation, eps);
+  read_classifier_head(config, tensors, parts,
+                       {.dense = "pooler",
+                        .activation = ClassifierHead::DenseActivation::kTanh,
+                        .classifier = "classifier",
+                        .token_classifier = "classifier"});
   return parts;
 }
 

@@ -1,0 +1,155 @@
+// attn rerank: a cross-encoder's relevance score for one query against each of several passages,
+// best first, as sentence-transformers' CrossEncoder.rank reports them: each passage paired as
+// (query, passage), the raw logit as the score (sigmoid of it with --activation), sorted by
+// score with ties in input order, corpus_id the passage's place in the input.
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "src/base/error.h"
+#include "src/cli/commands.h"
+#include "src/cli/progress.h"
+#include "src/io/json_util.h"
+#include "src/io/output_file.h"
+
+namespace attn {
+namespace {
+
+// The activation sentence-transformers applies by default to this folder's scores, as
+// config.json names it: "sentence_transformers": {"activation_fn": ...} (version 4 on), or
+// "sbert_ce_default_activation_function" (before). The ms-marco cross-encoders name
+// torch.nn.modules.linear.Identity; empty when the folder names none.
+std::string configured_activation(const Model& model) {
+  const nlohmann::json config = read_json_file(model.dir / "config.json");
+  const nlohmann::json& settings = config.value("sentence_transformers", nlohmann::json());
+  if (settings.is_object() && settings.value("activation_fn", nlohmann::json()).is_string()) {
+    return settings["activation_fn"].get<std::string>();
+  }
+  const nlohmann::json& legacy =
+      config.value("sbert_ce_default_activation_function", nlohmann::json());
+  return legacy.is_string() ? legacy.get<std::string>() : std::string();
+}
+
+// A reranker gives one score per pair: a sequence classifier with one label.
+void require_cross_encoder(const Model& model, const RerankCommand& command) {
+  require_sequence_classifier(model, "rerank");
+  if (model.labels.size() != 1) {
+    throw UsageError(model.dir.string() + ": rerank needs a cross-encoder, a classifier with one " +
+                     "label (its score); this one has " + std::to_string(model.labels.size()) +
+                     " labels " + json_text(nlohmann::json(model.labels)) +
+                     " (try attn classify --pair)");
+  }
+  const std::string activation = configured_activation(model);
+  if (!command.activation && activation.ends_with("Sigmoid")) {
+    spdlog::warn(
+        "{}: config.json names {} as the cross-encoder's activation, which sentence-transformers "
+        "applies by default; these scores are raw logits (--activation: its sigmoid)",
+        model.name(), activation);
+  }
+}
+
+// The passages, encoded as (query, passage) pairs; a blank line of a file is skipped, and a
+// passage that cannot be encoded is reported and counted in `failed`.
+struct EncodedPassages {
+  std::vector<const InputText*> sources;
+  std::vector<int> corpus_ids;  // each passage's place among the passages given, from 0
+  std::vector<Encoding> encodings;
+  int failed = 0;
+};
+
+EncodedPassages encode_passages(const RerankCommand& command, const Model& model,
+                                const std::vector<InputText>& passages) {
+  EncodedPassages encoded;
+  const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
+  int corpus_id = 0;
+  encoded.failed = for_each_text(passages, [&](const InputText& source) {
+    if (source.line > 0 && is_blank(source.text)) return;
+    const int id = corpus_id++;
+    require_utf8(source.text, source.source);
+    if (source.text.empty()) source.fail("the passage is empty");
+    ClassifierInput input;
+    try {
+      input = encode_for_classifier(model, command.query, source.text, truncation);
+    } catch (const Error& e) {
+      source.fail("the passage with the query " + std::string(e.what()));
+    }
+    if (input.dropped_tokens > 0) {
+      spdlog::warn("{}: {} tokens cut off by --truncate", source.source, input.dropped_tokens);
+    }
+    encoded.sources.push_back(&source);
+    encoded.corpus_ids.push_back(id);
+    encoded.encodings.push_back(std::move(input.encoding));
+  });
+  return encoded;
+}
+
+// A passage's place in the ranking.
+struct Ranked {
+  std::size_t passage;  // index into EncodedPassages
+  float score;
+};
+
+void write_ranking(const RerankCommand& command, const EncodedPassages& passages,
+                   const std::vector<Ranked>& ranking) {
+  if (!command.common.json) {
+    std::string out;
+    for (std::size_t rank = 0; rank < ranking.size(); ++rank) {
+      out += fmt::format("{}\t{:.4f}\t{}\n", rank + 1, ranking[rank].score,
+                         passages.sources[ranking[rank].passage]->text);
+    }
+    write_stdout(out);
+    return;
+  }
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const Ranked& ranked : ranking) {
+    const InputText& source = *passages.sources[ranked.passage];
+    nlohmann::ordered_json result = {{"corpus_id", passages.corpus_ids[ranked.passage]},
+                                     {"score", ranked.score},
+                                     {"text", source.text}};
+    if (source.line > 0) result["line"] = source.line;
+    results.push_back(std::move(result));
+  }
+  write_stdout(json_text(nlohmann::ordered_json{{"query", command.query}, {"results", results}}) +
+               "\n");
+}
+
+}  // namespace
+
+int run_rerank(const RerankCommand& command) {
+  require_utf8(command.query, "--query");
+  if (command.query.empty()) throw Error("--query: the query is empty");
+  const std::vector<InputText> passages = read_texts(command.input);
+  auto model = load_model(command.common.model_dir, command.common.dtype);
+  require_cross_encoder(*model, command);
+  const EncodedPassages encoded = encode_passages(command, *model, passages);
+  if (encoded.encodings.empty()) {
+    if (encoded.failed == 0) throw Error("no passage to rank: every line is blank");
+    return encoded.failed;
+  }
+
+  std::vector<float> scores(encoded.encodings.size());  // (passages)
+  Progress progress("rerank", "passages", command.common.quiet);
+  std::int64_t tokens_done = 0;
+  classifier_logits(
+      *model, encoded.encodings, command.batch_tokens,
+      [&](std::size_t i, std::span<const float> logits) {
+        scores[i] = class_scores(
+            logits, command.activation ? ScoreFunction::kSigmoid : ScoreFunction::kNone)[0];
+        tokens_done += std::int64_t(encoded.encodings[i].ids.size());
+        progress.update(std::int64_t(i) + 1, std::int64_t(scores.size()), tokens_done);
+      });
+
+  // Best first; Python's sorted(reverse=True) keeps tied passages in input order, as this does.
+  std::vector<Ranked> ranking;
+  for (std::size_t i = 0; i < scores.size(); ++i) ranking.push_back({i, scores[i]});
+  std::stable_sort(ranking.begin(), ranking.end(),
+                   [](const Ranked& a, const Ranked& b) { return a.score > b.score; });
+  if (command.top_k > 0 && command.top_k < int(ranking.size())) ranking.resize(command.top_k);
+  write_ranking(command, encoded, ranking);
+  flush_stdout();
+  return encoded.failed;
+}
+
+}  // namespace attn
