@@ -821,7 +821,7 @@ TEST(FriendlyCliTest, UnknownOptionsAndCommandsGetASuggestion) {
 // ("INT:INT", ":>= 0"), no "=default", no "{false}" on negated flags, no Excludes/Needs.
 TEST(FriendlyCliTest, HelpHasNoParserInternals) {
   for (const char* command :
-       {"", "generate", "chat", "translate", "classify", "fill-mask", "embed", "similarity",
+       {"", "generate", "chat", "translate", "classify", "ner", "fill-mask", "embed", "similarity",
         "attention", "heads", "tokenize", "info", "perplexity", "bench"}) {
     SCOPED_TRACE(command);
     std::vector<std::string> args;

@@ -94,11 +94,11 @@ class HostileCliTest : public HostileTest {
 // ---- Commands and --version ----
 
 TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
-  expect_clean_failure(
-      run({"foo"}), kUsageError,
-      {"unknown command 'foo'",
-       "(commands: generate, chat, translate, classify, fill-mask, embed, similarity, attention, "
-       "heads, tokenize, info, perplexity, bench)"});
+  expect_clean_failure(run({"foo"}), kUsageError,
+                       {"unknown command 'foo'",
+                        "(commands: generate, chat, translate, classify, ner, fill-mask, embed, "
+                        "similarity, attention, "
+                        "heads, tokenize, info, perplexity, bench)"});
 }
 
 TEST_F(HostileCliTest, TranslateNeedsAModel) {
