@@ -92,10 +92,13 @@ TEST(NerCli, PlainOutputMarksTheEntities) {
     ASSERT_LT(std::size_t(entity_lines), line["pipeline_first"].size()) << result.out;
     const json& entity = line["pipeline_first"][std::size_t(entity_lines)];
     EXPECT_TRUE(row.starts_with(entity["entity_group"].get<std::string>() + "\t")) << row;
-    EXPECT_TRUE(row.ends_with("\t" + std::to_string(entity["start"].get<int>()) + "-" +
-                              std::to_string(entity["end"].get<int>()) + "\t" +
-                              entity["word"].get<std::string>()))
-        << row;
+    std::string span_and_word = "\t";
+    span_and_word += std::to_string(entity["start"].get<int>());
+    span_and_word += '-';
+    span_and_word += std::to_string(entity["end"].get<int>());
+    span_and_word += '\t';
+    span_and_word += entity["word"].get<std::string>();
+    EXPECT_TRUE(row.ends_with(span_and_word)) << row;
     ++entity_lines;
   }
   EXPECT_EQ(std::size_t(entity_lines), line["pipeline_first"].size());

@@ -57,7 +57,9 @@ double expect_entities(const json& expected, const std::vector<Entity>& got,
     const std::string at = where + " entity " + std::to_string(i);
     EXPECT_EQ(got[i].label, want[aggregation == Aggregation::kNone ? "entity" : "entity_group"])
         << at;
-    if (aggregation == Aggregation::kNone) EXPECT_EQ(got[i].index, want["index"]) << at;
+    if (aggregation == Aggregation::kNone) {
+      EXPECT_EQ(got[i].index, want["index"]) << at;
+    }
     EXPECT_EQ(got[i].word, want["word"]) << at;
     EXPECT_TRUE(got[i].span.has_value()) << at;
     if (got[i].span) {
@@ -134,7 +136,9 @@ TEST(TokenClassifyGolden, PipelineOnAttnLogits) {
   const std::set<std::size_t> near_ties = meta["near_tie_texts"].get<std::set<std::size_t>>();
   ASSERT_EQ(near_ties, (std::set<std::size_t>{15, 20, 49}));
   std::vector<Encoding> encodings;
-  for (const json& line : lines) encodings.push_back(model->tokenizer->encode(line["text"]));
+  for (const json& line : lines) {
+    encodings.push_back(model->tokenizer->encode(line["text"].get<std::string>()));
+  }
   std::vector<std::vector<float>> logits(lines.size());
   classifier_logits(*model, encodings, 256, [&](std::size_t i, std::span<const float> values) {
     logits[i].assign(values.begin(), values.end());
