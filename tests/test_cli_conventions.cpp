@@ -827,7 +827,7 @@ TEST(FriendlyCliTest, UnknownOptionsAndCommandsGetASuggestion) {
 // ("INT:INT", ":>= 0"), no "=default", no "{false}" on negated flags, no Excludes/Needs.
 TEST(FriendlyCliTest, HelpHasNoParserInternals) {
   for (const char* command :
-       {"", "generate", "chat", "translate", "classify", "rerank", "fill-mask", "embed",
+       {"", "generate", "chat", "translate", "classify", "rerank", "ner", "fill-mask", "embed",
         "similarity", "attention", "heads", "tokenize", "info", "perplexity", "bench"}) {
     SCOPED_TRACE(command);
     std::vector<std::string> args;

@@ -97,7 +97,7 @@ TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
   expect_clean_failure(
       run({"foo"}), kUsageError,
       {"unknown command 'foo'",
-       "(commands: generate, chat, translate, classify, rerank, fill-mask, embed, similarity, "
+       "(commands: generate, chat, translate, classify, rerank, ner, fill-mask, embed, similarity, "
        "attention, heads, tokenize, info, perplexity, bench)"});
 }
 

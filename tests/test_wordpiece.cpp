@@ -271,6 +271,78 @@ TEST(WordPieceLoad, TokenizerJsonGivesIdenticalIds) {
                                << mismatches.str();
 }
 
+// Character offsets, as BertTokenizerFast gives them. The expected values come from Hugging
+// Face's Rust tokenizers (npm tokenizers@0.23.2: a BertNormalizer + BertPreTokenizer + WordPiece
+// tokenizer.json built from this vocab.txt, encode(text).getOffsets()), run by hand, not in CI.
+TEST(WordPieceOffsets, MatchTheFastTokenizer) {
+  const struct {
+    std::string text;
+    std::vector<CharSpan> offsets;
+  } cases[] = {
+      {"H\u00e9llo W\u00f6rld, caf\u00e9!",
+       {{0, 0}, {0, 5}, {6, 11}, {11, 12}, {13, 17}, {17, 18}, {0, 0}}},
+      // "\u0130".lower() is "i" + U+0307: both come from the one capital.
+      {"\u0130stanbul \ufb01ne", {{0, 0}, {0, 8}, {9, 10}, {10, 12}, {0, 0}}},
+      // Ideographs are words of their own; U+5E02 is not in the vocabulary.
+      {"Beijing \u5317\u4eac\u5e02 is big.",
+       {{0, 0}, {0, 7}, {8, 9}, {9, 10}, {10, 11}, {12, 14}, {15, 18}, {18, 19}, {0, 0}}},
+      // A dropped combining accent between two pieces of one word.
+      {"x\u0301y S\u00e3o-Paulo", {{0, 0}, {0, 1}, {2, 3}, {4, 7}, {7, 8}, {8, 13}, {0, 0}}},
+      {"zzqxj \u03a9mega \u00c5ngstr\u00f6m",
+       {{0, 0},
+        {0, 1},
+        {1, 2},
+        {2, 3},
+        {3, 4},
+        {4, 5},
+        {6, 7},
+        {7, 9},
+        {9, 11},
+        {12, 15},
+        {15, 20},
+        {0, 0}}},
+      {"a\tb\u00a0c  d", {{0, 0}, {0, 1}, {2, 3}, {4, 5}, {7, 8}, {0, 0}}},
+      {"Hello [MASK] world!", {{0, 0}, {0, 5}, {6, 12}, {13, 18}, {18, 19}, {0, 0}}},
+      // NFD splits each Hangul syllable into jamo, every one spanning its syllable.
+      {"\ud55c\uad6d\uc5b4 text",
+       {{0, 0}, {0, 1}, {0, 1}, {0, 1}, {1, 2}, {1, 2}, {1, 2}, {2, 3}, {2, 3}, {4, 8}, {0, 0}}},
+      // A zero-width space (format character) is dropped.
+      {"na\u00efve\u200b r\u00e9sum\u00e9, don't",
+       {{0, 0}, {0, 5}, {7, 13}, {13, 14}, {15, 18}, {18, 19}, {19, 20}, {0, 0}}},
+      {"\u00c0\u00c9\u00ce \x01 end", {{0, 0}, {0, 2}, {2, 3}, {6, 9}, {0, 0}}},
+  };
+  const TokenOffsets* offsets = tiny_bert().offsets();
+  ASSERT_NE(offsets, nullptr);
+  for (const auto& [text, expected] : cases) {
+    const std::vector<CharSpan> got = offsets->token_offsets(text);
+    ASSERT_EQ(got.size(), tiny_bert().encode(text).ids.size()) << text;
+    for (std::size_t i = 0; i < expected.size() && i < got.size(); ++i) {
+      EXPECT_EQ(got[i], expected[i])
+          << text << " token " << i << ": got [" << got[i].start << ", " << got[i].end << ")";
+    }
+    EXPECT_EQ(got.size(), expected.size()) << text;
+  }
+}
+
+TEST(WordPieceOffsets, UnknownWordSpansTheWholeWord) {
+  // "\u5e02" alone and a word over 100 characters are each one [UNK].
+  const std::string long_word(101, 'a');
+  const std::vector<CharSpan> got = tiny_bert().offsets()->token_offsets("\u5e02 " + long_word);
+  const std::vector<CharSpan> expected = {{0, 0}, {0, 1}, {2, 103}, {0, 0}};
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(tiny_bert().offsets()->unk_id(), 100);
+}
+
+// Words of entities as the token-classification golden writes them (lines 2 and 28 of
+// tiny-bert-tokcls-random/token_classify.jsonl: "##quip" -> "quip", "i ' ll" -> "i'll").
+TEST(WordPieceOffsets, TokensToStringAsTheGolden) {
+  const TokenOffsets& offsets = *tiny_bert().offsets();
+  const std::vector<std::string> tokens = {"le", "##an", "so", ",", "i", "'", "ll", "."};
+  EXPECT_EQ(offsets.tokens_to_string(tokens), "lean so, i'll.");
+  const std::vector<std::string> starts_inside = {"##quip", "sir"};
+  EXPECT_EQ(offsets.tokens_to_string(starts_inside), "quip sir");
+}
+
 // --- Goldens from Hugging Face (need ../shared) -------------------------------------------------
 
 TEST(WordPieceGolden, TokensJsonl) {
@@ -371,6 +443,24 @@ TEST(WordPieceGolden, FillMaskInputsAndTokenStrings) {
   EXPECT_EQ(mismatch_count, 0) << mismatch_count << " mismatches in " << lines.size()
                                << " sentences / " << candidate_count << " candidates:\n"
                                << mismatches.str();
+}
+
+// The offsets the token-classification golden recorded for its 50 texts.
+TEST(WordPieceGolden, TokenClassificationOffsets) {
+  ATTN_REQUIRE_SHARED();
+  const std::unique_ptr<Tokenizer> tokenizer =
+      load_wordpiece_tokenizer(test::shared_dir() / "models/tiny-bert-tokcls-random");
+  int checked = 0;
+  for (const json& golden :
+       read_jsonl(test::shared_dir() / "golden/tiny-bert-tokcls-random/token_classify.jsonl")) {
+    const std::string text = golden["text"];
+    EXPECT_EQ(tokenizer->encode(text).ids, golden["input_ids"].get<std::vector<int>>()) << text;
+    std::vector<CharSpan> expected;
+    for (const json& span : golden["offsets"]) expected.push_back({span[0], span[1]});
+    EXPECT_EQ(tokenizer->offsets()->token_offsets(text), expected) << text;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 50);
 }
 
 }  // namespace

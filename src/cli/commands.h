@@ -19,6 +19,7 @@
 #include "src/tasks/generate.h"
 #include "src/tasks/head_stats.h"
 #include "src/tasks/perplexity.h"
+#include "src/tasks/token_classify.h"
 
 // The subcommands of the attn command line. main.cpp parses the options into these structs and
 // calls run_*; each returns the process exit status.
@@ -175,6 +176,17 @@ struct RerankCommand {
   int batch_tokens = 1024;  // tokens per packed batch
 };
 
+// attn ner: the named entities a token classifier (…ForTokenClassification) finds in each text,
+// grouped as Hugging Face's token-classification pipeline groups them.
+struct NerCommand {
+  CommonOptions common;
+  TextSources input;
+  Aggregation aggregation = Aggregation::kSimple;  // --aggregation
+  std::vector<std::string> ignore_labels = {"O"};  // --ignore-labels: entities left out
+  bool truncate = false;                           // cut inputs longer than the model's context
+  int batch_tokens = 1024;                         // tokens per packed batch
+};
+
 struct FillMaskCommand {
   CommonOptions common;
   TextSources input;
@@ -258,6 +270,7 @@ int run_generate(const GenerateCommand& command);
 int run_chat(const ChatCommand& command);
 int run_classify(const ClassifyCommand& command);
 int run_rerank(const RerankCommand& command);
+int run_ner(const NerCommand& command);
 int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
 int run_info(const CommonOptions& common);

@@ -492,6 +492,37 @@ int run_command_line(int argc, char** argv) {
   rerank_app->add_flag("--truncate", rerank.truncate,
                        "cut a pair longer than the model's context (its longer text)");
   add_batch_tokens_option(*rerank_app, rerank.batch_tokens);
+  NerCommand ner;
+  CLI::App* ner_app = app.add_subcommand(
+      "ner", "named entities from a token classifier (per-token labels, entity groups)");
+  add_common_options(*ner_app, ner.common, nullptr);
+  add_output_options(*ner_app, ner.common,
+                     "one JSON object per text: {text, entities}, each entity with the "
+                     "pipeline's fields");
+  add_text_options(*ner_app, ner.input, "texts to find entities in");
+  const std::map<std::string, Aggregation> aggregations = {{"none", Aggregation::kNone},
+                                                           {"simple", Aggregation::kSimple},
+                                                           {"first", Aggregation::kFirst},
+                                                           {"average", Aggregation::kAverage},
+                                                           {"max", Aggregation::kMax}};
+  ner_app
+      ->add_option_function<std::string>(
+          "--aggregation",
+          [&](const std::string& name) { ner.aggregation = aggregations.at(name); },
+          "how tokens become entities, as Hugging Face's pipeline: none (every token), simple "
+          "(B-/I- runs of tokens), first, average or max (whole words, labelled by their first "
+          "token, mean scores or best token) (default: simple)")
+      ->check(CLI::IsMember({"none", "simple", "first", "average", "max"}))
+      ->type_name("NAME");
+  ner_app
+      ->add_option("--ignore-labels", ner.ignore_labels,
+                   "labels left out, separated by commas (default: O)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  ner_app->add_flag("--truncate", ner.truncate,
+                    "keep the first tokens of a text longer than the model's context instead of "
+                    "failing");
+  add_batch_tokens_option(*ner_app, ner.batch_tokens);
 
   FillMaskCommand fill_mask;
   CLI::App* fill_mask_app =
@@ -845,6 +876,7 @@ int run_command_line(int argc, char** argv) {
        }},
       {classify_app, classify.common, [&] { return run_classify(classify); }},
       {rerank_app, rerank.common, [&] { return run_rerank(rerank); }},
+      {ner_app, ner.common, [&] { return run_ner(ner); }},
       {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
       {info_app, info, [&] { return run_info(info); }},
       {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},

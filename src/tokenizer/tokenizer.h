@@ -18,6 +18,34 @@ struct Encoding {
   std::vector<int> type_ids;
 };
 
+// [start, end) of a token in the text it came from, in Unicode code points (the indices of a
+// Python str, as Hugging Face's offsets count them).
+struct CharSpan {
+  int start = 0;
+  int end = 0;
+  bool operator==(const CharSpan&) const = default;
+};
+
+// What Hugging Face's token-classification pipeline asks of a fast tokenizer beyond ids: where
+// each token comes from and how tokens join into a word. Only some tokenizers can tell.
+class TokenOffsets {
+ public:
+  virtual ~TokenOffsets() = default;
+
+  // For each id of encode(text) (one text, no pair) its span of `text`, as the fast tokenizer's
+  // return_offsets_mapping=True gives it: {0, 0} for the special tokens encode() adds around the
+  // text; a word that became the unknown token spans the whole word; characters the tokenizer
+  // changed (lower-cased, accents stripped) map back to the characters they came from.
+  virtual std::vector<CharSpan> token_offsets(std::string_view text) const = 0;
+
+  // The fast tokenizer's convert_tokens_to_string (its decoder): the text the pipeline shows
+  // for tokens grouped into a word or an entity (WordPiece: "le", "##an" -> "lean").
+  virtual std::string tokens_to_string(std::span<const std::string> tokens) const = 0;
+
+  // The unknown token, whose word the pipeline shows as the text it covers.
+  virtual int unk_id() const = 0;
+};
+
 // One interface for every tokenizer family (byte-level BPE: GPT-2, RoBERTa; WordPiece: BERT,
 // DistilBERT; SentencePiece: Llama, ALBERT, XLM-RoBERTa, T5, Marian). Implementations must be
 // token-for-token identical to Hugging Face's: the fast tokenizer for tokenizer.json, the slow
@@ -68,6 +96,10 @@ class Tokenizer {
   virtual std::optional<int> eos_id() const = 0;
   virtual std::optional<int> mask_id() const = 0;
   virtual bool is_special(int id) const = 0;
+
+  // Where the tokens of a text come from, or nullptr when this tokenizer cannot tell (attn knows
+  // it for WordPiece from vocab.txt only).
+  virtual const TokenOffsets* offsets() const { return nullptr; }
 };
 
 // Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:

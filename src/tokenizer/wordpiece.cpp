@@ -69,11 +69,96 @@ bool is_ascii(std::u32string_view text) {
   return std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 0x80; });
 }
 
-// BasicTokenizer._run_strip_accents: NFD, then drop nonspacing marks (Mn).
-std::u32string strip_accents(std::u32string_view word) {
-  std::u32string decomposed = normalize(word, NormalForm::kNfd);
-  std::erase_if(decomposed, [](char32_t c) { return category(c) == UTF8PROC_CATEGORY_MN; });
-  return decomposed;
+// Text on its way through the basic tokenizer, with the span of the original text each of its
+// characters comes from, as the tokenizers library's NormalizedString aligns them: a character
+// that becomes several (NFD, "İ".lower()) gives each of them its span, dropped characters take
+// theirs with them. BertTokenizerFast's offsets are made of these spans.
+struct AlignedText {
+  std::u32string chars;
+  std::vector<CharSpan> origins;  // one per character
+
+  void append(char32_t c, CharSpan origin) {
+    chars.push_back(c);
+    origins.push_back(origin);
+  }
+  // The original span of characters [begin, end), end > begin.
+  CharSpan span(std::size_t begin, std::size_t end) const {
+    return {origins[begin].start, origins[end - 1].end};
+  }
+  AlignedText substr(std::size_t begin, std::size_t count) const {
+    const std::size_t end = std::min(chars.size(), begin + count);
+    return {chars.substr(begin, end - begin),
+            std::vector<CharSpan>(origins.begin() + long(begin), origins.begin() + long(end))};
+  }
+};
+
+// The ids of a text and the span of the original text each comes from.
+struct TokenizedText {
+  std::vector<int> ids;
+  std::vector<CharSpan> offsets;
+
+  void add(int id, CharSpan offset) {
+    ids.push_back(id);
+    offsets.push_back(offset);
+  }
+};
+
+// unicodedata.normalize("NFC") of one word (composition never reaches across whitespace). Each
+// composed character spans the starter and marks it came from; compositions of two starters
+// (Hangul jamo, some vowel signs) span the whole word.
+AlignedText nfc(const AlignedText& word) {
+  const std::u32string whole = normalize(word.chars, NormalForm::kNfc);
+  if (whole == word.chars) return word;
+  AlignedText composed;
+  for (std::size_t begin = 0, end = 0; begin < word.chars.size(); begin = end) {
+    end = begin + 1;
+    while (end < word.chars.size() && combining_class(word.chars[end]) != 0) ++end;
+    const std::u32string_view segment(word.chars.data() + begin, end - begin);
+    for (char32_t c : normalize(segment, NormalForm::kNfc))
+      composed.append(c, word.span(begin, end));
+  }
+  if (composed.chars == whole) return composed;
+  composed = {};
+  for (char32_t c : whole) composed.append(c, word.span(0, word.chars.size()));
+  return composed;
+}
+
+// BasicTokenizer._run_strip_accents: NFD (each character decomposed, then the marks of each run
+// put in canonical order), then drop nonspacing marks (Mn).
+AlignedText strip_accents(const AlignedText& word) {
+  AlignedText decomposed;
+  for (std::size_t i = 0; i < word.chars.size(); ++i) {
+    for (char32_t c : normalize(std::u32string_view(&word.chars[i], 1), NormalForm::kNfd)) {
+      decomposed.append(c, word.origins[i]);
+    }
+  }
+  std::vector<std::size_t> order(decomposed.chars.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto by_class = [&](std::size_t a, std::size_t b) {
+    return combining_class(decomposed.chars[a]) < combining_class(decomposed.chars[b]);
+  };
+  for (std::size_t begin = 0, end = 0; begin < order.size(); begin = end + 1) {
+    end = begin;
+    while (end < order.size() && combining_class(decomposed.chars[end]) != 0) ++end;
+    std::stable_sort(order.begin() + long(begin), order.begin() + long(end), by_class);
+  }
+  AlignedText stripped;
+  for (std::size_t i : order) {
+    if (category(decomposed.chars[i]) != UTF8PROC_CATEGORY_MN) {
+      stripped.append(decomposed.chars[i], decomposed.origins[i]);
+    }
+  }
+  return stripped;
+}
+
+// The Rust tokenizers' WordPiece decoder cleanup: Python's clean_up_tokenization and " do not".
+std::string clean_up_decoded_text(std::string text) {
+  constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
+      {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kReplacements) text = python_replace(text, from, to);
+  return text;
 }
 
 // Python's str.strip().
@@ -298,13 +383,13 @@ std::vector<std::string> read_vocab_txt(const fs::path& file) {
 // ---------------------------------------------------------------------------------------------
 // The tokenizer.
 
-class WordPieceTokenizer final : public Tokenizer {
+class WordPieceTokenizer final : public Tokenizer, public TokenOffsets {
  public:
   explicit WordPieceTokenizer(WordPieceSettings settings);
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
   std::vector<int> encode_plain(std::string_view text) const override {
-    return tokenize(text, "text");
+    return tokenize(text, "text").ids;
   }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   std::string token_string(int id) const override;
@@ -315,6 +400,11 @@ class WordPieceTokenizer final : public Tokenizer {
   bool is_special(int id) const override { return special_ids_.contains(id); }
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
 
+  const TokenOffsets* offsets() const override { return this; }
+  std::vector<CharSpan> token_offsets(std::string_view text) const override;
+  std::string tokens_to_string(std::span<const std::string> tokens) const override;
+  int unk_id() const override { return unk_id_; }
+
  private:
   // A string that transformers cuts out of the text before any other processing (its
   // tokens_trie): every added token and every special token.
@@ -323,13 +413,13 @@ class WordPieceTokenizer final : public Tokenizer {
     int id;
   };
 
-  // HF tokenize() + convert_tokens_to_ids(), without [CLS]/[SEP].
-  std::vector<int> tokenize(std::string_view text, std::string_view what) const;
+  // HF tokenize() + convert_tokens_to_ids(), without [CLS]/[SEP], with each token's offsets.
+  TokenizedText tokenize(std::string_view text, std::string_view what) const;
   const SplitToken* match_split_token(std::u32string_view text, std::size_t pos) const;
-  std::u32string lowercase_outside_split_tokens(std::u32string_view text) const;
-  void append_basic_tokens(std::u32string_view chunk, std::vector<int>& ids) const;
-  void append_word(std::u32string_view word, std::vector<int>& ids) const;
-  void append_word_pieces(std::u32string_view word, std::vector<int>& ids) const;
+  AlignedText lowercase_outside_split_tokens(const AlignedText& text) const;
+  void append_basic_tokens(const AlignedText& chunk, TokenizedText& tokens) const;
+  void append_word(AlignedText word, TokenizedText& tokens) const;
+  void append_word_pieces(const AlignedText& word, TokenizedText& tokens) const;
   // HF convert_tokens_to_ids: added tokens first, then the vocabulary.
   std::optional<int> find_token_id(std::string_view token) const;
   // HF convert_tokens_to_string: WordPiece continuations glued to their word.
@@ -475,111 +565,124 @@ const WordPieceTokenizer::SplitToken* WordPieceTokenizer::match_split_token(
 // anything else, one character at a time and leaving special tokens alone, so "[MASK]" stays a
 // special token while "[Mask]" becomes plain text. Lowercasing per character means Greek capital
 // sigma always becomes σ, never the word-final ς of Python's whole-string lower().
-std::u32string WordPieceTokenizer::lowercase_outside_split_tokens(std::u32string_view text) const {
-  std::u32string lowered;
-  lowered.reserve(text.size());
+AlignedText WordPieceTokenizer::lowercase_outside_split_tokens(const AlignedText& text) const {
+  AlignedText lowered;
+  std::u32string lowered_char;
   std::size_t pos = 0;
-  while (pos < text.size()) {
-    if (const SplitToken* token = match_split_token(text, pos)) {
-      lowered += token->text;
-      pos += token->text.size();
+  while (pos < text.chars.size()) {
+    if (const SplitToken* token = match_split_token(text.chars, pos)) {
+      for (std::size_t end = pos + token->text.size(); pos < end; ++pos) {
+        lowered.append(text.chars[pos], text.origins[pos]);
+      }
     } else {
-      append_python_lower(lowered, text[pos++]);
+      lowered_char.clear();
+      append_python_lower(lowered_char, text.chars[pos]);
+      for (char32_t c : lowered_char) lowered.append(c, text.origins[pos]);
+      ++pos;
     }
   }
   return lowered;
 }
 
-std::vector<int> WordPieceTokenizer::tokenize(std::string_view text, std::string_view what) const {
+TokenizedText WordPieceTokenizer::tokenize(std::string_view text, std::string_view what) const {
   const std::vector<char32_t> code_points = decode_utf8(text, what);
-  std::u32string chars(code_points.begin(), code_points.end());
+  AlignedText chars;
+  for (std::size_t i = 0; i < code_points.size(); ++i) {
+    chars.append(code_points[i], {int(i), int(i + 1)});
+  }
   if (do_lower_case_) chars = lowercase_outside_split_tokens(chars);
 
-  const std::u32string_view view = chars;
-  std::vector<int> ids;
+  TokenizedText tokens;
   std::size_t chunk_start = 0;
   std::size_t pos = 0;
-  while (pos < view.size()) {
-    if (const SplitToken* token = match_split_token(view, pos)) {
-      append_basic_tokens(view.substr(chunk_start, pos - chunk_start), ids);
-      ids.push_back(token->id);
+  while (pos < chars.chars.size()) {
+    if (const SplitToken* token = match_split_token(chars.chars, pos)) {
+      append_basic_tokens(chars.substr(chunk_start, pos - chunk_start), tokens);
+      tokens.add(token->id, chars.span(pos, pos + token->text.size()));
       pos += token->text.size();
       chunk_start = pos;
     } else {
       ++pos;
     }
   }
-  append_basic_tokens(view.substr(chunk_start), ids);
-  return ids;
+  append_basic_tokens(chars.substr(chunk_start, chars.chars.size() - chunk_start), tokens);
+  return tokens;
 }
 
-// BasicTokenizer.tokenize: clean, pad CJK ideographs, NFC, split on whitespace. (Its lowercasing
+// BasicTokenizer.tokenize: clean, pad CJK ideographs, split on whitespace, NFC (word by word:
+// the same as the whole text at once, as nothing composes across whitespace). (Its lowercasing
 // already happened in lowercase_outside_split_tokens; lowering twice changes nothing.)
-void WordPieceTokenizer::append_basic_tokens(std::u32string_view chunk,
-                                             std::vector<int>& ids) const {
-  std::u32string cleaned;
-  cleaned.reserve(chunk.size());
-  for (char32_t c : chunk) {
+void WordPieceTokenizer::append_basic_tokens(const AlignedText& chunk,
+                                             TokenizedText& tokens) const {
+  AlignedText cleaned;
+  for (std::size_t i = 0; i < chunk.chars.size(); ++i) {
+    const char32_t c = chunk.chars[i];
+    const CharSpan origin = chunk.origins[i];
     if (c == 0 || c == 0xFFFD || is_control(c)) continue;
     if (is_bert_whitespace(c)) {
-      cleaned.push_back(U' ');
+      cleaned.append(U' ', origin);
     } else if (tokenize_chinese_chars_ && is_chinese_char(c)) {
-      cleaned.push_back(U' ');
-      cleaned.push_back(c);
-      cleaned.push_back(U' ');
+      cleaned.append(U' ', origin);
+      cleaned.append(c, origin);
+      cleaned.append(U' ', origin);
     } else {
-      cleaned.push_back(c);
+      cleaned.append(c, origin);
     }
   }
-  if (!is_ascii(cleaned)) cleaned = normalize(cleaned, NormalForm::kNfc);
 
   // str.split(): U+2028/U+2029, which _clean_text leaves alone, separate words too.
-  const std::u32string_view text = cleaned;
+  const std::u32string_view text = cleaned.chars;
   std::size_t pos = 0;
   while (pos < text.size()) {
     while (pos < text.size() && is_python_space(text[pos])) ++pos;
     std::size_t end = pos;
     while (end < text.size() && !is_python_space(text[end])) ++end;
-    if (end > pos) append_word(text.substr(pos, end - pos), ids);
+    if (end > pos) {
+      AlignedText word = cleaned.substr(pos, end - pos);
+      if (!is_ascii(word.chars)) word = nfc(word);
+      append_word(std::move(word), tokens);
+    }
     pos = end;
   }
 }
 
 // One whitespace-separated word: strip accents, split off punctuation, then WordPiece.
-void WordPieceTokenizer::append_word(std::u32string_view word, std::vector<int>& ids) const {
-  if (std::find(unsplittable_words_.begin(), unsplittable_words_.end(), word) !=
+void WordPieceTokenizer::append_word(AlignedText word, TokenizedText& tokens) const {
+  if (std::find(unsplittable_words_.begin(), unsplittable_words_.end(), word.chars) !=
       unsplittable_words_.end()) {
     // BertTokenizer keeps never_split words whole; special tokens still go through WordPiece,
     // which finds them in the vocabulary.
     const bool in_never_split =
-        std::find(never_split_.begin(), never_split_.end(), word) != never_split_.end();
+        std::find(never_split_.begin(), never_split_.end(), word.chars) != never_split_.end();
     if (in_never_split) {
-      ids.push_back(find_token_id(encode_utf8(word)).value_or(unk_id_));
+      tokens.add(find_token_id(encode_utf8(word.chars)).value_or(unk_id_),
+                 word.span(0, word.chars.size()));
     } else {
-      append_word_pieces(word, ids);
+      append_word_pieces(word, tokens);
     }
     return;
   }
-  std::u32string stripped;
-  if (strip_accents_ && !is_ascii(word)) {
-    stripped = strip_accents(word);
-    word = stripped;
-  }
+  if (strip_accents_ && !is_ascii(word.chars)) word = strip_accents(word);
   std::size_t start = 0;
-  for (std::size_t i = 0; i < word.size(); ++i) {
-    if (!is_bert_punctuation(word[i])) continue;
-    if (i > start) append_word_pieces(word.substr(start, i - start), ids);
-    append_word_pieces(word.substr(i, 1), ids);
+  for (std::size_t i = 0; i < word.chars.size(); ++i) {
+    if (!is_bert_punctuation(word.chars[i])) continue;
+    if (i > start) append_word_pieces(word.substr(start, i - start), tokens);
+    append_word_pieces(word.substr(i, 1), tokens);
     start = i + 1;
   }
-  if (start < word.size()) append_word_pieces(word.substr(start), ids);
+  if (start < word.chars.size()) {
+    append_word_pieces(word.substr(start, word.chars.size() - start), tokens);
+  }
 }
 
 // WordpieceTokenizer.tokenize: greedy longest-match-first; a word that is too long or that cannot
-// be covered completely becomes a single [UNK].
-void WordPieceTokenizer::append_word_pieces(std::u32string_view word, std::vector<int>& ids) const {
+// be covered completely becomes a single [UNK], spanning the whole word.
+void WordPieceTokenizer::append_word_pieces(const AlignedText& aligned_word,
+                                            TokenizedText& tokens) const {
+  const std::u32string_view word = aligned_word.chars;
+  const CharSpan whole_word = aligned_word.span(0, word.size());
   if (word.size() > kMaxInputCharsPerWord) {
-    ids.push_back(unk_id_);
+    tokens.add(unk_id_, whole_word);
     return;
   }
   std::string utf8;
@@ -591,7 +694,7 @@ void WordPieceTokenizer::append_word_pieces(std::u32string_view word, std::vecto
   }
   offsets.push_back(utf8.size());
 
-  const std::size_t first_piece = ids.size();
+  const std::size_t first_piece = tokens.ids.size();
   std::string candidate;
   std::size_t start = 0;
   while (start < word.size()) {
@@ -612,31 +715,57 @@ void WordPieceTokenizer::append_word_pieces(std::u32string_view word, std::vecto
       }
     }
     if (!piece_id) {
-      ids.resize(first_piece);
-      ids.push_back(unk_id_);
+      tokens.ids.resize(first_piece);
+      tokens.offsets.resize(first_piece);
+      tokens.add(unk_id_, whole_word);
       return;
     }
-    ids.push_back(*piece_id);
+    tokens.add(*piece_id, aligned_word.span(start, end));
     start = end;
   }
 }
 
 Encoding WordPieceTokenizer::encode(std::string_view text,
                                     std::optional<std::string_view> pair) const {
-  const std::vector<int> first = tokenize(text, "text");
+  const std::vector<int> first = tokenize(text, "text").ids;
   Encoding encoding;
   encoding.ids.push_back(cls_id_);
   encoding.ids.insert(encoding.ids.end(), first.begin(), first.end());
   encoding.ids.push_back(sep_id_);
   encoding.type_ids.assign(encoding.ids.size(), 0);
   if (pair) {
-    const std::vector<int> second = tokenize(*pair, "pair");
+    const std::vector<int> second = tokenize(*pair, "pair").ids;
     if (mpnet_pairs_) encoding.ids.push_back(sep_id_);
     encoding.ids.insert(encoding.ids.end(), second.begin(), second.end());
     encoding.ids.push_back(sep_id_);
     encoding.type_ids.resize(encoding.ids.size(), mpnet_pairs_ ? 0 : 1);
   }
   return encoding;
+}
+
+std::vector<CharSpan> WordPieceTokenizer::token_offsets(std::string_view text) const {
+  std::vector<CharSpan> offsets = tokenize(text, "text").offsets;
+  offsets.insert(offsets.begin(), CharSpan{});  // [CLS]
+  offsets.push_back(CharSpan{});                // [SEP]
+  return offsets;
+}
+
+// BertTokenizerFast's convert_tokens_to_string as the token-classification golden records it
+// (its stand-in for the fast WordPiece decoder with cleanup): every continuation loses its "##",
+// the first token's too, any other token after the first gets a space before it, and the joined
+// text is cleaned up ("i ' ll" -> "i'll"). (tokenizers 0.23.2's own decoder keeps a leading "##"
+// and cleans up each token alone.)
+std::string WordPieceTokenizer::tokens_to_string(std::span<const std::string> tokens) const {
+  std::string text;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& token = tokens[i];
+    if (token.starts_with(kContinuingSubwordPrefix)) {
+      text.append(token, kContinuingSubwordPrefix.size());
+    } else {
+      text.append(i > 0 ? " " : "").append(token);
+    }
+  }
+  return clean_up_decoded_text(std::move(text));
 }
 
 std::string WordPieceTokenizer::token_string(int id) const {

@@ -1,0 +1,201 @@
+// attn ner from the command line against the token-classification pipeline's golden
+// (../shared/golden/tiny-bert-tokcls-random/token_classify.jsonl): the pipeline's fields for each
+// --aggregation, the marked plain output, and the refusals.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/cli_util.h"
+#include "tests/tokenizer_test_util.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kModel = "tiny-bert-tokcls-random";
+
+// Lines of the golden away from its near ties (15, 20, 49).
+constexpr int kLines[] = {0, 1, 2, 3};
+
+// Scores through attn's own logits: 1e-6 plus half the classifier logits' tolerance (1e-5, see
+// test_classifier_heads), by which a softmax output can move at most; test_token_classify holds
+// the pipeline's arithmetic to 1e-6 on the golden's logits.
+constexpr double kScoreTolerance = 1e-6 + 0.5e-5;
+
+std::vector<json> golden_lines() {
+  return read_jsonl(shared_golden_dir(kModel) / "token_classify.jsonl");
+}
+
+TEST(NerCli, JsonHasThePipelineFieldsForEachAggregation) {
+  ATTN_REQUIRE_SHARED();
+  const std::vector<json> lines = golden_lines();
+  for (const char* aggregation : {"none", "simple", "first", "average", "max"}) {
+    for (int n : kLines) {
+      const std::string text = lines[std::size_t(n)]["text"];
+      const CommandResult result = run_attn({"ner", "-m", shared_model_dir(kModel).string(),
+                                             "--json", "--aggregation", aggregation, "-p", text});
+      ASSERT_EQ(result.exit_status, 0) << describe(result);
+      const json out = json::parse(result.out);
+      EXPECT_EQ(out["text"], text);
+      const json& want = lines[std::size_t(n)][std::string("pipeline_") + aggregation];
+      ASSERT_EQ(out["entities"].size(), want.size()) << aggregation << " line " << n;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const json& got = out["entities"][i];
+        std::vector<std::string> got_keys, want_keys;
+        for (const auto& [key, value] : got.items()) got_keys.push_back(key);
+        for (const auto& [key, value] : want[i].items()) want_keys.push_back(key);
+        std::sort(want_keys.begin(), want_keys.end());
+        std::vector<std::string> sorted_got = got_keys;
+        std::sort(sorted_got.begin(), sorted_got.end());
+        EXPECT_EQ(sorted_got, want_keys) << aggregation << " line " << n;
+        for (const auto& [key, value] : want[i].items()) {
+          if (key == "score") {
+            EXPECT_NEAR(got[key].get<double>(), value.get<double>(), kScoreTolerance);
+          } else {
+            EXPECT_EQ(got[key], value) << aggregation << " line " << n << " " << key;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Entities marked in the text from the golden's own offsets, then one line each.
+TEST(NerCli, PlainOutputMarksTheEntities) {
+  ATTN_REQUIRE_SHARED();
+  const json line = golden_lines()[0];
+  const std::string text = line["text"];  // ASCII: offsets are byte offsets too
+  std::string marked;
+  std::size_t done = 0;
+  for (const json& entity : line["pipeline_first"]) {
+    const std::size_t start = entity["start"], end = entity["end"];
+    marked += text.substr(done, start - done) + "[" + text.substr(start, end - start) + "](" +
+              entity["entity_group"].get<std::string>() + ")";
+    done = end;
+  }
+  marked += text.substr(done);
+  const CommandResult result =
+      run_attn({"ner", "-m", shared_model_dir(kModel).string(), "--aggregation", "first", text});
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  std::istringstream out(result.out);
+  std::string first_line;
+  std::getline(out, first_line);
+  EXPECT_EQ(first_line, marked);
+  int entity_lines = 0;
+  for (std::string row; std::getline(out, row);) {
+    ASSERT_LT(std::size_t(entity_lines), line["pipeline_first"].size()) << result.out;
+    const json& entity = line["pipeline_first"][std::size_t(entity_lines)];
+    EXPECT_TRUE(row.starts_with(entity["entity_group"].get<std::string>() + "\t")) << row;
+    std::string span_and_word = "\t";
+    span_and_word += std::to_string(entity["start"].get<int>());
+    span_and_word += '-';
+    span_and_word += std::to_string(entity["end"].get<int>());
+    span_and_word += '\t';
+    span_and_word += entity["word"].get<std::string>();
+    EXPECT_TRUE(row.ends_with(span_and_word)) << row;
+    ++entity_lines;
+  }
+  EXPECT_EQ(std::size_t(entity_lines), line["pipeline_first"].size());
+}
+
+// The same model with a tokenizer.json (BertNormalizer + BertPreTokenizer + WordPiece over the
+// same vocab.txt), which attn reads without offsets.
+fs::path copy_with_tokenizer_json(const TempDir& dir) {
+  const fs::path model = dir.path() / "model";
+  fs::copy(shared_model_dir(kModel), model);
+  json vocab = json::object();
+  std::ifstream lines(model / "vocab.txt");
+  int id = 0;
+  for (std::string token; std::getline(lines, token);) vocab[token] = id++;
+  json added = json::array();
+  for (const char* token : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
+    added.push_back({{"id", vocab[token]},
+                     {"content", token},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
+  }
+  const json tokenizer = {{"version", "1.0"},
+                          {"added_tokens", added},
+                          {"normalizer",
+                           {{"type", "BertNormalizer"},
+                            {"clean_text", true},
+                            {"handle_chinese_chars", true},
+                            {"strip_accents", nullptr},
+                            {"lowercase", true}}},
+                          {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                          {"post_processor",
+                           {{"type", "BertProcessing"},
+                            {"sep", {"[SEP]", vocab["[SEP]"]}},
+                            {"cls", {"[CLS]", vocab["[CLS]"]}}}},
+                          {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+                          {"model",
+                           {{"type", "WordPiece"},
+                            {"unk_token", "[UNK]"},
+                            {"continuing_subword_prefix", "##"},
+                            {"max_input_chars_per_word", 100},
+                            {"vocab", vocab}}}};
+  std::ofstream(model / "tokenizer.json") << tokenizer.dump();
+  return model;
+}
+
+TEST(NerCli, AggregationWithoutOffsetsIsRefused) {
+  ATTN_REQUIRE_SHARED();
+  TempDir dir;
+  const fs::path model = copy_with_tokenizer_json(dir);
+  const CommandResult refused = run_attn({"ner", "-m", model.string(), "Sir Charles"});
+  EXPECT_EQ(refused.exit_status, 2) << describe(refused);
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_TRUE(Contains(refused.err, "--aggregation simple")) << refused.err;
+  EXPECT_TRUE(Contains(refused.err, "tokenizer.json")) << refused.err;
+  EXPECT_TRUE(Contains(refused.err, "no character offsets")) << refused.err;
+
+  // --aggregation none: the tokens, without start and end (null), as the pipeline gives them.
+  const json line = golden_lines()[0];
+  const CommandResult tokens = run_attn(
+      {"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", line["text"]});
+  ASSERT_EQ(tokens.exit_status, 0) << describe(tokens);
+  const json out = json::parse(tokens.out);
+  ASSERT_EQ(out["entities"].size(), line["pipeline_none"].size());
+  for (std::size_t i = 0; i < out["entities"].size(); ++i) {
+    EXPECT_EQ(out["entities"][i]["entity"], line["pipeline_none"][i]["entity"]);
+    EXPECT_EQ(out["entities"][i]["word"], line["pipeline_none"][i]["word"]);
+    EXPECT_TRUE(out["entities"][i]["start"].is_null());
+    EXPECT_TRUE(out["entities"][i]["end"].is_null());
+  }
+}
+
+TEST(NerCli, SequenceClassifierIsRefused) {
+  ATTN_REQUIRE_SHARED();
+  const CommandResult result =
+      run_attn({"ner", "-m", shared_model_dir("tiny-bert-seqcls-random").string(), "text"});
+  EXPECT_NE(result.exit_status, 0) << describe(result);
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_TRUE(Contains(result.err, "ner")) << result.err;
+}
+
+TEST(NerCli, LongTextNeedsTruncate) {
+  ATTN_REQUIRE_SHARED();
+  std::string text;
+  for (int i = 0; i < 600; ++i) text += "word ";
+  const CommandResult refused = run_attn({"ner", "-m", shared_model_dir(kModel).string(), text});
+  EXPECT_EQ(refused.exit_status, 1) << describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "--truncate")) << refused.err;
+  const CommandResult cut = run_attn(
+      {"ner", "-m", shared_model_dir(kModel).string(), "--json", "--truncate", "-q", text});
+  ASSERT_EQ(cut.exit_status, 0) << describe(cut);
+  for (const json& entity : json::parse(cut.out)["entities"]) {
+    EXPECT_LE(entity["end"].get<int>(), 600 * 5);
+  }
+}
+
+}  // namespace
+}  // namespace attn::test
