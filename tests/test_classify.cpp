@@ -32,11 +32,13 @@ class ClassifyGolden : public testing::TestWithParam<const char*> {};
 
 // Every golden input, tokenized by attn and run in packed batches of up to 256 tokens (several
 // inputs per batch), gives the pipeline's ids, logits and label order. The scores are the
-// pipeline's function of the logits (SequenceClassifierGolden checks it on the golden's own
-// logits to 1e-6); end to end they are printed, not asserted to 1e-6: the goldens' float32
-// logits are themselves up to 4e-6 from a float64 forward (check_float64.json), which moves
-// their scores by up to 1.25e-6 (DistilBERT input 58), so no implementation, however exact,
-// is within 1e-6 of every golden score.
+// pipeline's function of the logits, which SequenceClassifierGolden checks to 1e-6 on the
+// golden's own logits. End to end a score may differ by 1e-6 plus what the logits' difference
+// carries through the function (softmax and sigmoid move by at most half the largest change of
+// their inputs), as in test_token_classify: the goldens' float32 logits are themselves up to 4e-6
+// from a float64 forward (check_float64.json), which moves their scores by up to 1.25e-6
+// (DistilBERT input 58, scripts/check-classifier-float64.py), so no implementation, however
+// exact, is within a flat 1e-6 of every golden score.
 TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
   ATTN_REQUIRE_SHARED();
   const std::string name = GetParam();
@@ -63,11 +65,13 @@ TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
     ASSERT_EQ(i, seen++);
     const json& line = lines[i];
     ASSERT_EQ(logits.size(), line["logits"].size());
+    double largest_logit_change = 0;
     for (std::size_t k = 0; k < logits.size(); ++k) {
       const double want = line["logits"][k].get<double>();
       EXPECT_LE(std::abs(logits[k] - want), 1e-5 + 1e-5 * std::abs(want)) << name << " " << i;
-      worst_logit = std::max(worst_logit, std::abs(logits[k] - want));
+      largest_logit_change = std::max(largest_logit_change, std::abs(logits[k] - want));
     }
+    worst_logit = std::max(worst_logit, largest_logit_change);
     EXPECT_EQ(function == ScoreFunction::kSoftmax ? "softmax" : "sigmoid",
               line["function_to_apply"].get<std::string>());
     const std::vector<float> scores = class_scores(logits, function);
@@ -77,6 +81,8 @@ TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
       EXPECT_EQ(ranked[k].label, line["pipeline"][k]["label"].get<std::string>())
           << name << " " << i;
       const double want = line["pipeline"][k]["score"].get<double>();
+      EXPECT_LE(std::abs(ranked[k].score - want), 1e-6 + 0.5 * largest_logit_change)
+          << name << " " << i;
       worst_score = std::max(worst_score, std::abs(ranked[k].score - want));
     }
   });

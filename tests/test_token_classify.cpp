@@ -125,7 +125,10 @@ TEST(TokenClassifyGolden, PipelineOnGoldenLogits) {
 // changed must be one of those near ties. A softmax output moves by at most half the largest
 // change of its logits (its Jacobian's rows sum to 2 p (1 - p) <= 1/2 in absolute value), and so
 // do means of such outputs: attn's logits, which test_classifier_heads holds to the golden's
-// within 1e-5 + 1e-5 |logit|, move the scores by up to 0.5 max |Δlogit| besides the 1e-6.
+// within 1e-5 + 1e-5 |logit|, move the scores by up to 0.5 max |Δlogit| besides the 1e-6. A flat
+// 1e-6 holds on the golden's logits (above) but no implementation can promise it end to end:
+// the golden's float32 logits are themselves up to 4.4e-6 from a float64 forward of the same
+// model (check_float64.json).
 TEST(TokenClassifyGolden, PipelineOnAttnLogits) {
   ATTN_REQUIRE_SHARED();
   const auto model = load_model(test::shared_model_dir(kModel));
