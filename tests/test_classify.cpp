@@ -94,11 +94,7 @@ TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
 INSTANTIATE_TEST_SUITE_P(SharedModels, ClassifyGolden,
                          testing::Values("tiny-bert-seqcls-random", "tiny-distilbert-seqcls-random",
                                          "tiny-roberta-seqcls-random"),
-                         [](const testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           std::erase(name, '-');
-                           return name;
-                         });
+                         model_test_name);
 
 std::string repeated(const std::string& word, int times) {
   std::string text;

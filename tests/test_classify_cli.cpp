@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/cli_util.h"
+#include "tests/model_util.h"
 #include "tests/tokenizer_test_util.h"
 
 namespace attn::test {
@@ -53,11 +54,7 @@ TEST_P(ClassifyCli, JsonMatchesThePipeline) {
 INSTANTIATE_TEST_SUITE_P(SharedModels, ClassifyCli,
                          testing::Values("tiny-bert-seqcls-random", "tiny-distilbert-seqcls-random",
                                          "tiny-roberta-seqcls-random"),
-                         [](const testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           std::erase(name, '-');
-                           return name;
-                         });
+                         model_test_name);
 
 // A file of "text<TAB>pair" lines (all the NLI golden's inputs, the empty first text of one
 // included) runs in packed batches and gives one JSON line per line.
