@@ -105,14 +105,16 @@ TEST(NerCli, PlainOutputMarksTheEntities) {
 }
 
 // The same model with a tokenizer.json (BertNormalizer + BertPreTokenizer + WordPiece over the
-// same vocab.txt), which attn reads without offsets.
-fs::path copy_with_tokenizer_json(const TempDir& dir) {
+// same vocab.txt, or with `swapped` tokens trading their ids), which attn reads without offsets.
+fs::path copy_with_tokenizer_json(const TempDir& dir,
+                                  std::pair<std::string, std::string> swapped = {}) {
   const fs::path model = dir.path() / "model";
   fs::copy(shared_model_dir(kModel), model);
   json vocab = json::object();
   std::ifstream lines(model / "vocab.txt");
   int id = 0;
   for (std::string token; std::getline(lines, token);) vocab[token] = id++;
+  if (!swapped.first.empty()) std::swap(vocab[swapped.first], vocab[swapped.second]);
   json added = json::array();
   for (const char* token : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
     added.push_back({{"id", vocab[token]},
@@ -147,10 +149,41 @@ fs::path copy_with_tokenizer_json(const TempDir& dir) {
   return model;
 }
 
+// A folder with tokenizer.json and the vocab.txt BERT folders ship beside it: the offsets come
+// from vocab.txt's WordPiece tokenizer, and every aggregation gives what the vocab.txt-only
+// folder gives.
+TEST(NerCli, TokenizerJsonTakesItsOffsetsFromVocabTxt) {
+  ATTN_REQUIRE_SHARED();
+  TempDir dir;
+  const fs::path model = copy_with_tokenizer_json(dir);
+  const std::vector<json> lines = golden_lines();
+  for (const char* aggregation : {"none", "simple", "first", "average", "max"}) {
+    for (int n : kLines) {
+      const std::string text = lines[std::size_t(n)]["text"];
+      const CommandResult with_json = run_attn(
+          {"ner", "-m", model.string(), "--json", "--aggregation", aggregation, "-q", text});
+      const CommandResult vocab_only =
+          run_attn({"ner", "-m", shared_model_dir(kModel).string(), "--json", "--aggregation",
+                    aggregation, "-q", text});
+      ASSERT_EQ(with_json.exit_status, 0) << describe(with_json);
+      EXPECT_EQ(with_json.out, vocab_only.out) << aggregation << " line " << n;
+    }
+  }
+  // Where the two tokenizers disagree (here tokenizer.json gives "sir" and "charles" each
+  // other's ids), the text is refused, not given another tokenization's offsets.
+  TempDir swapped_dir;
+  const fs::path swapped = copy_with_tokenizer_json(swapped_dir, {"sir", "charles"});
+  const CommandResult refused = run_attn({"ner", "-m", swapped.string(), "Sir Charles"});
+  EXPECT_EQ(refused.exit_status, 1) << describe(refused);
+  EXPECT_TRUE(Contains(refused.err, "splits this text differently")) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+}
+
 TEST(NerCli, AggregationWithoutOffsetsIsRefused) {
   ATTN_REQUIRE_SHARED();
   TempDir dir;
   const fs::path model = copy_with_tokenizer_json(dir);
+  fs::remove(model / "vocab.txt");
   const CommandResult refused = run_attn({"ner", "-m", model.string(), "Sir Charles"});
   EXPECT_EQ(refused.exit_status, 2) << describe(refused);
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
