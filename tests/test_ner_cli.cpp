@@ -225,7 +225,8 @@ TEST(NerCli, LongTextNeedsTruncate) {
   const CommandResult cut = run_attn(
       {"ner", "-m", shared_model_dir(kModel).string(), "--json", "--truncate", "-q", text});
   ASSERT_EQ(cut.exit_status, 0) << describe(cut);
-  for (const json& entity : json::parse(cut.out)["entities"]) {
+  const json entities = json::parse(cut.out);
+  for (const json& entity : entities["entities"]) {
     EXPECT_LE(entity["end"].get<int>(), 600 * 5);
   }
 }

@@ -118,7 +118,8 @@ TEST(RerankCli, SigmoidScoresFromAFile) {
     const CommandResult result = run_attn(args);
     expect_ranking(result, golden, sigmoid, 1e-6, 0);
     // Passage i is line 2i + 1 of the file.
-    for (const json& item : json::parse(result.out)["results"]) {
+    const json ranking = json::parse(result.out);
+    for (const json& item : ranking["results"]) {
       EXPECT_EQ(item["line"].get<int>(), 2 * item["corpus_id"].get<int>() + 1);
     }
   }

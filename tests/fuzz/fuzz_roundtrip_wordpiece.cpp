@@ -4,11 +4,15 @@
 //   per token, type ids 0 then 1 (never back to 0);
 // - any other bytes encode or are refused with attn::Error;
 // - decoding the encoding, or the input read as ids (two bytes each, modulo vocab_size), gives
-//   valid UTF-8.
+//   valid UTF-8;
+// - a single valid text through the slow tokenizer of the folder's vocab.txt (the one with
+//   character offsets, for attn ner) gives one span per id: (0, 0) for [CLS] and [SEP], every
+//   other inside the text's code points, its start at or after the start before it.
 
 #include <string>
 #include <vector>
 
+#include "src/tokenizer/wordpiece.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {
@@ -36,6 +40,28 @@ void check_encoding(const attn::Tokenizer& tokenizer, const attn::Encoding& enco
   FUZZ_CHECK(attn::is_valid_utf8(tokenizer.decode(ids, true)), "decode gave invalid UTF-8");
 }
 
+const attn::Tokenizer& bert_vocab_txt() {
+  static const auto tokenizer =
+      attn::load_wordpiece_tokenizer(attn::fuzz::shipped_model("tiny-bert-brown"));
+  return *tokenizer;
+}
+
+void check_offsets(std::string_view text) {
+  const attn::Tokenizer& tokenizer = bert_vocab_txt();
+  const std::vector<int> ids = tokenizer.encode(text).ids;
+  const std::vector<attn::CharSpan> spans = tokenizer.offsets()->token_offsets(text);
+  FUZZ_CHECK(spans.size() == ids.size(), "not one span per id");
+  FUZZ_CHECK(spans.front() == attn::CharSpan{} && spans.back() == attn::CharSpan{},
+             "[CLS] or [SEP] has a span");
+  int code_points = 0;
+  for (char c : text) code_points += (uint8_t(c) & 0xC0) != 0x80;
+  for (std::size_t i = 1; i + 1 < spans.size(); ++i) {
+    FUZZ_CHECK(0 <= spans[i].start && spans[i].start <= spans[i].end && spans[i].end <= code_points,
+               "span " + std::to_string(i) + " is outside the text");
+    FUZZ_CHECK(i == 1 || spans[i].start >= spans[i - 1].start, "spans go backwards");
+  }
+}
+
 void check_decode(const attn::Tokenizer& tokenizer, std::string_view bytes) {
   std::vector<int> ids;
   for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
@@ -59,6 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const attn::Error& e) {
     FUZZ_CHECK(!valid, std::string("valid UTF-8 refused: ") + e.what());
   }
+  if (!pair && attn::is_valid_utf8(text)) check_offsets(text);
   check_decode(bert(), bytes);
   return 0;
 }
