@@ -494,7 +494,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();
   model->missing_head = parts.missing_head;
-  model->labels = parts.labels;
+  model->labels = std::move(parts.labels);
   model->problem_type = config.optional_string("problem_type").value_or("");
   model->generation = read_generation_config(dir, config, vocab_size, parts.encoder != nullptr);
   if (model->generation.eos_token_ids.empty() && model->tokenizer->eos_id()) {

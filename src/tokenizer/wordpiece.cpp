@@ -19,6 +19,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/io/json_util.h"
+#include "src/tokenizer/pipeline/decoders.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -149,16 +150,6 @@ AlignedText strip_accents(const AlignedText& word) {
     }
   }
   return stripped;
-}
-
-// The Rust tokenizers' WordPiece decoder cleanup: Python's clean_up_tokenization and " do not".
-std::string clean_up_decoded_text(std::string text) {
-  constexpr std::pair<std::string_view, std::string_view> kReplacements[] = {
-      {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
-      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
-      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-  for (const auto& [from, to] : kReplacements) text = python_replace(text, from, to);
-  return text;
 }
 
 // Python's str.strip().
@@ -765,7 +756,7 @@ std::string WordPieceTokenizer::tokens_to_string(std::span<const std::string> to
       text.append(i > 0 ? " " : "").append(token);
     }
   }
-  return clean_up_decoded_text(std::move(text));
+  return pipeline::wordpiece_cleanup(std::move(text));
 }
 
 std::string WordPieceTokenizer::token_string(int id) const {

@@ -270,18 +270,6 @@ class ReplaceDecoder final : public Decoder {
   std::optional<Regex> regex_;
 };
 
-// transformers' old cleanup of spaces before punctuation and English contractions, applied to
-// each token on its own.
-std::string wordpiece_cleanup(std::string text) {
-  static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
-      {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},
-      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},   {" do not", " don't"},
-      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
-  };
-  for (const auto& [from, to] : kRules) text = python_replace(text, from, to);
-  return text;
-}
-
 // Tokens after the first: a continuing piece loses its prefix, any other gets a leading space.
 class WordPieceDecoder final : public Decoder {
  public:
@@ -389,5 +377,15 @@ std::unique_ptr<Decoder> make_decoder_at(const ConfigNode& node, int depth) {
 }  // namespace
 
 std::unique_ptr<Decoder> make_decoder(const ConfigNode& node) { return make_decoder_at(node, 0); }
+
+std::string wordpiece_cleanup(std::string text) {
+  static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+      {" .", "."},   {" ?", "?"},     {" !", "!"},     {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},   {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"},
+  };
+  for (const auto& [from, to] : kRules) text = python_replace(text, from, to);
+  return text;
+}
 
 }  // namespace attn::pipeline

@@ -23,4 +23,8 @@ class Decoder {
 
 std::unique_ptr<Decoder> make_decoder(const ConfigNode& node);
 
+// The WordPiece decoder's cleanup ("cleanup": true): transformers' old cleanup of spaces before
+// punctuation and English contractions (" ." -> ".", " do not" -> " don't", ...).
+std::string wordpiece_cleanup(std::string text);
+
 }  // namespace attn::pipeline
