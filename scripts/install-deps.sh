@@ -4,7 +4,7 @@
 #   scripts/install-deps.sh --test   also what the test suite uses
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev libopenblas-dev
+packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev
   libspdlog-dev libutf8proc-dev libsentencepiece-dev libonig-dev zlib1g-dev libedit-dev)
 if [ "${1:-}" = "--test" ]; then
   # numpy writes the full-size random models; chromium renders the attention page; clang and

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -277,6 +278,41 @@ INSTANTIATE_TEST_SUITE_P(
                 {"-p", "8,500", "-n", "1,20"},
                 "bench: -p + -n is 520 tokens, more than the model's context of 512"}),
     [](const auto& info) { return std::string(info.param.test_name); });
+
+// bench --kernels: every instruction set this CPU runs (scalar always) gives its multiply-add
+// peak and a GEMM rate for each weight type and shape, as a fraction of that peak. Rates are
+// measured, so only their consistency is checked: a rate is positive, and its fraction is the
+// rate over the same set's peak.
+TEST(BenchCli, KernelsGiveEachInstructionSetsPeakAndGemmRates) {
+  const CommandResult result = bench({"--kernels", "-r", "1", "--json", "-q"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  std::map<std::string, double> peaks;
+  std::map<std::string, int> gemm_rows;
+  for (const json& row : json_lines(result)) {
+    const std::string isa = row.at("isa"), test = row.at("test");
+    const double gflops = row.at("gflops"), fraction = row.at("fraction_of_peak");
+    EXPECT_GT(gflops, 0) << isa << " " << test;
+    if (test == "multiply-add peak") {
+      peaks[isa] = gflops;
+      EXPECT_EQ(fraction, 1.0);
+      continue;
+    }
+    ASSERT_TRUE(peaks.contains(isa)) << isa << ": a GEMM row before the peak";
+    EXPECT_NEAR(fraction, gflops / peaks[isa], 1e-9 * fraction) << isa << " " << test;
+    ++gemm_rows[isa];
+  }
+  ASSERT_TRUE(peaks.contains("scalar")) << result.out;
+  for (const auto& [isa, rows] : gemm_rows) {
+    EXPECT_EQ(rows, 12) << isa << ": 4 weight types x 3 shapes";
+  }
+  EXPECT_EQ(gemm_rows.size(), peaks.size());
+}
+
+TEST(BenchCli, KernelsTakeNoModelOptions) {
+  expect_clean_failure(bench({"--kernels", "-p", "8"}), kUsageError,
+                       {"--kernels", "--prompt-tokens"});
+  expect_clean_failure(bench({"--kernels", "-m", kGpt2}), kUsageError, {"--kernels", "--model"});
+}
 
 }  // namespace
 }  // namespace attn::test

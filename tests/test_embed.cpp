@@ -170,9 +170,10 @@ TEST(EmbedGolden, MpnetFolderEveryTextAndCosine) {
 // Every golden text packed into batches (of the default 1024 tokens, and of 200: many batches,
 // one text per batch where a text is longer) gives the vectors of one text at a time: within
 // 1e-6 for the normalized vectors that the folder's pipeline outputs, with each pooling. The raw
-// pooled states (|values| up to 3.6) are held to the golden tolerance (1e-5): the linear layers
-// run on a different number of rows, which changes the float32 rounding of OpenBLAS by up to
-// about 2e-6 (Hugging Face's own padded batches differ from single texts by 1.7e-6 on cls).
+// pooled states (|values| up to 3.6) are held to the golden tolerance (1e-5): a batch of a
+// different number of rows can take another path (one row the GEMV kernels, several the GEMM),
+// which changes the float32 rounding by up to about 2e-6 (Hugging Face's own padded batches differ
+// from single texts by 1.7e-6 on cls).
 TEST(EmbedGolden, PackedBatchesEqualOneTextAtATime) {
   ATTN_REQUIRE_SHARED();
   const Sbert& s = sbert();

@@ -1,7 +1,7 @@
-// The weight kernels (src/kernels/weight_kernels.h) of every instruction set this build has,
-// for every weight type, and linear_forward over weights of every type, against sums in
-// float64 on random data of awkward sizes; and the load-time conversions into each type
-// (src/kernels/weight_conversion.h).
+// The weight kernels (src/kernels/weight_kernels.h) and GEMM micro-kernels (src/kernels/gemm.h)
+// of every instruction set this CPU runs, for every weight type, and linear_forward over weights
+// of every type, against sums in float64 on random data of awkward sizes; and the load-time
+// conversions into each type (src/kernels/weight_conversion.h).
 //
 // F16 and BF16 weights, and F32 weights and activations, are exact in double, so the only
 // error left is the kernel's f32 arithmetic. Any order of summing n products in f32 (with or
@@ -17,10 +17,13 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "src/kernels/cpu_features.h"
+#include "src/kernels/gemm.h"
 #include "src/kernels/ops.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
@@ -31,17 +34,33 @@ namespace {
 struct InstructionSet {
   const char* name;
   const WeightKernels& (*kernels)(WeightType);
+  const GemmKernels& (*gemm)();
 };
 
+// The instruction sets this CPU can run, narrowest first.
 std::vector<InstructionSet> built_instruction_sets() {
-  std::vector<InstructionSet> sets = {{"scalar", scalar_weight_kernels}};
-#if ATTN_KERNELS_AVX2
-  sets.push_back({"avx2", avx2_weight_kernels});
-#endif
-#if ATTN_KERNELS_AVX512
-  sets.push_back({"avx512", avx512_weight_kernels});
+  std::vector<InstructionSet> sets = {{"scalar", scalar_weight_kernels, scalar_gemm_kernels}};
+#if ATTN_KERNELS_X86
+  if (cpu_features().avx2) sets.push_back({"avx2", avx2_weight_kernels, avx2_gemm_kernels});
+  if (cpu_features().avx512) {
+    sets.push_back({"avx512", avx512_weight_kernels, avx512_gemm_kernels});
+  }
 #endif
   return sets;
+}
+
+// The kernels of an instruction set the CPU lacks cannot run here: say so, as a skipped test,
+// rather than pass in silence.
+TEST(WeightKernels, EveryInstructionSetRunsOnThisCpu) {
+#if ATTN_KERNELS_X86
+  if (!cpu_features().avx512) {
+    GTEST_SKIP() << "this CPU has no AVX-512 (F, BW, DQ, VL and VNNI): its kernels are built "
+                    "but not tested here";
+  }
+  EXPECT_TRUE(cpu_features().avx2);
+#else
+  GTEST_SKIP() << "not an x86-64 build: only the scalar kernels exist";
+#endif
 }
 
 // The element-wise types; q8_0, stored by blocks, has its own tests.
@@ -610,9 +629,11 @@ TEST(WeightKernels, Q8ToFloatsIsExact) {
   }
 }
 
-// weight_kernels() hands out the widest instruction set built; q8_0 has no accumulate_rows.
+// weight_kernels() and gemm_kernels() hand out the widest instruction set the CPU runs; q8_0
+// has no accumulate_rows.
 TEST(WeightKernels, DispatchPicksTheWidestInstructionSet) {
   const InstructionSet widest = built_instruction_sets().back();
+  EXPECT_EQ(&gemm_kernels(), &widest.gemm()) << widest.name;
   for (WeightType type : kAllTypes) {
     EXPECT_EQ(weight_kernels(type).dot_rows, widest.kernels(type).dot_rows) << widest.name;
     EXPECT_EQ(weight_kernels(type).accumulate_rows, widest.kernels(type).accumulate_rows)
@@ -671,6 +692,88 @@ TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
                     << " in=" << in << " out=" << out << (with_bias ? " with" : " without")
                     << " bias, rows=" << rows << ": y[" << r << ", " << j << "]";
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// gemm_columns with each instruction set's micro-kernel, for each weight type and layout, on
+// shapes that leave edge tiles everywhere: rows from 1 to past two tiles and not a multiple of
+// any tile height, columns not a multiple of any panel width and past one block of 256,
+// depths past one block of 256 and not a multiple of it. C starts from random values (the
+// product is added to it), and only columns [begin, end) may change.
+TEST(Gemm, EveryMicroKernelMatchesFloat64) {
+  std::mt19937 random(6);
+  struct Shape {
+    int rows, in, out, begin, end;
+  };
+  const Shape shapes[] = {{1, 1, 1, 0, 1},        {1, 64, 33, 0, 33},    {5, 31, 47, 3, 45},
+                          {7, 300, 100, 16, 100}, {13, 257, 65, 0, 65},  {25, 96, 300, 0, 300},
+                          {12, 512, 64, 0, 64},   {37, 40, 290, 31, 289}};
+  for (const InstructionSet& set : built_instruction_sets()) {
+    for (WeightType type : kAllTypes) {
+      for (bool in_out_layout : {false, true}) {
+        if (type == WeightType::kQ8_0 && in_out_layout) continue;  // always stored [out, in]
+        for (const Shape& shape : shapes) {
+          if (type == WeightType::kQ8_0 && shape.in % kQ8BlockSize) continue;
+          const int rows = shape.rows, in = shape.in, out = shape.out;
+          // Rows of the stored matrix 32 elements (one q8_0 block) longer than needed.
+          const int stride = (in_out_layout ? out : in) + kQ8BlockSize;
+          const int stored_rows = in_out_layout ? in : out;
+          std::vector<double> values;  // each stored element's exact value
+          std::vector<BlockQ8_0> blocks;
+          std::optional<Matrix> matrix;
+          const void* data;
+          if (type == WeightType::kQ8_0) {
+            blocks = random_q8_blocks(std::size_t(stored_rows) * stride / kQ8BlockSize, random);
+            for (const BlockQ8_0& block : blocks) {
+              for (int8_t value : block.values) values.push_back(f16_value(block.scale) * value);
+            }
+            data = blocks.data();
+          } else {
+            matrix.emplace(type, stored_rows, stride, random);
+            values = matrix->values;
+            data = matrix->data();
+          }
+          auto b = [&](int k, int j) {  // B[k, j]
+            return in_out_layout ? values[std::size_t(k) * stride + j]
+                                 : values[std::size_t(j) * stride + k];
+          };
+          const Linear linear{.weight = data,
+                              .bias = nullptr,
+                              .in = in,
+                              .out = out,
+                              .in_out_layout = in_out_layout,
+                              .row_stride = stride,
+                              .type = type};
+          // A and C with 5 spare elements per row.
+          const long a_stride = in + 5, c_stride = out + 5;
+          const std::vector<float> a = random_floats(std::size_t(rows) * a_stride, random);
+          const std::vector<float> c_before = random_floats(std::size_t(rows) * c_stride, random);
+          std::vector<float> c = c_before;
+          gemm_columns(set.gemm(), c.data(), c_stride, a.data(), a_stride, rows, linear,
+                       shape.begin, shape.end);
+          for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < c_stride; ++j) {
+              const std::size_t at = std::size_t(r) * c_stride + j;
+              const std::string where =
+                  std::string(set.name) + " " + weight_type_name(type) +
+                  (in_out_layout ? " [in, out]" : " [out, in]") + " rows=" + std::to_string(rows) +
+                  " in=" + std::to_string(in) + " out=" + std::to_string(out) + ": c[" +
+                  std::to_string(r) + ", " + std::to_string(j) + "]";
+              if (j < shape.begin || j >= shape.end) {
+                ASSERT_EQ(c[at], c_before[at]) << where << " is outside the columns asked for";
+                continue;
+              }
+              double exact = c_before[at], magnitude = std::abs(exact);
+              for (int k = 0; k < in; ++k) {
+                exact += a[std::size_t(r) * a_stride + k] * b(k, j);
+                magnitude += std::abs(a[std::size_t(r) * a_stride + k] * b(k, j));
+              }
+              ASSERT_LE(std::abs(c[at] - exact), gamma(in + 1) * magnitude) << where;
             }
           }
         }

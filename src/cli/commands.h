@@ -147,6 +147,8 @@ struct BenchCommand {
   std::vector<std::optional<WeightType>> dtypes = {std::nullopt};  // nullopt: as stored
   int repetitions = 5;
   Format format = Format::kMarkdown;
+  // --kernels: no model; each instruction set's multiply-add peak and GEMM rate on one thread.
+  bool kernels = false;
 };
 
 // attn classify: a sequence classifier's labels and scores for each text (or text pair), or
@@ -275,6 +277,7 @@ int run_perplexity(const PerplexityCommand& command);
 int run_tokenize(const TokenizeCommand& command);
 int run_info(const CommonOptions& common);
 int run_bench(const BenchCommand& command);
+int run_kernel_bench(const BenchCommand& command);
 int run_fill_mask(const FillMaskCommand& command);
 int run_attention(const AttentionCommand& command);
 int run_translate(const TranslateCommand& command);

@@ -1,7 +1,6 @@
 // attn: the command line. Parses options with CLI11, sets up logging and threads, and runs one
 // subcommand. Every error is an exception, caught here once and printed as one line; the exit
 // statuses are listed in commands.h.
-#include <cblas.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -330,9 +329,6 @@ void configure(CommonOptions& common) {
                     : common.verbose ? spdlog::level::debug
                                      : spdlog::level::info);
   spdlog::set_default_logger(logger);
-  // attn's own pool is the only set of worker threads: OpenBLAS runs single-threaded inside
-  // its tasks, since two pools competing for the same cores would slow both.
-  openblas_set_num_threads(1);
   if (common.threads > 0) set_thread_count(common.threads);
   const std::filesystem::path given = common.model_dir;
   common.model_dir = resolve_model_folder(given, common.revision);
@@ -834,6 +830,15 @@ int run_command_line(int argc, char** argv) {
               ""))
           ->type_name("FORMAT")
           ->default_str("md");
+  CLI::Option* kernels_flag = bench_app->add_flag(
+      "--kernels", bench.kernels,
+      "no model: each instruction set's multiply-add peak on one core, and its GEMM rate on "
+      "BERT-base's layer shapes (128 rows), as a fraction of it");
+  // The options that say what model run to measure do not apply to the kernels' own.
+  for (const char* name :
+       {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {
+    kernels_flag->excludes(bench_app->get_option(name));
+  }
   bench_app
       ->add_flag_callback(
           "--json", [&] { bench.format = BenchCommand::Format::kJsonLines; },
@@ -896,7 +901,8 @@ int run_command_line(int argc, char** argv) {
        }},
       {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
       {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); }},
-      {bench_app, bench.common, [&] { return run_bench(bench); }},
+      {bench_app, bench.common,
+       [&] { return bench.kernels ? run_kernel_bench(bench) : run_bench(bench); }},
       {translate_app, translate.common,
        [&] {
          translate.beams_given = translate_app->count("--beams") > 0;

@@ -1,10 +1,9 @@
 #include "src/kernels/ops.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 
+#include "src/kernels/gemm.h"
 #include "src/kernels/thread_pool.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -12,12 +11,17 @@ namespace attn {
 
 namespace {
 
-// Splits [0, n) into the pool's threads' shares, in multiples of 16 floats (one cache line).
+// Splits [0, n) into the pool's threads' shares, in multiples of `multiple` (a power of two:
+// 16 floats are a cache line, and a GEMM's panels are 16 or 32 columns wide).
 struct ColumnBlocks {
-  explicit ColumnBlocks(int n) : n(n), count(std::min(thread_pool().size(), (n + 15) / 16)) {}
-  int begin(int block) const { return int(long(n) * block / count) & ~15; }
+  ColumnBlocks(int n, int multiple)
+      : n(n),
+        multiple(multiple),
+        count(std::min(thread_pool().size(), (n + multiple - 1) / multiple)) {}
+  int begin(int block) const { return int(long(n) * block / count) & ~(multiple - 1); }
   int end(int block) const { return block + 1 == count ? n : begin(block + 1); }
   int n;
+  int multiple;
   int count;
 };
 
@@ -38,37 +42,6 @@ void dot_rows_with_bias(float* y, const float* x, const Linear& linear, int begi
                 linear.in, end - begin);
   if (linear.bias) {
     for (int j = begin; j < end; ++j) y[j] += linear.bias[j];
-  }
-}
-
-// y[:, begin:end) += x W[begin:end)^T for W of a type other than F32: kTileColumns output
-// columns at a time are converted to an f32 tile for OpenBLAS. (A GEMM that converts in
-// registers, or multiplies q8_0 in integers, without the tile's round trip through memory, is
-// still to write.)
-void gemm_through_f32_tiles(float* y, const float* x, int rows, const Linear& linear, int begin,
-                            int end) {
-  constexpr int kTileColumns = 64;
-  const int in = linear.in;
-  const long stride = linear.row_stride;
-  const WeightKernels& kernels = weight_kernels(linear.type);
-  // (width, in) for [out, in] weights, (in, width) for [in, out]; each thread keeps its own
-  // between calls.
-  static thread_local std::vector<float> tile;
-  tile.resize(std::size_t(kTileColumns) * in);
-  for (int first = begin; first < end; first += kTileColumns) {
-    const int width = std::min(kTileColumns, end - first);
-    if (linear.in_out_layout) {
-      for (int i = 0; i < in; ++i) {
-        kernels.to_floats(tile.data() + long(i) * width, linear.element(i * stride + first), width);
-      }
-    } else {
-      for (int j = 0; j < width; ++j) {
-        kernels.to_floats(tile.data() + long(j) * in, linear.element((first + j) * stride), in);
-      }
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, linear.in_out_layout ? CblasNoTrans : CblasTrans, rows,
-                width, in, 1.0f, x, in, tile.data(), linear.in_out_layout ? width : in, 1.0f,
-                y + first, linear.out);
   }
 }
 
@@ -135,7 +108,7 @@ void one_row_in_out(std::span<const LinearOutput> outputs, const float* x) {
 void one_row_out_in(std::span<const LinearOutput> outputs, const float* x) {
   int total_out = 0;
   for (const LinearOutput& output : outputs) total_out += output.linear->out;
-  const ColumnBlocks blocks(total_out);
+  const ColumnBlocks blocks(total_out, 16);
   thread_pool().run(blocks.count, [&](int block) {
     // This block's share [begin, end) of the outputs, map by map.
     const int begin = blocks.begin(block), end = blocks.end(block);
@@ -175,29 +148,20 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
     linear_forward_shared_input(std::span(&output, 1), x, rows);
     return;
   }
-  // Each thread multiplies all rows by its own block of output columns, single-threaded.
-  const ColumnBlocks blocks(out);
+  // Each thread multiplies all rows by its own block of output columns.
+  const GemmKernels& kernels = gemm_kernels();
+  const ColumnBlocks blocks(out, kernels.tile_columns);
   thread_pool().run(blocks.count, [&](int block) {
-    const int begin = blocks.begin(block);
-    const int width = blocks.end(block) - begin;
-    if (linear.bias) {
-      for (int r = 0; r < rows; ++r) {
-        std::copy(linear.bias + begin, linear.bias + begin + width, y + long(r) * out + begin);
+    const int begin = blocks.begin(block), end = blocks.end(block);
+    for (int r = 0; r < rows; ++r) {
+      float* y_row = y + long(r) * out;
+      if (linear.bias) {
+        std::copy(linear.bias + begin, linear.bias + end, y_row + begin);
+      } else {
+        std::fill(y_row + begin, y_row + end, 0.0f);
       }
     }
-    if (linear.type != WeightType::kF32) {
-      // Without a bias, y may hold anything: zero it for gemm_through_f32_tiles to add to.
-      if (!linear.bias) {
-        for (int r = 0; r < rows; ++r) std::fill_n(y + long(r) * out + begin, width, 0.0f);
-      }
-      gemm_through_f32_tiles(y, x, rows, linear, begin, begin + width);
-      return;
-    }
-    const float* weight = static_cast<const float*>(
-        linear.element(linear.in_out_layout ? begin : long(begin) * linear.row_stride));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, linear.in_out_layout ? CblasNoTrans : CblasTrans, rows,
-                width, in, 1.0f, x, in, weight, linear.row_stride, linear.bias ? 1.0f : 0.0f,
-                y + begin, out);
+    gemm_columns(kernels, y, out, x, in, rows, linear, begin, end);
   });
 }
 

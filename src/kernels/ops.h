@@ -6,9 +6,8 @@
 #include "src/kernels/weight_type.h"
 
 // Numerical building blocks of the transformer: each works on row-major float buffers whose
-// shapes are given in the comments. Matrix products over many rows go through OpenBLAS (F16 and
-// BF16 weights as f32 tiles converted on the way); one row by F16 or BF16 weights through the
-// kernels of src/kernels/weight_kernels.h.
+// shapes are given in the comments. Matrix products over many rows go through attn's GEMM
+// (src/kernels/gemm.h); one row through the kernels of src/kernels/weight_kernels.h.
 
 namespace attn {
 

@@ -11,8 +11,8 @@
 
 namespace attn {
 
-// The one pool of worker threads in attn. OpenBLAS runs single-threaded inside its tasks: two
-// pools competing for the same cores would each slow the other down.
+// The one pool of worker threads in attn: every parallel loop, the matrix products included,
+// runs its tasks here.
 //
 // A decode step hands out about a hundred small parallel regions in quick succession, and
 // waking a sleeping thread costs more than many of them take, so idle workers spin for a few

@@ -9,10 +9,11 @@
 //
 // Each instruction set has its own translation unit, compiled with its own flags:
 //   weight_kernels_scalar.cpp  no SIMD flags; the fallback, built everywhere
-//   weight_kernels_avx2.cpp    -mavx2 -mfma -mf16c (no AVX-512), built when the build machine
-//                              has AVX2, FMA and F16C (CMake defines ATTN_KERNELS_AVX2)
-//   weight_kernels_avx512.cpp  -march=native, built when it has AVX-512F (ATTN_KERNELS_AVX512)
-// so that an AVX-512 machine also builds, and the tests also run, the AVX2 kernels. The vector
+//   weight_kernels_avx2.cpp    -mavx2 -mfma -mf16c (no AVX-512)       } built on every x86-64
+//   weight_kernels_avx512.cpp  AVX-512 F, BW, DQ, VL and VNNI          } build (ATTN_KERNELS_X86)
+// and weight_kernels() picks the widest one the CPU has at run time (cpu_features.h), so that one
+// binary runs on AVX2-only machines and uses AVX-512 where it exists, and an AVX-512 machine also
+// runs the AVX2 kernels' tests. The vector
 // kernels share their code (weight_kernels_simd.h) but not their instantiations; all three
 // share only weight_type.h's inline conversions, which compute the same in any of them (and
 // the scalar one calls quantize_q8_block, built with the default flags).
@@ -43,15 +44,14 @@ struct WeightKernels {
   void (*to_floats)(float* y, const void* weight, int n);
 };
 
-// The kernels of `type` for the best instruction set this build has.
+// The kernels of `type` for the widest instruction set the CPU has.
 const WeightKernels& weight_kernels(WeightType type);
 
-// The kernels of each instruction set, for the tests; each exists only when built (see above).
+// The kernels of each instruction set, for the tests; the vector ones exist on x86-64 builds
+// only, and run only on a CPU that has their instructions (cpu_features.h).
 const WeightKernels& scalar_weight_kernels(WeightType type);
-#if ATTN_KERNELS_AVX2
+#if ATTN_KERNELS_X86
 const WeightKernels& avx2_weight_kernels(WeightType type);
-#endif
-#if ATTN_KERNELS_AVX512
 const WeightKernels& avx512_weight_kernels(WeightType type);
 #endif
 

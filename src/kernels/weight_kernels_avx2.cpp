@@ -1,9 +1,11 @@
-// The AVX2 kernels of src/kernels/weight_kernels.h: 8 floats per register, F16C for the
-// conversion of f16, FMA, and byte multiply-adds for q8_0. Compiled with -mavx2 -mfma -mf16c and
-// without AVX-512, also on an AVX-512 machine, so that its tests run there too (CMakeLists.txt).
+// The AVX2 kernels of src/kernels/weight_kernels.h and the GEMM micro-kernel of
+// src/kernels/gemm.h: 8 floats per register, F16C for the conversion of f16, FMA, and byte
+// multiply-adds for q8_0. Compiled with -mavx2 -mfma -mf16c and without AVX-512 on every x86-64
+// build, so that its tests run on an AVX-512 machine too (CMakeLists.txt).
 
 #include <immintrin.h>
 
+#include "src/kernels/gemm_simd.h"
 #include "src/kernels/weight_kernels_simd.h"
 
 namespace attn {
@@ -18,6 +20,7 @@ struct Avx2 {
   static Vector broadcast(float value) { return _mm256_set1_ps(value); }
   static Vector load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, Vector v) { _mm256_storeu_ps(p, v); }
+  static Vector add(Vector a, Vector b) { return _mm256_add_ps(a, b); }
   static Vector fmadd(Vector a, Vector b, Vector c) { return _mm256_fmadd_ps(a, b, c); }
   static float sum(Vector v) {
     const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -49,5 +52,11 @@ struct Avx2 {
 }  // namespace
 
 const WeightKernels& avx2_weight_kernels(WeightType type) { return simd::kTable<Avx2>[int(type)]; }
+
+// 6 rows of 16 columns: 12 sums, 2 rows of B and a broadcast in 15 of the 16 registers.
+const GemmKernels& avx2_gemm_kernels() {
+  static constexpr GemmKernels kernels = simd::gemm_kernels_of<Avx2, 6>("avx2");
+  return kernels;
+}
 
 }  // namespace attn

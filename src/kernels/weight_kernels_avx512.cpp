@@ -1,16 +1,20 @@
-// The AVX-512 kernels of src/kernels/weight_kernels.h: 16 floats per register; q8_0 256 bits
-// wide, with VNNI's byte dot products where the CPU has them. Compiled with the build's
-// -march=native, and only when that includes AVX-512F (CMakeLists.txt).
+// The AVX-512 kernels of src/kernels/weight_kernels.h and the GEMM micro-kernel of
+// src/kernels/gemm.h: 16 floats per register; q8_0 256 bits wide, with VNNI's byte dot products.
+// Compiled with AVX-512 F, BW, DQ, VL and VNNI enabled (CMakeLists.txt) on every x86-64 build, and
+// used only on a CPU that has them all (cpu_features.h).
 
 // GCC 12's AVX-512 intrinsics start from a deliberately undefined register (_mm512_cvtph_ps,
 // _mm512_reduce_add_ps, ...), which its -Wmaybe-uninitialized flags once they are inlined
-// (GCC bug 105593); -Werror would make that an error.
+// (GCC bug 105593), as does its -Wuninitialized where a result feeds a volatile; -Werror would
+// make either an error.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include <immintrin.h>
 
+#include "src/kernels/gemm_simd.h"
 #include "src/kernels/weight_kernels_simd.h"
 
 namespace attn {
@@ -25,6 +29,7 @@ struct Avx512 {
   static Vector broadcast(float value) { return _mm512_set1_ps(value); }
   static Vector load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, Vector v) { _mm512_storeu_ps(p, v); }
+  static Vector add(Vector a, Vector b) { return _mm512_add_ps(a, b); }
   static Vector fmadd(Vector a, Vector b, Vector c) { return _mm512_fmadd_ps(a, b, c); }
   static float sum(Vector v) { return _mm512_reduce_add_ps(v); }
   static float sum(__m256 v) { return _mm512_reduce_add_ps(_mm512_zextps256_ps512(v)); }
@@ -43,24 +48,23 @@ struct Avx512 {
     }
   }
 
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
   // One instruction: the 4 neighbouring products added into each int32 lane, without
   // saturation.
   static __m256i sum_u8_s8(__m256i u, __m256i s) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
   }
-#else
-  // Some AVX-512 CPUs lack VNNI: AVX2's two steps (weight_kernels_avx2.cpp), exact for u <= 128.
-  static __m256i sum_u8_s8(__m256i u, __m256i s) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-  }
-#endif
 };
 
 }  // namespace
 
 const WeightKernels& avx512_weight_kernels(WeightType type) {
   return simd::kTable<Avx512>[int(type)];
+}
+
+// 12 rows of 32 columns: 24 sums, 2 rows of B and a broadcast in 27 of the 32 registers.
+const GemmKernels& avx512_gemm_kernels() {
+  static constexpr GemmKernels kernels = simd::gemm_kernels_of<Avx512, 12>("avx512");
+  return kernels;
 }
 
 }  // namespace attn

@@ -1,9 +1,10 @@
-// The fallback kernels of src/kernels/weight_kernels.h, plain C++ compiled without SIMD flags
-// (CMakeLists.txt): for machines with neither AVX2 nor AVX-512.
+// The fallback kernels of src/kernels/weight_kernels.h and src/kernels/gemm.h, plain C++
+// compiled without SIMD flags (CMakeLists.txt): for machines with neither AVX2 nor AVX-512.
 
 #include <cstdint>
 #include <vector>
 
+#include "src/kernels/gemm.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -84,7 +85,57 @@ void to_floats_q8(float* y, const void* weight, int n) {
   }
 }
 
+// The GEMM micro-kernel: c (rows, 16) += a (rows, depth) . panel (depth, 16), the 4 x 16 sums
+// kept in a local array.
+constexpr int kScalarTileRows = 4, kScalarTileColumns = 16;
+
+void multiply_tile(float* c, long c_stride, const float* a, long a_stride, const float* panel,
+                   int depth, int rows) {
+  float sums[kScalarTileRows][kScalarTileColumns] = {};
+  for (int k = 0; k < depth; ++k) {
+    const float* b = panel + long(k) * kScalarTileColumns;
+    for (int r = 0; r < rows; ++r) {
+      const float a_rk = a[r * a_stride + k];
+      for (int j = 0; j < kScalarTileColumns; ++j) sums[r][j] += a_rk * b[j];
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    for (int j = 0; j < kScalarTileColumns; ++j) c[r * c_stride + j] += sums[r][j];
+  }
+}
+
+void pack_transposed(float* panel, const float* source, long source_stride, int depth, int width) {
+  for (int k = 0; k < depth; ++k) {
+    for (int j = 0; j < kScalarTileColumns; ++j) {
+      panel[k * kScalarTileColumns + j] = j < width ? source[j * source_stride + k] : 0.0f;
+    }
+  }
+}
+
+// GemmKernels::peak_loop in scalar arithmetic (multiply and add: no FMA without flags).
+double peak_loop(long iterations) {
+  constexpr int kChains = 10;
+  float chains[kChains];
+  for (int i = 0; i < kChains; ++i) chains[i] = 0.001f * float(i);
+  for (long n = 0; n < iterations; ++n) {
+    for (float& chain : chains) chain = chain * 0.9999f + 0.0001f;
+  }
+  volatile float sink = 0;
+  for (float chain : chains) sink = sink + chain;
+  return 2.0 * kChains * double(iterations);
+}
+
 }  // namespace
+
+const GemmKernels& scalar_gemm_kernels() {
+  static constexpr GemmKernels kernels{.tile_rows = kScalarTileRows,
+                                       .tile_columns = kScalarTileColumns,
+                                       .multiply_tile = multiply_tile,
+                                       .pack_transposed = pack_transposed,
+                                       .peak_loop = peak_loop,
+                                       .name = "scalar"};
+  return kernels;
+}
 
 const WeightKernels& scalar_weight_kernels(WeightType type) {
   // q8_0 has no accumulate_rows: its matrices are always stored [out, in] (weight_kernels.h).

@@ -3,13 +3,13 @@
 // encoder-decoder's cross-attention over the encoder output. Grouped-query attention: n_head
 // query heads share n_kv_head key/value heads, query head h reading kv head h / (n_head /
 // n_kv_head).
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
+#include "src/kernels/gemm.h"
 #include "src/kernels/thread_pool.h"
 #include "src/kernels/weight_kernels.h"
 #include "src/model/transformer.h"
@@ -69,6 +69,7 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
   const LayerSpec& layer_spec = spec_.layers[layer];
   const float scale = layer_spec.score_scale;
   const WeightKernels& f32_kernels = weight_kernels(WeightType::kF32);  // for one-query heads
+  const GemmKernels& gemm = gemm_kernels();                             // for many
   // Position biases and the causal mask act on self-attention only: cross-attention sees every
   // source token.
   const bool causal = spec_.causal && !cross;
@@ -110,8 +111,17 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
                              n_keys - skip);
         for (int j = skip; j < n_keys; ++j) scores[j] *= scale;
       } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, seq.length, n_keys, head_dim, scale,
-                    query, q_dim, keys, kv_dim, 0.0f, scores, n_keys);
+        // The keys (n_keys, head_dim) as an [out, in] matrix.
+        const Linear key_map{.weight = keys,
+                             .bias = nullptr,
+                             .in = head_dim,
+                             .out = n_keys,
+                             .in_out_layout = false,
+                             .row_stride = kv_dim,
+                             .type = WeightType::kF32};
+        std::fill_n(scores, long(seq.length) * n_keys, 0.0f);
+        gemm_columns(gemm, scores, n_keys, query, q_dim, seq.length, key_map, 0, n_keys);
+        for (long j = 0; j < long(seq.length) * n_keys; ++j) scores[j] *= scale;
       }
       for (int i = 0; i < seq.length; ++i) {
         float* row = scores + long(i) * n_keys;
@@ -150,8 +160,16 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
         f32_kernels.accumulate_rows(context, values + long(skip) * kv_dim, kv_dim, scores + skip,
                                     n_keys - skip, head_dim);
       } else {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, seq.length, head_dim, n_keys, 1.0f,
-                    scores, n_keys, values, kv_dim, 0.0f, context, q_dim);
+        // The values (n_keys, head_dim) as an [in, out] matrix.
+        const Linear value_map{.weight = values,
+                               .bias = nullptr,
+                               .in = n_keys,
+                               .out = head_dim,
+                               .in_out_layout = true,
+                               .row_stride = kv_dim,
+                               .type = WeightType::kF32};
+        for (int i = 0; i < seq.length; ++i) std::fill_n(context + long(i) * q_dim, head_dim, 0.0f);
+        gemm_columns(gemm, context, q_dim, scores, n_keys, seq.length, value_map, 0, head_dim);
       }
     });
     // Observers run on this thread, after the parallel part, so they need no locking. They see
