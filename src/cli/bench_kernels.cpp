@@ -13,7 +13,6 @@
 
 #include "src/cli/commands.h"
 #include "src/io/output_file.h"
-#include "src/kernels/cpu_features.h"
 #include "src/kernels/gemm.h"
 #include "src/kernels/weight_conversion.h"
 
@@ -82,17 +81,12 @@ void write_rows(const BenchCommand& command, const std::vector<Json>& rows) {
 }  // namespace
 
 int run_kernel_bench(const BenchCommand& command) {
-  std::vector<const GemmKernels*> instruction_sets = {&scalar_gemm_kernels()};
-#if ATTN_KERNELS_X86
-  if (cpu_features().avx2) instruction_sets.push_back(&avx2_gemm_kernels());
-  if (cpu_features().avx512) instruction_sets.push_back(&avx512_gemm_kernels());
-#endif
   const Shape shapes[] = {{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}};
   const WeightType types[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16,
                               WeightType::kQ8_0};
   std::mt19937 random(1);
   std::vector<Json> rows;
-  for (const GemmKernels* kernels : instruction_sets) {
+  for (const GemmKernels* kernels : runnable_gemm_kernels()) {
     const double peak = best_rate(command.repetitions, [&] { return kernels->peak_loop(1 << 20); });
     rows.push_back({{"isa", kernels->name},
                     {"test", "multiply-add peak"},

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "src/kernels/ops.h"
 
 // attn's own matrix product, for every product of many rows by a weight matrix (prompts,
@@ -38,6 +40,9 @@ struct GemmKernels {
 
 // The micro-kernels of the widest instruction set this CPU has (see cpu_features.h).
 const GemmKernels& gemm_kernels();
+
+// The micro-kernels of every instruction set this CPU runs, narrowest (scalar) first.
+std::vector<const GemmKernels*> runnable_gemm_kernels();
 
 // Each instruction set's, for the tests; the vector ones exist on x86-64 builds only, and run only
 // on a CPU that has their instructions.

@@ -14,12 +14,18 @@ const WeightKernels& weight_kernels(WeightType type) {
   return scalar_weight_kernels(type);
 }
 
-const GemmKernels& gemm_kernels() {
+std::vector<const GemmKernels*> runnable_gemm_kernels() {
+  std::vector<const GemmKernels*> kernels = {&scalar_gemm_kernels()};
 #if ATTN_KERNELS_X86
-  if (cpu_features().avx512) return avx512_gemm_kernels();
-  if (cpu_features().avx2) return avx2_gemm_kernels();
+  if (cpu_features().avx2) kernels.push_back(&avx2_gemm_kernels());
+  if (cpu_features().avx512) kernels.push_back(&avx512_gemm_kernels());
 #endif
-  return scalar_gemm_kernels();
+  return kernels;
+}
+
+const GemmKernels& gemm_kernels() {
+  static const GemmKernels& widest = *runnable_gemm_kernels().back();
+  return widest;
 }
 
 }  // namespace attn
