@@ -866,7 +866,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "--repeat-penalty: must be > 0, got nan"},
         OptionCase{"NegativeThreads", {"-t", "-1"}, "--threads: must be >= 0, got -1"},
         OptionCase{"TooManyThreads", {"-t", "100000"}, "--threads: must be <= 1024, got 100000"},
-        OptionCase{"UnknownDtype", {"--dtype", "f8"}, "--dtype: f8 not in {f32,f16,bf16,q8}"}),
+        OptionCase{"UnknownDtype", {"--dtype", "f8"}, "--dtype: f8 not in {f32,f16,bf16,q8,q4}"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
 // ---- The happy path on the shipped models ----
@@ -889,7 +889,7 @@ TEST_F(BadInputTest, InfoJsonDescribesTheModel) {
 
 TEST_F(BadInputTest, InfoAndBenchReportTheComputedDtype) {
   for (const auto& [dtype, computed] :
-       {std::pair{"f16", "f16"}, {"bf16", "bf16"}, {"q8", "q8_0"}}) {
+       {std::pair{"f16", "f16"}, {"bf16", "bf16"}, {"q8", "q8_0"}, {"q4", "q8_0 + q4_0"}}) {
     const CommandResult info = run({"info", "--json", "--dtype", dtype});
     ASSERT_EQ(info.exit_status, 0) << describe(info);
     EXPECT_EQ(json::parse(info.out)["compute_dtype"], computed);

@@ -266,7 +266,7 @@ INSTANTIATE_TEST_SUITE_P(
             "TooManyThreads", {"-t", "1,5000"}, "--threads: must be <= 1024, got 5000 in '1,5000'"},
         BadList{"UnknownDtype",
                 {"--dtype", "f32,f8"},
-                "--dtype: must be f32, f16, bf16 or q8, got f8 in 'f32,f8'"},
+                "--dtype: must be f32, f16, bf16, q8 or q4, got f8 in 'f32,f8'"},
         BadList{
             "UnknownFormat", {"-o", "xml"}, "--output: must be md, csv, json or jsonl, got xml"},
         BadList{"TooManyCombinations",
@@ -303,7 +303,7 @@ TEST(BenchCli, KernelsGiveEachInstructionSetsPeakAndGemmRates) {
   }
   ASSERT_TRUE(peaks.contains("scalar")) << result.out;
   for (const auto& [isa, rows] : gemm_rows) {
-    EXPECT_EQ(rows, 12) << isa << ": 4 weight types x 3 shapes";
+    EXPECT_EQ(rows, 15) << isa << ": 5 weight types x 3 shapes";
   }
   EXPECT_EQ(gemm_rows.size(), peaks.size());
 }

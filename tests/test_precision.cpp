@@ -21,7 +21,10 @@ namespace attn::test {
 namespace {
 
 // The issue's bounds on the mean KL divergence KL(f32 || reduced) of the next-token
-// distribution, and on the fraction of steps whose argmax is the golden's greedy token.
+// distribution, and on the fraction of steps whose argmax is the golden's greedy token. q4 has
+// none in the issue: llama.cpp's own q4_0 weights cost a mean KL of 1.2e-3 on tiny-gpt2-brown
+// and 0.056 on the random GPT-2 124M along these steps (scripts/check-q4-kl.py), and q4's bounds
+// leave attn about twice that.
 struct PrecisionBound {
   WeightType dtype;
   double max_mean_kl;
@@ -30,7 +33,8 @@ struct PrecisionBound {
 
 constexpr PrecisionBound kBounds[] = {{WeightType::kF16, 1e-3, 0.99},
                                       {WeightType::kBF16, 1e-3, 0.99},
-                                      {WeightType::kQ8_0, 5e-3, 0.97}};
+                                      {WeightType::kQ8_0, 5e-3, 0.97},
+                                      {WeightType::kQ4_0, 0.1, 0.95}};
 
 // log_softmax of one row, in double.
 std::vector<double> log_probabilities(std::span<const float> logits) {
@@ -97,10 +101,11 @@ TEST(Precision, FullSizeGpt2AlongGoldenTrajectories) {
   expect_close_to_f32(dir, shared_dir() / "golden/gpt2-124M-random");
 }
 
-// q8's top candidate for every golden mask is f32's, on at least 95% of them.
-void expect_q8_fill_mask_top1(const std::filesystem::path& dir,
-                              const std::filesystem::path& golden_file) {
-  const auto model = load_model(dir, WeightType::kQ8_0);
+// The top candidate for the golden masks is f32's on at least `min_agreement` of them.
+void expect_fill_mask_top1(const std::filesystem::path& dir,
+                           const std::filesystem::path& golden_file, WeightType dtype,
+                           double min_agreement) {
+  const auto model = load_model(dir, dtype);
   int masks = 0, agreeing = 0;
   for (const nlohmann::json& sentence : read_jsonl(golden_file)) {
     const MaskedInput input = encode_masked_input(*model, sentence["text"].get<std::string>());
@@ -112,19 +117,32 @@ void expect_q8_fill_mask_top1(const std::filesystem::path& dir,
       ++masks;
     }
   }
-  std::printf("%s --dtype q8: top-1 identical on %d of %d masks\n", dir.filename().c_str(),
-              agreeing, masks);
-  EXPECT_GE(agreeing, 0.95 * masks);
+  std::printf("%s --dtype %s: top-1 identical on %d of %d masks\n", dir.filename().c_str(),
+              weight_type_name(dtype), agreeing, masks);
+  EXPECT_GE(agreeing, min_agreement * masks) << weight_type_name(dtype);
 }
 
+// q8, with the issue's bound (95%), on the trained tiny BERT and the random BERT-base.
 TEST(Precision, Q8FillMaskTopCandidate) {
   ATTN_REQUIRE_SHARED();
-  expect_q8_fill_mask_top1(shipped_model("tiny-bert-brown"),
-                           shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl");
+  expect_fill_mask_top1(shipped_model("tiny-bert-brown"),
+                        shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl", WeightType::kQ8_0,
+                        0.95);
   const auto bert_base = random_model("bert");
   if (bert_base.empty())
     ATTN_SKIP_UNLESS_CI("full-size random BERT not generated (python3-numpy missing?)");
-  expect_q8_fill_mask_top1(bert_base, shared_dir() / "golden/bert-base-random/fill_mask.jsonl");
+  expect_fill_mask_top1(bert_base, shared_dir() / "golden/bert-base-random/fill_mask.jsonl",
+                        WeightType::kQ8_0, 0.95);
+}
+
+// q4 on the trained tiny BERT (40 of its 44 masks when measured). Not on the random BERT-base:
+// its candidates' probabilities lie so close together that 4-bit weights reorder the top one on
+// about half of the masks (6 of 14 kept), which says nothing about trained models.
+TEST(Precision, Q4FillMaskTopCandidate) {
+  ATTN_REQUIRE_SHARED();
+  expect_fill_mask_top1(shipped_model("tiny-bert-brown"),
+                        shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl", WeightType::kQ4_0,
+                        0.85);
 }
 
 // A copy of the model folder `dir` whose F32 tensors are stored as `type` (F16 or BF16).

@@ -83,7 +83,7 @@ void write_rows(const BenchCommand& command, const std::vector<Json>& rows) {
 int run_kernel_bench(const BenchCommand& command) {
   const Shape shapes[] = {{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}};
   const WeightType types[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16,
-                              WeightType::kQ8_0};
+                              WeightType::kQ8_0, WeightType::kQ4_0};
   std::mt19937 random(1);
   std::vector<Json> rows;
   for (const GemmKernels* kernels : runnable_gemm_kernels()) {

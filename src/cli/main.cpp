@@ -12,11 +12,13 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "src/base/error.h"
 #include "src/cli/cli_help.h"
@@ -42,6 +44,27 @@ CLI::Validator number_check(const std::string& requirement, std::function<bool(d
       },
       requirement);
 }
+
+// --dtype's names for the weight types a model can be converted to at load, in the order help
+// and errors list them.
+const std::vector<std::pair<std::string, WeightType>>& dtype_names() {
+  static const std::vector<std::pair<std::string, WeightType>> names = {{"f32", WeightType::kF32},
+                                                                        {"f16", WeightType::kF16},
+                                                                        {"bf16", WeightType::kBF16},
+                                                                        {"q8", WeightType::kQ8_0},
+                                                                        {"q4", WeightType::kQ4_0}};
+  return names;
+}
+// The weight type of a name in dtype_names(), or nullopt.
+std::optional<WeightType> dtype_named(const std::string& name) {
+  for (const auto& [dtype_name, type] : dtype_names()) {
+    if (dtype_name == name) return type;
+  }
+  return std::nullopt;
+}
+constexpr const char* kDtypeHelp =
+    "f32, f16, bf16, q8 (int8 blocks of 32, ggml's q8_0) or q4 (4-bit blocks of 32, ggml's q4_0, "
+    "with the output head in q8_0)";
 
 CLI::Validator non_negative() {
   return number_check(">= 0", [](double v) { return v >= 0; });
@@ -244,16 +267,10 @@ void add_common_options(CLI::App& command, CommonOptions& common, const char* de
                            [](double v) { return v <= kMaxThreads; }));
   command
       .add_option_function<std::string>(
-          "--dtype",
-          [&common](const std::string& name) {
-            common.dtype = name == "f32"    ? WeightType::kF32
-                           : name == "f16"  ? WeightType::kF16
-                           : name == "bf16" ? WeightType::kBF16
-                                            : WeightType::kQ8_0;
-          },
-          "weight type to compute in: f32, f16, bf16 or q8 (int8 blocks of 32, ggml's q8_0); "
-          "converted once at load (default: as stored in the weight files)")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8"}));
+          "--dtype", [&common](const std::string& name) { common.dtype = dtype_named(name); },
+          std::string("weight type to compute in: ") + kDtypeHelp +
+              "; converted once at load (default: as stored in the weight files)")
+      ->check(CLI::IsMember(dtype_names()));
   command.add_flag("-v,--verbose", common.verbose, "debug logging on stderr");
   command.add_flag("-q,--quiet", common.quiet, "only errors on stderr");
 }
@@ -781,24 +798,20 @@ int run_command_line(int argc, char** argv) {
   add_int_list("-t,--threads", bench.threads, "threads; 0 = the cores attn may use",
                {whole_number<int>(), non_negative(), at_most(kMaxThreads)})
       ->default_str("0");
-  const std::map<std::string, WeightType> bench_dtypes = {{"f32", WeightType::kF32},
-                                                          {"f16", WeightType::kF16},
-                                                          {"bf16", WeightType::kBF16},
-                                                          {"q8", WeightType::kQ8_0}};
   bench_app
       ->add_option_function<std::string>(
           "--dtype",
-          [&bench, &bench_dtypes, list_items](const std::string& list) {
+          [&bench, list_items](const std::string& list) {
             bench.dtypes.clear();
             for (const std::string& name : list_items(list)) {
-              bench.dtypes.push_back(bench_dtypes.at(name));
+              bench.dtypes.push_back(*dtype_named(name));
             }
           },
-          "weight types to compute in, each converted once at load: f32, f16, bf16 or q8 (int8 "
-          "blocks of 32, ggml's q8_0) (default: as stored in the weight files)")
+          std::string("weight types to compute in, each converted once at load: ") + kDtypeHelp +
+              " (default: as stored in the weight files)")
       ->check(each_item({CLI::Validator(
-          [&bench_dtypes](std::string& name) -> std::string {
-            return bench_dtypes.contains(name) ? "" : "must be f32, f16, bf16 or q8, got " + name;
+          [](std::string& name) -> std::string {
+            return dtype_named(name) ? "" : "must be f32, f16, bf16, q8 or q4, got " + name;
           },
           "")}))
       ->type_name("TYPE,...");

@@ -13,7 +13,7 @@ namespace {
 // kDepthBlock x tile_columns floats (16 or 32 KiB), is packed and stays in L1 while every tile
 // of rows of A passes over it, each tile's kDepthBlock columns read where they lie (128 rows of
 // them, 128 KiB, stay in L2 from one panel to the next). kDepthBlock is a multiple of 32, so that a
-// q8_0 row's blocks are never split.
+// block type's blocks (q8_0, q4_0) are never split.
 constexpr int kDepthBlock = 256;
 // Columns of B packed together (at most 128 KiB, in L2): a [in, out] matrix is read a row of
 // kBlockColumns at a time, rather than a panel's few columns from each row.

@@ -7,11 +7,11 @@
 // attn's own matrix product, for every product of many rows by a weight matrix (prompts,
 // encoders, attention over a prompt): GEMM as BLIS and MLAS shape it. The weight matrix B is
 // read into packed panels of tile_columns columns in f32 (converted from its own type on the
-// way, so one micro-kernel serves every element-wise type and q8_0; transposed through registers
-// from nn.Linear's [out, in]), and a register-blocked micro-kernel multiplies a tile of tile_rows
-// rows of A by one panel: each element of B loaded into a register serves tile_rows rows, each
-// broadcast element of A a whole panel's row. B is packed at each call, which costs one pass over
-// the weights (a product of 128 rows reads each weight 128 times).
+// way, so one micro-kernel serves every element-wise type and both block types; transposed through
+// registers from nn.Linear's [out, in]), and a register-blocked micro-kernel multiplies a tile of
+// tile_rows rows of A by one panel: each element of B loaded into a register serves tile_rows rows,
+// each broadcast element of A a whole panel's row. B is packed at each call, which costs one pass
+// over the weights (a product of 128 rows reads each weight 128 times).
 //
 // The micro-kernel exists once per instruction set (gemm_simd.h, instantiated in
 // weight_kernels_avx2.cpp and weight_kernels_avx512.cpp; a scalar one in

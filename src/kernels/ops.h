@@ -26,8 +26,8 @@ struct Linear {
   int row_stride = 0;
   WeightType type = WeightType::kF32;
 
-  // The address of the stored element `index` elements after the first (for q8, the start of
-  // a block).
+  // The address of the stored element `index` elements after the first (for a block type, the start
+  // of a block).
   const void* element(long index) const {
     return static_cast<const std::byte*>(weight) + storage_bytes(type, index);
   }

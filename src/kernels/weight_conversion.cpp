@@ -59,13 +59,13 @@ uint16_t float_to_bf16(float value) {
 float quantize_q8_block(const float* x, int8_t* values) {
   float amax = 0;
   bool finite = true;
-  for (int k = 0; k < kQ8BlockSize; ++k) {
+  for (int k = 0; k < kQuantBlockSize; ++k) {
     const float magnitude = std::abs(x[k]);
     amax = std::max(amax, magnitude);
     finite = finite && magnitude <= std::numeric_limits<float>::max();  // false for NaN too
   }
   if (!finite) {
-    std::memset(values, 0, kQ8BlockSize);
+    std::memset(values, 0, kQuantBlockSize);
     return std::numeric_limits<float>::quiet_NaN();
   }
   const float scale = amax / 127;
@@ -75,7 +75,33 @@ float quantize_q8_block(const float* x, int8_t* values) {
   const float inverse_scale = scale >= std::numeric_limits<float>::min() ? 1 / scale : 0;
   // |x * inverse_scale| <= 127 (1 + 3 * 2^-24) after three roundings, so roundf never
   // reaches 128 and -128 never arises.
-  for (int k = 0; k < kQ8BlockSize; ++k) values[k] = int8_t(std::round(x[k] * inverse_scale));
+  for (int k = 0; k < kQuantBlockSize; ++k) values[k] = int8_t(std::round(x[k] * inverse_scale));
+  return scale;
+}
+
+float quantize_q4_block(const float* x, uint8_t* nibbles) {
+  float amax = 0, extreme = 0;
+  bool finite = true;
+  for (int k = 0; k < kQuantBlockSize; ++k) {
+    const float magnitude = std::abs(x[k]);
+    if (magnitude > amax) {
+      amax = magnitude;
+      extreme = x[k];
+    }
+    finite = finite && magnitude <= std::numeric_limits<float>::max();  // false for NaN too
+  }
+  constexpr int kHalf = kQuantBlockSize / 2;
+  if (!finite) {
+    std::memset(nibbles, 0x88, kHalf);
+    return std::numeric_limits<float>::quiet_NaN();
+  }
+  const float scale = extreme / -8;
+  // As in quantize_q8_block: ggml's 1 / scale overflows below the smallest normal float.
+  const float inverse_scale = std::abs(scale) >= std::numeric_limits<float>::min() ? 1 / scale : 0;
+  // x[k] * inverse_scale lies in [-8, 8] up to three roundings, so q + 8.5 is positive and the
+  // conversion truncates it as ggml's (int8_t) cast does.
+  const auto q = [&](float value) { return std::min(15, int(value * inverse_scale + 8.5f)); };
+  for (int k = 0; k < kHalf; ++k) nibbles[k] = uint8_t(q(x[k]) | q(x[k + kHalf]) << 4);
   return scale;
 }
 
@@ -96,8 +122,17 @@ void convert_row(WeightType type, const float* x, void* out, long n) {
     }
     case WeightType::kQ8_0: {
       auto* blocks = static_cast<BlockQ8_0*>(out);
-      for (long b = 0; b < n / kQ8BlockSize; ++b) {
-        blocks[b].scale = float_to_f16(quantize_q8_block(x + b * kQ8BlockSize, blocks[b].values));
+      for (long b = 0; b < n / kQuantBlockSize; ++b) {
+        blocks[b].scale =
+            float_to_f16(quantize_q8_block(x + b * kQuantBlockSize, blocks[b].values));
+      }
+      return;
+    }
+    case WeightType::kQ4_0: {
+      auto* blocks = static_cast<BlockQ4_0*>(out);
+      for (long b = 0; b < n / kQuantBlockSize; ++b) {
+        blocks[b].scale =
+            float_to_f16(quantize_q4_block(x + b * kQuantBlockSize, blocks[b].nibbles));
       }
       return;
     }

@@ -16,15 +16,16 @@
 // runs the AVX2 kernels' tests. The vector
 // kernels share their code (weight_kernels_simd.h) but not their instantiations; all three
 // share only weight_type.h's inline conversions, which compute the same in any of them (and
-// the scalar one calls quantize_q8_block, built with the default flags).
+// the scalar one calls quantize_q8_block, built with its own flags).
 // A new weight type is a new WeightType and one more entry in each table.
 //
 // Every type has dot_rows and to_floats; accumulate_rows exists for the element-wise types
-// (f32, f16, bf16) and is nullptr for kQ8_0, whose matrices are always stored [out, in]. For
-// kQ8_0, `row_stride`, `in` and `n` count elements and are multiples of 32 (kQ8BlockSize), and
-// `weight` is the start of a block: element i is storage_bytes(kQ8_0, i) bytes after element 0.
-// dot_rows quantizes x per block of 32 as the weights are (quantize_q8_block in
-// weight_conversion.h, but keeping f32 scales), once per call, and multiplies integers.
+// (f32, f16, bf16) and is nullptr for the block types (q8_0, q4_0), whose matrices are always
+// stored [out, in]. For a block type, `row_stride`, `in` and `n` count elements and are
+// multiples of 32 (kQuantBlockSize), and `weight` is the start of a block: element i is
+// storage_bytes(type, i) bytes after element 0. Their dot_rows quantizes x per block of 32 as
+// q8_0 weights are (quantize_q8_block in weight_conversion.h, but keeping f32 scales), once per
+// call, and multiplies integers.
 
 namespace attn {
 

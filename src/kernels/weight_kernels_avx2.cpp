@@ -1,7 +1,7 @@
 // The AVX2 kernels of src/kernels/weight_kernels.h and the GEMM micro-kernel of
 // src/kernels/gemm.h: 8 floats per register, F16C for the conversion of f16, FMA, and byte
-// multiply-adds for q8_0. Compiled with -mavx2 -mfma -mf16c and without AVX-512 on every x86-64
-// build, so that its tests run on an AVX-512 machine too (CMakeLists.txt).
+// multiply-adds for q8_0 and q4_0. Compiled with -mavx2 -mfma -mf16c and without AVX-512 on every
+// x86-64 build, so that its tests run on an AVX-512 machine too (CMakeLists.txt).
 
 #include <immintrin.h>
 

@@ -1,7 +1,7 @@
 // The AVX-512 kernels of src/kernels/weight_kernels.h and the GEMM micro-kernel of
-// src/kernels/gemm.h: 16 floats per register; q8_0 256 bits wide, with VNNI's byte dot products.
-// Compiled with AVX-512 F, BW, DQ, VL and VNNI enabled (CMakeLists.txt) on every x86-64 build, and
-// used only on a CPU that has them all (cpu_features.h).
+// src/kernels/gemm.h: 16 floats per register; q8_0 and q4_0 256 bits wide, with VNNI's byte dot
+// products. Compiled with AVX-512 F, BW, DQ, VL and VNNI enabled (CMakeLists.txt) on every x86-64
+// build, and used only on a CPU that has them all (cpu_features.h).
 
 // GCC 12's AVX-512 intrinsics start from a deliberately undefined register (_mm512_cvtph_ps,
 // _mm512_reduce_add_ps, ...), which its -Wmaybe-uninitialized flags once they are inlined

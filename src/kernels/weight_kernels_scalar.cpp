@@ -48,41 +48,61 @@ constexpr WeightKernels kernels_of() {
           .to_floats = to_floats<kType>};
 }
 
-// dot_rows for kQ8_0 (row_stride and in multiples of 32): x is quantized as the weights are
-// (quantize_q8_block, with f32 scales), then each block's product is a sum of integers.
-void dot_rows_q8(float* y, const void* weight, long row_stride, const float* x, int in,
-                 int n_rows) {
-  const int n_blocks = in / kQ8BlockSize;
+// The value of element k of a block, as an integer (weight_type.h).
+int block_value(const BlockQ8_0& block, int k) { return block.values[k]; }
+int block_value(const BlockQ4_0& block, int k) {
+  constexpr int kHalf = kQuantBlockSize / 2;
+  return (k < kHalf ? block.nibbles[k] & 0x0F : block.nibbles[k - kHalf] >> 4) - 8;
+}
+
+// dot_rows for a block type (row_stride and in multiples of 32): x is quantized as q8_0
+// weights are (quantize_q8_block, with f32 scales), then each block's product is a sum of
+// integers.
+template <class Block>
+void dot_rows_quantized(float* y, const void* weight, long row_stride, const float* x, int in,
+                        int n_rows) {
+  const int n_blocks = in / kQuantBlockSize;
   // x quantized, (in) values and (n_blocks) scales; each thread keeps its own between calls.
   static thread_local std::vector<int8_t> x_values;
   static thread_local std::vector<float> x_scales;
   x_values.resize(std::size_t(in));
   x_scales.resize(std::size_t(n_blocks));
   for (int b = 0; b < n_blocks; ++b) {
-    x_scales[b] = quantize_q8_block(x + b * kQ8BlockSize, x_values.data() + b * kQ8BlockSize);
+    x_scales[b] = quantize_q8_block(x + b * kQuantBlockSize, x_values.data() + b * kQuantBlockSize);
   }
-  const auto* rows = static_cast<const BlockQ8_0*>(weight);
-  const long row_blocks = row_stride / kQ8BlockSize;
+  const auto* rows = static_cast<const Block*>(weight);
+  const long row_blocks = row_stride / kQuantBlockSize;
   for (int j = 0; j < n_rows; ++j) {
-    const BlockQ8_0* row = rows + j * row_blocks;
+    const Block* row = rows + j * row_blocks;
     float sum = 0;
     for (int b = 0; b < n_blocks; ++b) {
-      const int8_t* x_block = x_values.data() + b * kQ8BlockSize;
+      const int8_t* x_block = x_values.data() + b * kQuantBlockSize;
       int32_t product = 0;
-      for (int k = 0; k < kQ8BlockSize; ++k) product += row[b].values[k] * x_block[k];
+      for (int k = 0; k < kQuantBlockSize; ++k) product += block_value(row[b], k) * x_block[k];
       sum += f16_to_float(row[b].scale) * x_scales[b] * float(product);
     }
     y[j] = sum;
   }
 }
 
-// to_floats for kQ8_0: n is a multiple of 32; scale x value is exact in f32 (11 by 8 bits).
-void to_floats_q8(float* y, const void* weight, int n) {
-  const auto* blocks = static_cast<const BlockQ8_0*>(weight);
-  for (int b = 0; b < n / kQ8BlockSize; ++b) {
+// to_floats for a block type: n is a multiple of 32; scale x value is exact in f32 (11 by 8
+// bits).
+template <class Block>
+void to_floats_quantized(float* y, const void* weight, int n) {
+  const auto* blocks = static_cast<const Block*>(weight);
+  for (int b = 0; b < n / kQuantBlockSize; ++b) {
     const float scale = f16_to_float(blocks[b].scale);
-    for (int k = 0; k < kQ8BlockSize; ++k) y[b * kQ8BlockSize + k] = scale * blocks[b].values[k];
+    for (int k = 0; k < kQuantBlockSize; ++k) {
+      y[b * kQuantBlockSize + k] = scale * float(block_value(blocks[b], k));
+    }
   }
+}
+
+template <class Block>
+constexpr WeightKernels quantized_kernels_of() {
+  return {.dot_rows = dot_rows_quantized<Block>,
+          .accumulate_rows = nullptr,
+          .to_floats = to_floats_quantized<Block>};
 }
 
 // The GEMM micro-kernel: c (rows, 16) += a (rows, depth) . panel (depth, 16), the 4 x 16 sums
@@ -138,12 +158,12 @@ const GemmKernels& scalar_gemm_kernels() {
 }
 
 const WeightKernels& scalar_weight_kernels(WeightType type) {
-  // q8_0 has no accumulate_rows: its matrices are always stored [out, in] (weight_kernels.h).
+  // The block types have no accumulate_rows: their matrices are always stored [out, in]
+  // (weight_kernels.h).
   static constexpr WeightKernels table[kWeightTypeCount] = {
-      kernels_of<WeightType::kF32>(),
-      kernels_of<WeightType::kF16>(),
-      kernels_of<WeightType::kBF16>(),
-      {.dot_rows = dot_rows_q8, .accumulate_rows = nullptr, .to_floats = to_floats_q8}};
+      kernels_of<WeightType::kF32>(), kernels_of<WeightType::kF16>(),
+      kernels_of<WeightType::kBF16>(), quantized_kernels_of<BlockQ8_0>(),
+      quantized_kernels_of<BlockQ4_0>()};
   return table[int(type)];
 }
 

@@ -16,7 +16,7 @@
 //   zero(), broadcast(value)
 //   load(const float*), store(float*, Vector), fmadd(a, b, c) = a * b + c, sum(Vector)
 //   load_weights<kType>(const WeightElement<kType>*)   kLanes elements converted to floats
-// and, for q8_0 (below; 256-bit registers in either instruction set):
+// and, for the block types (below; 256-bit registers in either instruction set):
 //   sum(__m256)                    the sum of its 8 floats
 //   sum_u8_s8(__m256i u, __m256i s) -> __m256i   the 32 products u[k] s[k] of unsigned bytes u
 //                                  (at most 128) and signed bytes s, summed by fours into 8
@@ -25,7 +25,7 @@
 namespace attn::simd {
 
 // While dot_row_block multiplies a row, it prefetches the same columns of the row this many
-// rows further on (one call of 4 rows later): for the same reason as kQ8PrefetchRows below,
+// rows further on (one call of 4 rows later): for the same reason as kBlockPrefetchRows below,
 // the hardware prefetcher alone keeps too few cache lines in flight for a one-row product
 // streaming from DRAM.
 constexpr int kPrefetchRows = 4;
@@ -126,18 +126,19 @@ constexpr WeightKernels kernels_of() {
           .to_floats = to_floats<Isa, kType>};
 }
 
-// q8_0 (weight_type.h): both instruction sets work on one block at a time, 256 bits wide: a
-// block's 32 int8 values fill one register, their 32 products sum into 8 int32 lanes, and those
-// become 8 floats, scaled by the block's two scales and added up in f32. The activations x are
-// quantized as the weights are (quantize_q8_block in weight_conversion.h, with an f32 scale),
-// once per call, so that the products are of integers. (The functions below that do not use
-// their Isa take it all the same, so that each instruction set gets its own instantiation.)
+// The block types, q8_0 and q4_0 (weight_type.h): both instruction sets work on one block at a
+// time, 256 bits wide: a block's 32 values, as signed bytes, fill one register, their 32
+// products sum into 8 int32 lanes, and those become 8 floats, scaled by the block's two scales
+// and added up in f32. The activations x are quantized as q8_0 weights are (quantize_q8_block in
+// weight_conversion.h, with an f32 scale), once per call, so that the products are of integers.
+// (The functions below that do not use their Isa take it all the same, so that each instruction
+// set gets its own instantiation.)
 
 // values (n_blocks * 32) and scales (n_blocks) of the n_blocks blocks of x, exactly as
 // quantize_q8_block gives them, 8 floats at a time.
 template <class Isa>
 void quantize_activations(int8_t* values, float* scales, const float* x, int n_blocks) {
-  constexpr int kParts = kQ8BlockSize / 8;
+  constexpr int kParts = kQuantBlockSize / 8;
   const __m256 sign_bits = _mm256_set1_ps(-0.0f);
   const __m256 largest_float = _mm256_set1_ps(std::numeric_limits<float>::max());
   const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
@@ -145,13 +146,13 @@ void quantize_activations(int8_t* values, float* scales, const float* x, int n_b
     __m256 parts[kParts];
     __m256 amax = _mm256_setzero_ps(), non_finite = _mm256_setzero_ps();
     for (int p = 0; p < kParts; ++p) {
-      parts[p] = _mm256_loadu_ps(x + b * kQ8BlockSize + 8 * p);
+      parts[p] = _mm256_loadu_ps(x + b * kQuantBlockSize + 8 * p);
       const __m256 magnitude = _mm256_andnot_ps(sign_bits, parts[p]);
       amax = _mm256_max_ps(amax, magnitude);
       // Not (magnitude <= largest float): infinities, and NaNs (unordered).
       non_finite = _mm256_or_ps(non_finite, _mm256_cmp_ps(magnitude, largest_float, _CMP_NLE_UQ));
     }
-    int8_t* block_values = values + b * kQ8BlockSize;
+    int8_t* block_values = values + b * kQuantBlockSize;
     if (_mm256_movemask_ps(non_finite)) {
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(block_values), _mm256_setzero_si256());
       scales[b] = std::numeric_limits<float>::quiet_NaN();
@@ -187,32 +188,46 @@ void quantize_activations(int8_t* values, float* scales, const float* x, int n_b
   }
 }
 
-// While dot_row_block_q8 multiplies a row, it prefetches the same block of the row this many
-// rows further on (two calls of 4 rows later). The hardware prefetcher alone leaves the loop
+// While dot_row_block_quantized multiplies a row, it prefetches the same block of the row this
+// many rows further on (two calls of 4 rows later). The hardware prefetcher alone leaves the loop
 // waiting on memory (a dozen instructions per 34-byte block keep too few cache lines in flight):
 // measured on one thread of an AMD Zen 5 with the weights coming from DRAM, 9-13 GB/s without,
 // 27-30 GB/s prefetching 4 rows ahead, 31-36 GB/s 8 rows ahead.
-constexpr int kQ8PrefetchRows = 8;
+constexpr int kBlockPrefetchRows = 8;
+
+// The 32 values of a block, as signed bytes in order.
+template <class Isa>
+__m256i block_values(const BlockQ8_0& block) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.values));
+}
+template <class Isa>
+__m256i block_values(const BlockQ4_0& block) {
+  const __m128i nibbles = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.nibbles));
+  // Low halves (values 0-15) in the low 128 bits, high halves (16-31) above, then q - 8.
+  const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(nibbles, 4), nibbles),
+                                     _mm256_set1_epi8(0x0F));
+  return _mm256_sub_epi8(q, _mm256_set1_epi8(8));
+}
 
 // y[r] = sum_b w_scale[r, b] x_scale[b] (W[r, b] . x[b]) over the n_blocks blocks b, for kRows
 // rows at once: each block of x, loaded once, serves all of them. w points at row 0's first
 // block; rows are row_blocks blocks apart.
-template <class Isa, int kRows>
-void dot_row_block_q8(float* y, const BlockQ8_0* w, long row_blocks, const int8_t* x_values,
-                      const float* x_scales, int n_blocks) {
+template <class Isa, class Block, int kRows>
+void dot_row_block_quantized(float* y, const Block* w, long row_blocks, const int8_t* x_values,
+                             const float* x_scales, int n_blocks) {
   // In bytes, as an integer: the rows ahead may lie past the end of the matrix, where a prefetch
   // is harmless but C++ pointer arithmetic would not be.
-  const auto prefetch_distance = uintptr_t(kQ8PrefetchRows * row_blocks * sizeof(BlockQ8_0));
+  const auto prefetch_distance = uintptr_t(kBlockPrefetchRows * row_blocks * sizeof(Block));
   __m256 sums[kRows];
   for (int r = 0; r < kRows; ++r) sums[r] = _mm256_setzero_ps();
   for (int b = 0; b < n_blocks; ++b) {
     const __m256i xs =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x_values + b * kQ8BlockSize));
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x_values + b * kQuantBlockSize));
     for (int r = 0; r < kRows; ++r) {
-      const BlockQ8_0& block = w[r * row_blocks + b];
+      const Block& block = w[r * row_blocks + b];
       _mm_prefetch(reinterpret_cast<const char*>(uintptr_t(&block) + prefetch_distance),
                    _MM_HINT_T0);
-      const __m256i ws = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.values));
+      const __m256i ws = block_values<Isa>(block);
       // The multiplication is of unsigned by signed bytes: w's sign moves onto x. |w| as an
       // unsigned byte is right even for -128 (128); x is never -128, so -x never overflows.
       const __m256i products = Isa::sum_u8_s8(_mm256_sign_epi8(ws, ws), _mm256_sign_epi8(xs, ws));
@@ -223,52 +238,60 @@ void dot_row_block_q8(float* y, const BlockQ8_0* w, long row_blocks, const int8_
   for (int r = 0; r < kRows; ++r) y[r] = Isa::sum(sums[r]);
 }
 
-// dot_rows for kQ8_0: row_stride and in are multiples of 32.
-template <class Isa>
-void dot_rows_q8(float* y, const void* weight, long row_stride, const float* x, int in,
-                 int n_rows) {
-  const int n_blocks = in / kQ8BlockSize;
+// dot_rows for a block type: row_stride and in are multiples of 32.
+template <class Isa, class Block>
+void dot_rows_quantized(float* y, const void* weight, long row_stride, const float* x, int in,
+                        int n_rows) {
+  const int n_blocks = in / kQuantBlockSize;
   // x quantized, (in) values and (n_blocks) scales; each thread keeps its own between calls.
   static thread_local std::vector<int8_t> x_values;
   static thread_local std::vector<float> x_scales;
   x_values.resize(std::size_t(in));
   x_scales.resize(std::size_t(n_blocks));
   quantize_activations<Isa>(x_values.data(), x_scales.data(), x, n_blocks);
-  const auto* w = static_cast<const BlockQ8_0*>(weight);
-  const long row_blocks = row_stride / kQ8BlockSize;
+  const auto* w = static_cast<const Block*>(weight);
+  const long row_blocks = row_stride / kQuantBlockSize;
   int j = 0;
   for (; j + 4 <= n_rows; j += 4) {
-    dot_row_block_q8<Isa, 4>(y + j, w + j * row_blocks, row_blocks, x_values.data(),
-                             x_scales.data(), n_blocks);
+    dot_row_block_quantized<Isa, Block, 4>(y + j, w + j * row_blocks, row_blocks, x_values.data(),
+                                           x_scales.data(), n_blocks);
   }
   for (; j < n_rows; ++j) {
-    dot_row_block_q8<Isa, 1>(y + j, w + j * row_blocks, row_blocks, x_values.data(),
-                             x_scales.data(), n_blocks);
+    dot_row_block_quantized<Isa, Block, 1>(y + j, w + j * row_blocks, row_blocks, x_values.data(),
+                                           x_scales.data(), n_blocks);
   }
 }
 
-// to_floats for kQ8_0: n is a multiple of 32; scale x value is exact in f32 (11 by 8 bits).
-template <class Isa>
-void to_floats_q8(float* y, const void* weight, int n) {
-  const auto* blocks = static_cast<const BlockQ8_0*>(weight);
-  for (int b = 0; b < n / kQ8BlockSize; ++b) {
+// to_floats for a block type: n is a multiple of 32; scale x value is exact in f32 (11 by 8
+// bits).
+template <class Isa, class Block>
+void to_floats_quantized(float* y, const void* weight, int n) {
+  const auto* blocks = static_cast<const Block*>(weight);
+  for (int b = 0; b < n / kQuantBlockSize; ++b) {
     const __m256 scale = _mm256_set1_ps(_cvtsh_ss(blocks[b].scale));
-    for (int k = 0; k < kQ8BlockSize; k += 8) {
-      const __m128i values =
-          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blocks[b].values + k));
-      _mm256_storeu_ps(y + b * kQ8BlockSize + k,
-                       _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(values))));
+    const __m256i values = block_values<Isa>(blocks[b]);
+    const __m128i halves[2] = {_mm256_castsi256_si128(values), _mm256_extracti128_si256(values, 1)};
+    for (int k = 0; k < kQuantBlockSize; k += 8) {
+      const __m128i eight = k % 16 ? _mm_srli_si128(halves[k / 16], 8) : halves[k / 16];
+      _mm256_storeu_ps(y + b * kQuantBlockSize + k,
+                       _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(eight))));
     }
   }
 }
 
-// The table of one instruction set, indexed by WeightType. q8_0 has no accumulate_rows: its
-// matrices are always stored [out, in] (weight_kernels.h).
+template <class Isa, class Block>
+constexpr WeightKernels quantized_kernels_of() {
+  return {.dot_rows = dot_rows_quantized<Isa, Block>,
+          .accumulate_rows = nullptr,
+          .to_floats = to_floats_quantized<Isa, Block>};
+}
+
+// The table of one instruction set, indexed by WeightType. The block types have no
+// accumulate_rows: their matrices are always stored [out, in] (weight_kernels.h).
 template <class Isa>
 constexpr WeightKernels kTable[kWeightTypeCount] = {
-    kernels_of<Isa, WeightType::kF32>(),
-    kernels_of<Isa, WeightType::kF16>(),
-    kernels_of<Isa, WeightType::kBF16>(),
-    {.dot_rows = dot_rows_q8<Isa>, .accumulate_rows = nullptr, .to_floats = to_floats_q8<Isa>}};
+    kernels_of<Isa, WeightType::kF32>(), kernels_of<Isa, WeightType::kF16>(),
+    kernels_of<Isa, WeightType::kBF16>(), quantized_kernels_of<Isa, BlockQ8_0>(),
+    quantized_kernels_of<Isa, BlockQ4_0>()};
 
 }  // namespace attn::simd

@@ -12,23 +12,39 @@
 
 namespace attn {
 
-// kF16 is IEEE binary16; kBF16 is bfloat16, the top half of a binary32. kQ8_0 is ggml's q8_0:
-// each run of 32 consecutive elements of a row is one BlockQ8_0.
-enum class WeightType { kF32, kF16, kBF16, kQ8_0 };
+// kF16 is IEEE binary16; kBF16 is bfloat16, the top half of a binary32. kQ8_0 and kQ4_0 are
+// ggml's q8_0 and q4_0, the block types: each run of 32 consecutive elements of a row is one
+// BlockQ8_0 or BlockQ4_0.
+enum class WeightType { kF32, kF16, kBF16, kQ8_0, kQ4_0 };
 
-inline constexpr int kWeightTypeCount = 4;
+inline constexpr int kWeightTypeCount = 5;
 
-// 32 weights w[i] = scale * values[i], symmetric int8 with one binary16 scale (34 bytes, as
+inline constexpr bool is_block_type(WeightType type) {
+  return type == WeightType::kQ8_0 || type == WeightType::kQ4_0;
+}
+
+// The elements of one block of either block type.
+inline constexpr int kQuantBlockSize = 32;
+
+// 32 weights w[k] = scale * values[k], symmetric int8 with one binary16 scale (34 bytes, as
 // ggml stores q8_0, so that both read the same bytes per weight).
-inline constexpr int kQ8BlockSize = 32;
 struct BlockQ8_0 {
   uint16_t scale;  // binary16
-  int8_t values[kQ8BlockSize];
+  int8_t values[kQuantBlockSize];
 };
 static_assert(sizeof(BlockQ8_0) == 34);
 
-// Bytes that n consecutive elements of a row take; for kQ8_0, n is a multiple of 32 (a row
-// whose length is not is never stored as q8).
+// 32 weights w[k] = scale * (q[k] - 8) with 4-bit q[k] in [0, 15] and one binary16 scale (18
+// bytes, as ggml stores q4_0): q[k] is the low half of nibbles[k] for k < 16, the high half of
+// nibbles[k - 16] for the rest.
+struct BlockQ4_0 {
+  uint16_t scale;  // binary16
+  uint8_t nibbles[kQuantBlockSize / 2];
+};
+static_assert(sizeof(BlockQ4_0) == 18);
+
+// Bytes that n consecutive elements of a row take; for the block types, n is a multiple of 32
+// (a row whose length is not is never stored in them).
 inline long storage_bytes(WeightType type, long n) {
   switch (type) {
     case WeightType::kF32:
@@ -37,7 +53,9 @@ inline long storage_bytes(WeightType type, long n) {
     case WeightType::kBF16:
       return 2 * n;
     case WeightType::kQ8_0:
-      return n / kQ8BlockSize * long(sizeof(BlockQ8_0));
+      return n / kQuantBlockSize * long(sizeof(BlockQ8_0));
+    case WeightType::kQ4_0:
+      return n / kQuantBlockSize * long(sizeof(BlockQ4_0));
   }
   return 0;
 }
@@ -52,6 +70,8 @@ inline const char* weight_type_name(WeightType type) {
       return "bf16";
     case WeightType::kQ8_0:
       return "q8_0";
+    case WeightType::kQ4_0:
+      return "q4_0";
   }
   return "?";
 }

@@ -41,14 +41,19 @@ std::string TensorSource::resolve(const std::string& name) const {
 bool TensorSource::has(const std::string& name) const { return weights_.find(resolve(name)); }
 
 WeightType TensorSource::vector_type(WeightType file_type) const {
-  return dtype_ && *dtype_ != WeightType::kQ8_0 ? *dtype_ : file_type;
+  return dtype_ && !is_block_type(*dtype_) ? *dtype_ : file_type;
 }
 
 WeightType TensorSource::matrix_type(WeightType file_type, int64_t in) const {
-  if (dtype_ == WeightType::kQ8_0) {
-    return in % kQ8BlockSize == 0 ? WeightType::kQ8_0 : file_type;
-  }
+  if (dtype_ && is_block_type(*dtype_)) return in % kQuantBlockSize == 0 ? *dtype_ : file_type;
   return vector_type(file_type);
+}
+
+WeightType TensorSource::head_type(WeightType file_type, int64_t in) const {
+  // The head decides every token; 4 bits there cost more accuracy than anywhere else, and its
+  // reads are one matrix of many (ggml's q4_0 recipe keeps it at 6 bits, q6_K).
+  if (dtype_ == WeightType::kQ4_0) return in % kQuantBlockSize == 0 ? WeightType::kQ8_0 : file_type;
+  return matrix_type(file_type, in);
 }
 
 void* TensorSource::allocate(std::size_t bytes) {
@@ -111,7 +116,7 @@ Linear TensorSource::converted(const Linear& source, WeightType type) {
     to_floats(values, source.weight, source.type, n);
   } else {
     // Converted matrices are stored [out, in], the layout whose rows the kernels of every type
-    // read (q8_0's blocks run along the input). Transposed in tiles that stay in cache.
+    // read (a block type's blocks run along the input). Transposed in tiles that stay in cache.
     stored_values_.resize(n);
     const float* stored_values = stored_values_.data();  // (in, out)
     to_floats(stored_values_.data(), source.weight, source.type, n);
@@ -140,6 +145,12 @@ Linear TensorSource::linear(const std::string& name, int64_t in, int64_t out, bo
   return linear;
 }
 
+Linear TensorSource::output_head(const std::string& name, int64_t in, int64_t out) {
+  const Linear head = stored(name + ".weight", {out, in});
+  const WeightType type = head_type(head.type, in);
+  return type == head.type ? head : converted(head, type);
+}
+
 Linear TensorSource::conv1d(const std::string& name, int64_t in, int64_t out) {
   Linear linear = stored(name + ".weight", {in, out});
   linear.in = int(in);
@@ -159,7 +170,7 @@ Linear TensorSource::embedding(const std::string& name, int64_t rows, int64_t wi
 }
 
 Linear TensorSource::tied_head(const Linear& embedding) {
-  const WeightType type = matrix_type(embedding.type, embedding.in);
+  const WeightType type = head_type(embedding.type, embedding.in);
   return type == embedding.type ? embedding : converted(embedding, type);
 }
 
@@ -215,8 +226,8 @@ int64_t TensorSource::parameter_count() const {
 OutputHead decoder_head(TensorSource& tensors, const ModelParts& parts, bool tied,
                         const std::string& name, bool bias) {
   const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
-  Linear decoder = tied ? tensors.tied_head(parts.weights.token_embedding)
-                        : tensors.linear(name, d, vocab, false);
+  Linear decoder =
+      tied ? tensors.tied_head(parts.weights.token_embedding) : tensors.output_head(name, d, vocab);
   if (bias) decoder.bias = tensors.get(name + ".bias", {vocab});
   return OutputHead{.transform = std::nullopt, .decoder = decoder};
 }
@@ -287,7 +298,7 @@ void read_masked_lm_head(TensorSource& tensors, ModelParts& parts, const MaskedL
   }
   const int64_t d = parts.spec.d_model, vocab = parts.spec.vocab_size;
   const std::string decoder_weight = names.decoder + ".weight";
-  Linear decoder = tensors.has(decoder_weight) ? tensors.linear(names.decoder, width, vocab, false)
+  Linear decoder = tensors.has(decoder_weight) ? tensors.output_head(names.decoder, width, vocab)
                                                : tensors.tied_head(parts.weights.token_embedding);
   decoder.bias = tensors.get(names.bias, {vocab});
   parts.weights.head =

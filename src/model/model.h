@@ -24,8 +24,9 @@ namespace attn {
 // Weight matrices stay in the file's type, used in place from the mapping, unless the user asked
 // for another (--dtype): then each is converted once, here. f16 and bf16 round every tensor, as
 // if the checkpoint had been saved in that type (so an F16 file and an F32 file run with
-// --dtype f16 compute the same); q8_0 quantizes the linear layers' matrices (whose input width
-// is a multiple of 32) and leaves everything else as the file has it.
+// --dtype f16 compute the same); q8_0 and q4_0 quantize the linear layers' matrices (whose
+// input width is a multiple of 32) and leave everything else as the file has it, except that
+// with q4_0 the output head (the matrix that gives the logits) is q8_0.
 class TensorSource {
  public:
   TensorSource(Checkpoint& weights, std::vector<std::string> prefixes,
@@ -36,12 +37,15 @@ class TensorSource {
   const float* get(const std::string& name, std::vector<int64_t> shape);
   // nn.Linear NAME.weight [out, in], with NAME.bias (out) when `bias`.
   Linear linear(const std::string& name, int64_t in, int64_t out, bool bias);
+  // An output head NAME.weight [out, in] without its bias, in head_type.
+  Linear output_head(const std::string& name, int64_t in, int64_t out);
   // GPT-2's Conv1D NAME.weight [in, out] with NAME.bias (out). Converted, it is stored [out, in].
   Linear conv1d(const std::string& name, int64_t in, int64_t out);
   // A token embedding table NAME [rows, width], looked up by row: as a Linear width -> rows, the
-  // map a tied output head multiplies by. In the type of the model's vectors (never q8_0).
+  // map a tied output head multiplies by. In the type of the model's vectors (never a block
+  // type).
   Linear embedding(const std::string& name, int64_t rows, int64_t width);
-  // `embedding` as an output head: itself, or a copy in the type of the model's matrices.
+  // `embedding` as an output head: itself, or a copy in head_type.
   Linear tied_head(const Linear& embedding);
   // New storage for a table computed at load (Marian's sinusoidal positions), living as long
   // as the model.
@@ -71,6 +75,8 @@ class TensorSource {
   Linear converted(const Linear& source, WeightType type);
   // The type a matrix of `in` inputs stored as `file_type` is computed in.
   WeightType matrix_type(WeightType file_type, int64_t in) const;
+  // The type an output head of `in` inputs stored as `file_type` is computed in.
+  WeightType head_type(WeightType file_type, int64_t in) const;
   // The type vectors and embeddings stored as `file_type` are used in.
   WeightType vector_type(WeightType file_type) const;
   // Storage that lives as long as the model, aligned for every weight type.

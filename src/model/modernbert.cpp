@@ -74,7 +74,7 @@ ModelParts map_modernbert(const JsonFile& config, TensorSource& tensors) {
   }
   const bool head_bias = config.optional_bool("classifier_bias").value_or(false);
   Linear decoder = tensors.has("decoder.weight")
-                       ? tensors.linear("decoder", d, spec.vocab_size, false)
+                       ? tensors.output_head("decoder", d, spec.vocab_size)
                        : tensors.tied_head(parts.weights.token_embedding);
   if (config.optional_bool("decoder_bias").value_or(true)) {
     decoder.bias = tensors.get("decoder.bias", {spec.vocab_size});
