@@ -91,8 +91,13 @@ class RunningAttn {
   const std::string& out() const { return text_[0]; }
 
   // Whether attn has installed a handler for SIGINT (bit SIGINT - 1 of SigCgt in
-  // /proc/PID/status): it does so just before it starts generating.
+  // /proc/PID/status): it does so just before it starts generating. Between fork and exec the
+  // child is still this test process, with its handlers (an in-process test may have installed
+  // one), so the bit counts only once the child runs attn.
   bool catches_sigint() const {
+    std::error_code error;
+    const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid_) + "/exe", error);
+    if (error || exe.filename() != "attn") return false;
     const std::string status = read_file("/proc/" + std::to_string(pid_) + "/status");
     const std::size_t at = status.find("SigCgt:");
     if (at == std::string::npos) return false;
