@@ -62,6 +62,15 @@ std::optional<WeightType> dtype_named(const std::string& name) {
   }
   return std::nullopt;
 }
+// dtype_names()' names as a list: "f32, f16, bf16, q8 or q4".
+std::string dtype_list() {
+  std::string list;
+  const auto& names = dtype_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i].first;
+  }
+  return list;
+}
 constexpr const char* kDtypeHelp =
     "f32, f16, bf16, q8 (int8 blocks of 32, ggml's q8_0) or q4 (4-bit blocks of 32, ggml's q4_0, "
     "with the output head in q8_0)";
@@ -811,7 +820,7 @@ int run_command_line(int argc, char** argv) {
               " (default: as stored in the weight files)")
       ->check(each_item({CLI::Validator(
           [](std::string& name) -> std::string {
-            return dtype_named(name) ? "" : "must be f32, f16, bf16, q8 or q4, got " + name;
+            return dtype_named(name) ? "" : "must be " + dtype_list() + ", got " + name;
           },
           "")}))
       ->type_name("TYPE,...");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/kernels/weight_kernels.h"
@@ -262,8 +263,8 @@ template <class Isa, class Block>
 void dot_rows_quantized(float* y, const void* weight, long row_stride, const float* x, int in,
                         int n_rows) {
   const int n_blocks = in / kQuantBlockSize;
-  // x quantized, (in) values, (n_blocks) scales and (n_blocks) sums of each block's values; each
-  // thread keeps its own between calls.
+  // x quantized, (in) values, (n_blocks) scales and, for q4_0 only, (n_blocks) sums of each
+  // block's values; each thread keeps its own between calls.
   static thread_local std::vector<int8_t> x_values;
   static thread_local std::vector<float> x_scales;
   static thread_local std::vector<int32_t> x_sums;
@@ -271,7 +272,9 @@ void dot_rows_quantized(float* y, const void* weight, long row_stride, const flo
   x_scales.resize(std::size_t(n_blocks));
   x_sums.assign(std::size_t(n_blocks), 0);
   quantize_activations<Isa>(x_values.data(), x_scales.data(), x, n_blocks);
-  for (int i = 0; i < in; ++i) x_sums[i / kQuantBlockSize] += x_values[i];
+  if constexpr (std::is_same_v<Block, BlockQ4_0>) {
+    for (int i = 0; i < in; ++i) x_sums[i / kQuantBlockSize] += x_values[i];
+  }
   const auto* w = static_cast<const Block*>(weight);
   const long row_blocks = row_stride / kQuantBlockSize;
   int j = 0;
