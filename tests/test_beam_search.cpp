@@ -1,10 +1,13 @@
 // Beam search against Hugging Face's (../shared/golden/*/beam.jsonl): returned ids identical
 // and sequences_scores within 1e-4 on every line not marked a near tie; on near-tie lines the
-// returned sequences still contain the golden best.
+// returned sequences still contain the golden best. And the pass beam search makes each step,
+// every sequence's token in one batch with its own KV cache, against each sequence alone.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "src/tasks/beam_search.h"
 #include "tests/golden.h"
@@ -62,6 +65,70 @@ TEST(BeamSearchGolden, TinyLlama) {
   ATTN_REQUIRE_SHARED();
   expect_beams_match(shared_dir() / "models/tiny-llama-brown",
                      shared_dir() / "golden/tiny-llama-brown/beam.jsonl");
+}
+
+// Sequences of different lengths, each with its own KV cache, stepped together one token each
+// (RowKind::kSeparate) give each sequence's logits bit for bit as stepping it alone does, over
+// enough steps for a windowed layer to move its rows, in every weight type.
+void expect_separate_sequences_equal_each_alone(const std::filesystem::path& model_dir,
+                                                std::optional<WeightType> dtype) {
+  const auto model = load_model(model_dir, dtype);
+  const ArchSpec& spec = model->spec();
+  const int vocab = spec.vocab_size, capacity = 32, steps = 12;
+  const std::vector<std::vector<int>> prompts = {{5, 17, 3, 9, 12}, {8, 2, 30, 4, 11, 7, 6, 21, 1}};
+  const int n = int(prompts.size());
+  std::vector<KVCache> together, alone;
+  RunState state(spec, capacity, capacity);
+  for (const std::vector<int>& prompt : prompts) {
+    together.emplace_back(spec, capacity, spec.n_layer);
+    Batch batch;
+    batch.add_sequence(prompt);
+    model->transformer->forward(batch, together.back(), state);
+    alone.push_back(together.back());
+  }
+  std::vector<KVCache*> caches;
+  for (KVCache& cache : together) caches.push_back(&cache);
+  std::vector<int> rows(n);
+  for (int s = 0; s < n; ++s) rows[s] = s;
+  std::vector<float> logits_together(std::size_t(n) * vocab), logits_alone(vocab);
+  for (int step = 0; step < steps; ++step) {
+    Batch batch;
+    for (int s = 0; s < n; ++s) {
+      const int token = (7 * step + 3 * s) % vocab;
+      batch.add_sequence(std::span(&token, 1), {}, int(prompts[s].size()) + step);
+    }
+    model->transformer->forward(batch, caches, state);
+    model->transformer->compute_logits(state, rows, logits_together.data(), RowKind::kSeparate);
+    for (int s = 0; s < n; ++s) {
+      const int token = (7 * step + 3 * s) % vocab, position = int(prompts[s].size()) + step;
+      Batch one;
+      one.add_sequence(std::span(&token, 1), {}, position);
+      one.cache_offset = position;
+      model->transformer->forward(one, alone[s], state);
+      const int row = 0;
+      model->transformer->compute_logits(state, std::span(&row, 1), logits_alone.data());
+      for (int v = 0; v < vocab; ++v) {
+        ASSERT_EQ(logits_together[std::size_t(s) * vocab + v], logits_alone[v])
+            << model_dir.filename() << " " << (dtype ? weight_type_name(*dtype) : "as stored")
+            << ": step " << step << ", sequence " << s << ", logit " << v;
+      }
+    }
+  }
+}
+
+TEST(SeparateSequences, EachEqualsItsPassAlone) {
+  ATTN_REQUIRE_SHARED();
+  // GPT-2 ([in, out] weights), Llama (rotary), Mistral (a window of 8), Gemma-2
+  // (alternating windows, soft-caps), BLOOM (ALiBi), Phi (parallel blocks).
+  for (const char* name : {"tiny-llama-brown", "tiny-mistral-swa-random", "tiny-gemma2-random",
+                           "tiny-bloom-random", "tiny-phi-random"}) {
+    expect_separate_sequences_equal_each_alone(shared_dir() / "models" / name, std::nullopt);
+  }
+  for (std::optional<WeightType> dtype :
+       {std::optional<WeightType>(), std::optional(WeightType::kF16),
+        std::optional(WeightType::kQ8_0), std::optional(WeightType::kQ4_0)}) {
+    expect_separate_sequences_equal_each_alone(shipped_model("tiny-gpt2-brown"), dtype);
+  }
 }
 
 }  // namespace

@@ -14,11 +14,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -890,6 +892,59 @@ TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
                     << " in=" << in << " out=" << out << (with_bias ? " with" : " without")
                     << " bias, rows=" << rows << ": y[" << r << ", " << j << "]";
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Separate rows (RowKind::kSeparate: beam search's beams in one pass) each come out bit for bit
+// as the same row multiplied alone, for every weight type and layout, through one map and
+// through two that share their input (slices of one fused [in, out] matrix, as GPT-2's c_attn,
+// or two [out, in] matrices); the shapes need several chunks of weights per thread.
+TEST(LinearForward, SeparateRowsEqualLoneRows) {
+  std::mt19937 random(5);
+  const int in = 1024, out = 544, rows = 3;
+  for (WeightType type : kAllTypes) {
+    for (bool in_out_layout : {false, true}) {
+      if (in_out_layout && is_block_type(type)) continue;  // always stored [out, in]
+      // Two maps' weights, side by side in one matrix for [in, out], one after the other for
+      // [out, in].
+      const int stored_rows = in_out_layout ? in : 2 * out;
+      const int stride = in_out_layout ? 2 * out : in;
+      const std::vector<float> values = random_floats(std::size_t(stored_rows) * stride, random);
+      std::vector<std::byte> weights(storage_bytes(type, long(stored_rows) * stride));
+      convert_row(type, values.data(), weights.data(), long(stored_rows) * stride);
+      const std::vector<float> bias = random_floats(2 * out, random);
+      Linear maps[2];
+      for (int m = 0; m < 2; ++m) {
+        maps[m] = Linear{.weight = weights.data(),
+                         .bias = bias.data() + m * out,
+                         .in = in,
+                         .out = out,
+                         .in_out_layout = in_out_layout,
+                         .row_stride = stride,
+                         .type = type};
+        maps[m].weight = maps[m].element(in_out_layout ? long(m) * out : long(m) * out * stride);
+      }
+      const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
+      for (int n_maps : {1, 2}) {
+        std::vector<float> together(std::size_t(2) * rows * out), alone(std::size_t(2) * out);
+        const LinearOutput outputs[] = {{.linear = &maps[0], .y = together.data()},
+                                        {.linear = &maps[1], .y = together.data() + rows * out}};
+        linear_forward_shared_input(std::span(outputs, n_maps), x.data(), rows, RowKind::kSeparate);
+        for (int r = 0; r < rows; ++r) {
+          const LinearOutput lone[] = {{.linear = &maps[0], .y = alone.data()},
+                                       {.linear = &maps[1], .y = alone.data() + out}};
+          linear_forward_shared_input(std::span(lone, n_maps), x.data() + r * in, 1);
+          for (int m = 0; m < n_maps; ++m) {
+            for (int j = 0; j < out; ++j) {
+              ASSERT_EQ(together[std::size_t(m) * rows * out + r * out + j],
+                        alone[std::size_t(m) * out + j])
+                  << weight_type_name(type) << (in_out_layout ? " [in, out]" : " [out, in]") << ", "
+                  << n_maps << " maps: map " << m << ", row " << r << ", output " << j;
             }
           }
         }

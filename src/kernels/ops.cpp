@@ -25,16 +25,6 @@ struct ColumnBlocks {
   int count;
 };
 
-// partial (out) = sum_i x[i] W[i, :] over rows i in [begin, end) of W stored [in, out], of any
-// type: one share of a one-row product.
-void partial_sum_over_rows(float* partial, const float* x, const Linear& linear, int begin,
-                           int end) {
-  std::fill(partial, partial + linear.out, 0.0f);
-  weight_kernels(linear.type)
-      .accumulate_rows(partial, linear.element(long(begin) * linear.row_stride), linear.row_stride,
-                       x + begin, end - begin, linear.out);
-}
-
 // y[j] = bias[j] + dot(W[j, :], x) for j in [begin, end), W stored [out, in], of any type.
 void dot_rows_with_bias(float* y, const float* x, const Linear& linear, int begin, int end) {
   weight_kernels(linear.type)
@@ -70,42 +60,68 @@ const std::vector<Linear>& merge_adjacent_slices(std::span<const LinearOutput> o
   return merged;
 }
 
-// One row through maps stored [in, out]: each thread streams its own block of whole stored
-// rows (contiguous memory reads fastest) for every map, giving partial sums over its share of
-// the inputs; the partial sums are added at the end.
-void one_row_in_out(std::span<const LinearOutput> outputs, const float* x) {
+// Bytes of weights in a chunk that separate rows pass over one after another: they stay in L2
+// (512 KiB and up) between the rows, so that each weight comes from memory once for all rows.
+constexpr long kChunkBytes = 128 * 1024;
+
+// Stored rows of `width` elements of `type` in a chunk: a multiple of 4 (the kernels take 4 rows
+// at a time), at least 4.
+int rows_per_chunk(WeightType type, int width) {
+  return std::max(4, int(kChunkBytes / std::max(1L, storage_bytes(type, width))) & ~3);
+}
+
+// Separate rows (RowKind) through maps stored [in, out]: each thread streams its own block of
+// whole stored rows (contiguous memory reads fastest) for every map, giving partial sums over
+// its share of the inputs; the partial sums are added at the end. Each row's sums are those of a
+// lone row: the same shares, accumulated in the same order.
+void separate_rows_in_out(std::span<const LinearOutput> outputs, const float* x, int rows) {
   const int in = outputs[0].linear->in;
   const std::vector<Linear>& maps = merge_adjacent_slices(outputs);
   int total_out = 0;
   for (const Linear& map : maps) total_out += map.out;
   const int n_parts = std::min(thread_pool().size(), std::max(1, in / 64));
-  // (n_parts, total_out), kept between calls: a decode step makes dozens of these calls.
+  // (n_parts, rows, total_out), kept between calls: a decode step makes dozens of these calls.
   static thread_local std::vector<float> partials;
-  partials.resize(std::size_t(n_parts) * total_out);
+  partials.resize(std::size_t(n_parts) * rows * total_out);
   // The workers must see this thread's buffer, not their own thread_local copy.
   float* partial_sums = partials.data();
   thread_pool().run(n_parts, [&](int part) {
     const int begin = int(long(in) * part / n_parts), end = int(long(in) * (part + 1) / n_parts);
-    float* partial = partial_sums + long(part) * total_out;
+    float* part_sums = partial_sums + long(part) * rows * total_out;  // (rows, total_out)
+    std::fill(part_sums, part_sums + long(rows) * total_out, 0.0f);
+    int column = 0;  // of the map's first output in a row of part_sums
     for (const Linear& map : maps) {
-      partial_sum_over_rows(partial, x, map, begin, end);
-      partial += map.out;
+      const WeightKernels& kernels = weight_kernels(map.type);
+      const int chunk = rows == 1 ? end - begin : rows_per_chunk(map.type, map.out);
+      for (int first = begin; first < end; first += chunk) {
+        const int n = std::min(chunk, end - first);
+        for (int r = 0; r < rows; ++r) {
+          kernels.accumulate_rows(part_sums + long(r) * total_out + column,
+                                  map.element(long(first) * map.row_stride), map.row_stride,
+                                  x + long(r) * in + first, n, map.out);
+        }
+      }
+      column += map.out;
     }
   });
   int column = 0;  // of the first output of each map in a row of partials
   for (const LinearOutput& output : outputs) {
     const Linear& linear = *output.linear;
-    for (int j = 0; j < linear.out; ++j) output.y[j] = linear.bias ? linear.bias[j] : 0.0f;
-    for (int part = 0; part < n_parts; ++part) {
-      add_in_place(output.y, partial_sums + long(part) * total_out + column, linear.out);
+    for (int r = 0; r < rows; ++r) {
+      float* y = output.y + long(r) * linear.out;
+      for (int j = 0; j < linear.out; ++j) y[j] = linear.bias ? linear.bias[j] : 0.0f;
+      for (int part = 0; part < n_parts; ++part) {
+        add_in_place(y, partial_sums + (long(part) * rows + r) * total_out + column, linear.out);
+      }
     }
     column += linear.out;
   }
 }
 
-// One row through maps stored [out, in]: the outputs of all maps, one after another, are split
-// into equal blocks, each thread taking whole rows of W (contiguous again).
-void one_row_out_in(std::span<const LinearOutput> outputs, const float* x) {
+// Separate rows through maps stored [out, in]: the outputs of all maps, one after another, are
+// split into equal blocks, each thread taking whole rows of W (contiguous again). With several
+// rows, a thread takes its block in chunks, every row passing over a chunk before the next.
+void separate_rows_out_in(std::span<const LinearOutput> outputs, const float* x, int rows) {
   int total_out = 0;
   for (const LinearOutput& output : outputs) total_out += output.linear->out;
   const ColumnBlocks blocks(total_out, 16);
@@ -114,38 +130,50 @@ void one_row_out_in(std::span<const LinearOutput> outputs, const float* x) {
     const int begin = blocks.begin(block), end = blocks.end(block);
     int first = 0;  // of the current map among all outputs
     for (const LinearOutput& output : outputs) {
-      const int out = output.linear->out;
-      const int from = std::max(begin, first), to = std::min(end, first + out);
-      if (from < to) dot_rows_with_bias(output.y, x, *output.linear, from - first, to - first);
-      first += out;
+      const Linear& linear = *output.linear;
+      const int from = std::max(begin, first) - first,
+                to = std::min(end, first + linear.out) - first;
+      const int chunk = rows == 1 ? to - from : rows_per_chunk(linear.type, linear.in);
+      for (int chunk_begin = from; chunk_begin < to; chunk_begin += chunk) {
+        const int chunk_end = std::min(chunk_begin + chunk, to);
+        for (int r = 0; r < rows; ++r) {
+          dot_rows_with_bias(output.y + long(r) * linear.out, x + long(r) * linear.in, linear,
+                             chunk_begin, chunk_end);
+        }
+      }
+      first += linear.out;
     }
   });
 }
 
 }  // namespace
 
-void linear_forward_shared_input(std::span<const LinearOutput> outputs, const float* x, int rows) {
+void linear_forward_shared_input(std::span<const LinearOutput> outputs, const float* x, int rows,
+                                 RowKind kind) {
+  const bool separate = rows == 1 || kind == RowKind::kSeparate;
   const bool all_in_out = std::all_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
     return o.linear->in_out_layout;
   });
   const bool all_out_in = std::none_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
     return o.linear->in_out_layout;
   });
-  if (rows == 1 && all_in_out) {
-    one_row_in_out(outputs, x);
-  } else if (rows == 1 && all_out_in) {
-    one_row_out_in(outputs, x);
+  if (separate && all_in_out) {
+    separate_rows_in_out(outputs, x, rows);
+  } else if (separate && all_out_in) {
+    separate_rows_out_in(outputs, x, rows);
   } else {
-    for (const LinearOutput& output : outputs) linear_forward(output.y, x, rows, *output.linear);
+    for (const LinearOutput& output : outputs) {
+      linear_forward(output.y, x, rows, *output.linear, kind);
+    }
   }
 }
 
-void linear_forward(float* y, const float* x, int rows, const Linear& linear) {
+void linear_forward(float* y, const float* x, int rows, const Linear& linear, RowKind kind) {
   const int in = linear.in;
   const int out = linear.out;
-  if (rows == 1) {
+  if (rows == 1 || kind == RowKind::kSeparate) {
     const LinearOutput output{.linear = &linear, .y = y};
-    linear_forward_shared_input(std::span(&output, 1), x, rows);
+    linear_forward_shared_input(std::span(&output, 1), x, rows, RowKind::kSeparate);
     return;
   }
   // Each thread multiplies all rows by its own block of output columns.

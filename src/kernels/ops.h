@@ -65,8 +65,17 @@ inline Norm identity_norm() {
 // exact "gelu"; kSilu is x sigmoid(x) ("silu", "swish").
 enum class Activation { kGeluTanh, kGeluErf, kSilu, kRelu };
 
+// What the rows of a product are. kTokens: positions of one or more texts, multiplied together
+// by the GEMM (a lone row by the one-row kernels). kSeparate: each row is the one new token of
+// its own sequence (a decode step of several sequences, as beam search's beams): each is
+// multiplied exactly as it would be alone, by the one-row kernels, so that a sequence's numbers
+// do not depend on what shares its batch, and each weight is read from memory once for all rows
+// (in chunks that stay in cache while every row passes over them).
+enum class RowKind { kTokens, kSeparate };
+
 // y (rows, out) = x (rows, in) . W + b
-void linear_forward(float* y, const float* x, int rows, const Linear& linear);
+void linear_forward(float* y, const float* x, int rows, const Linear& linear,
+                    RowKind kind = RowKind::kTokens);
 
 // One map's output: y (rows, linear->out).
 struct LinearOutput {
@@ -75,9 +84,10 @@ struct LinearOutput {
 };
 
 // Several maps of the same input x (rows, in), e.g. a layer's query, key and value: one row
-// (a decode step) runs as one parallel job for all of them, and slices of one fused matrix
-// (GPT-2's c_attn) are read in one pass.
-void linear_forward_shared_input(std::span<const LinearOutput> outputs, const float* x, int rows);
+// (a decode step), or separate rows, run as one parallel job for all of them, and slices of one
+// fused matrix (GPT-2's c_attn) are read in one pass.
+void linear_forward_shared_input(std::span<const LinearOutput> outputs, const float* x, int rows,
+                                 RowKind kind = RowKind::kTokens);
 
 // y (rows, d) = norm(x (rows, d)); y may equal x.
 void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm);

@@ -16,23 +16,18 @@
 
 namespace attn {
 
-void Transformer::attention(int layer, const float* input, const Batch& batch, KVCache& cache,
-                            RunState& state, const ForwardObserver* observer) const {
+void Transformer::attention(int layer, const float* input, const Batch& batch,
+                            const SequenceCaches& caches, RunState& state,
+                            const ForwardObserver* observer) const {
   const AttentionWeights& w = weights_.layers[layer].attention;
   const int q_dim = spec_.q_dim();
   const int kv_dim = spec_.kv_dim();
   const int rows = batch.rows();
-  cache.make_room(layer, batch.cache_offset, batch.cache_offset + rows);
-  KVCache::Layer& layer_cache = cache.layers[layer];
-  // The batch's rows in the layer's buffer: (rows, kv_dim) each.
-  const long new_row = batch.cache_offset - layer_cache.first_row;
-  float* new_keys = layer_cache.keys.data() + new_row * kv_dim;
-
-  const LinearOutput projections[] = {
-      {.linear = &w.query, .y = state.query.data()},
-      {.linear = &w.key, .y = new_keys},
-      {.linear = &w.value, .y = layer_cache.values.data() + new_row * kv_dim}};
-  linear_forward_shared_input(projections, input, rows);
+  float* new_keys = state.new_keys.data();  // (rows, kv_dim)
+  const LinearOutput projections[] = {{.linear = &w.query, .y = state.query.data()},
+                                      {.linear = &w.key, .y = new_keys},
+                                      {.linear = &w.value, .y = state.new_values.data()}};
+  linear_forward_shared_input(projections, input, rows, batch.row_kind());
   // Each head's query and key are rows of head_dim: (rows x heads, head_dim).
   norm_forward(state.query.data(), state.query.data(), rows * spec_.n_head, spec_.head_dim,
                w.query_norm);
@@ -45,8 +40,30 @@ void Transformer::attention(int layer, const float* input, const Batch& batch, K
     rotary.rotate(state.query.data(), rows, q_dim, spec_.n_head, spec_.head_dim, cos, sin);
     rotary.rotate(new_keys, rows, kv_dim, spec_.n_kv_head, spec_.head_dim, cos, sin);
   }
-  attend(layer, layer_cache.keys.data(), layer_cache.values.data(), layer_cache.first_row, false,
-         batch, w.output, state, observer);
+  // Into the cache: a shared one makes room for the whole batch at once (a windowed layer may
+  // move its rows), each own one for its sequence.
+  if (caches.shared) {
+    caches.shared->make_room(layer, batch.cache_offset, batch.cache_offset + rows);
+  }
+  std::vector<SequenceKeys> keys(batch.sequences.size());
+  for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
+    const SequenceSlice& seq = batch.sequences[s];
+    KVCache& cache = caches.of(s);
+    const int first_token_row = caches.first_token_row(batch, s);
+    const int first_new_row = first_token_row + seq.n_past;
+    if (!caches.shared) cache.make_room(layer, first_new_row, first_new_row + seq.length);
+    KVCache::Layer& layer_cache = cache.layers[layer];
+    const long buffer_row = first_new_row - layer_cache.first_row;
+    std::copy_n(new_keys + long(seq.row) * kv_dim, long(seq.length) * kv_dim,
+                layer_cache.keys.begin() + buffer_row * kv_dim);
+    std::copy_n(state.new_values.begin() + long(seq.row) * kv_dim, long(seq.length) * kv_dim,
+                layer_cache.values.begin() + buffer_row * kv_dim);
+    keys[s] = SequenceKeys{.keys = layer_cache.keys.data(),
+                           .values = layer_cache.values.data(),
+                           .first_row = layer_cache.first_row,
+                           .first_token_row = first_token_row};
+  }
+  attend(layer, keys, false, batch, w.output, state, observer);
 }
 
 void Transformer::cross_attention(int layer, const float* input, const Batch& batch,
@@ -54,14 +71,18 @@ void Transformer::cross_attention(int layer, const float* input, const Batch& ba
   const AttentionWeights& w = weights_.layers[layer].cross->attention;
   const CrossAttentionMemory& memory = *batch.memory;
   const std::size_t layer_offset = std::size_t(layer) * memory.length * memory.kv_dim;
-  linear_forward(state.query.data(), input, batch.rows(), w.query);
-  attend(layer, memory.keys.data() + layer_offset, memory.values.data() + layer_offset, 0, true,
-         batch, w.output, state, observer);
+  linear_forward(state.query.data(), input, batch.rows(), w.query, batch.row_kind());
+  const std::vector<SequenceKeys> keys(batch.sequences.size(),
+                                       SequenceKeys{.keys = memory.keys.data() + layer_offset,
+                                                    .values = memory.values.data() + layer_offset,
+                                                    .first_row = 0,
+                                                    .first_token_row = 0});
+  attend(layer, keys, true, batch, w.output, state, observer);
 }
 
-void Transformer::attend(int layer, const float* layer_keys, const float* layer_values,
-                         int first_row, bool cross, const Batch& batch, const Linear& output,
-                         RunState& state, const ForwardObserver* observer) const {
+void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys, bool cross,
+                         const Batch& batch, const Linear& output, RunState& state,
+                         const ForwardObserver* observer) const {
   const int head_dim = spec_.head_dim;
   const int q_dim = spec_.q_dim();
   const int kv_dim = spec_.kv_dim();
@@ -80,10 +101,13 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
 
   for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceSlice& seq = batch.sequences[s];
+    const float* layer_keys = sequence_keys[s].keys;
+    const float* layer_values = sequence_keys[s].values;
+    const int first_row = sequence_keys[s].first_row;
     // The sequence's keys are cache rows from its first token's, minus the `dropped` ones a
     // windowed layer no longer holds (none of this pass's queries sees them): key j is the
     // token at position dropped + j.
-    const int first_token_row = cross ? 0 : seq.row + batch.cache_offset - seq.n_past;
+    const int first_token_row = sequence_keys[s].first_token_row;
     const int dropped = std::max(0, first_row - first_token_row);
     if (dropped > 0 && (window == 0 || dropped > seq.n_past - window + 1)) {
       throw std::logic_error("a query's keys have left the KV cache");
@@ -192,7 +216,8 @@ void Transformer::attend(int layer, const float* layer_keys, const float* layer_
       report(layer, h, int(s), all_keys.data(), seq.length, dropped + n_keys);
     }
   }
-  linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), output);
+  linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), output,
+                 batch.row_kind());
 }
 
 }  // namespace attn

@@ -19,6 +19,12 @@ void Batch::clear() {
   memory = nullptr;
 }
 
+RowKind Batch::row_kind() const {
+  const bool one_row_each = std::all_of(sequences.begin(), sequences.end(),
+                                        [](const SequenceSlice& seq) { return seq.length == 1; });
+  return one_row_each ? RowKind::kSeparate : RowKind::kTokens;
+}
+
 void Batch::add_sequence(std::span<const int> ids, std::span<const int> types, int n_past) {
   const int row = rows();
   const int length = static_cast<int>(ids.size());
@@ -100,6 +106,8 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
       embedding(spec.embedding_dim > 0 ? std::size_t(max_rows_) * spec.embedding_dim : 0),
       normed(std::size_t(max_rows_) * spec.d_model),
       query(std::size_t(max_rows_) * spec.q_dim()),
+      new_keys(std::size_t(max_rows_) * spec.kv_dim()),
+      new_values(std::size_t(max_rows_) * spec.kv_dim()),
       context(std::size_t(max_rows_) * spec.q_dim()),
       sublayer(std::size_t(max_rows_) * spec.d_model),
       ffn_output(spec.topology == BlockTopology::kParallel ? std::size_t(max_rows_) * spec.d_model
@@ -179,25 +187,40 @@ void Transformer::embed(const Batch& batch, float* embedded) const {
   }
 }
 
-void Transformer::feed_forward(int layer, const float* input, int rows, RunState& state,
+void Transformer::feed_forward(int layer, const float* input, const Batch& batch, RunState& state,
                                float* output) const {
   const FeedForwardWeights& w = weights_.layers[layer].ffn;
+  const int rows = batch.rows();
+  const RowKind kind = batch.row_kind();
   const long n = long(rows) * spec_.d_ff;
   if (spec_.gated_ffn) {
     const LinearOutput projections[] = {{.linear = &*w.gate, .y = state.ffn_gate.data()},
                                         {.linear = &w.up, .y = state.ffn.data()}};
-    linear_forward_shared_input(projections, input, rows);
+    linear_forward_shared_input(projections, input, rows, kind);
     activation_forward(state.ffn_gate.data(), n, spec_.activation);
     multiply_in_place(state.ffn.data(), state.ffn_gate.data(), n);
   } else {
-    linear_forward(state.ffn.data(), input, rows, w.up);
+    linear_forward(state.ffn.data(), input, rows, w.up, kind);
     activation_forward(state.ffn.data(), n, spec_.activation);
   }
-  linear_forward(output, state.ffn.data(), rows, w.down);
+  linear_forward(output, state.ffn.data(), rows, w.down, kind);
 }
 
 void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
                           const ForwardObserver* observer, int n_layers) const {
+  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, n_layers);
+}
+
+void Transformer::forward(const Batch& batch, std::span<KVCache* const> caches,
+                          RunState& state) const {
+  if (caches.size() != batch.sequences.size()) {
+    throw std::logic_error("not one KV cache per sequence");
+  }
+  run(batch, SequenceCaches{.shared = nullptr, .own = caches}, state, nullptr, -1);
+}
+
+void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState& state,
+                      const ForwardObserver* observer, int n_layers) const {
   const int rows = batch.rows();
   const int d = spec_.d_model;
   const long size = long(rows) * d;
@@ -205,9 +228,10 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   if (batch.memory && batch.memory->length > state.max_context) {
     throw std::logic_error("cross-attention memory longer than the run state's context");
   }
-  for (const SequenceSlice& seq : batch.sequences) {
+  for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
+    const SequenceSlice& seq = batch.sequences[s];
     if (seq.n_past + seq.length > state.max_context ||
-        seq.row + batch.cache_offset + seq.length > cache.capacity) {
+        caches.first_token_row(batch, s) + seq.n_past + seq.length > caches.of(s).capacity) {
       throw Error("sequence of " + std::to_string(seq.n_past + seq.length) +
                   " tokens does not fit the context of " + std::to_string(state.max_context));
     }
@@ -236,7 +260,7 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
   embed(batch, embedded);
   norm_forward(embedded, embedded, rows, spec_.embedding_width(), weights_.embedding_norm);
   if (weights_.embedding_projection) {
-    linear_forward(hidden, embedded, rows, *weights_.embedding_projection);
+    linear_forward(hidden, embedded, rows, *weights_.embedding_projection, batch.row_kind());
   }
   if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
 
@@ -249,7 +273,7 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
     switch (spec_.topology) {
       case BlockTopology::kPreNorm:
         norm_forward(normed, hidden, rows, d, w.attention_norm);
-        attention(layer, normed, batch, cache, state, observer);
+        attention(layer, normed, batch, caches, state, observer);
         norm_forward(sublayer, sublayer, rows, d, w.attention_output_norm);
         add_in_place(hidden, sublayer, size);
         if (w.cross) {
@@ -258,12 +282,12 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
           add_in_place(hidden, sublayer, size);
         }
         norm_forward(normed, hidden, rows, d, *w.ffn_norm);
-        feed_forward(layer, normed, rows, state, sublayer);
+        feed_forward(layer, normed, batch, state, sublayer);
         norm_forward(sublayer, sublayer, rows, d, w.ffn_output_norm);
         add_in_place(hidden, sublayer, size);
         break;
       case BlockTopology::kPostNorm:
-        attention(layer, hidden, batch, cache, state, observer);
+        attention(layer, hidden, batch, caches, state, observer);
         add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, w.attention_norm);
         if (w.cross) {
@@ -271,16 +295,16 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
           add_in_place(hidden, sublayer, size);
           norm_forward(hidden, hidden, rows, d, w.cross->norm);
         }
-        feed_forward(layer, hidden, rows, state, sublayer);
+        feed_forward(layer, hidden, batch, state, sublayer);
         add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, *w.ffn_norm);
         break;
       case BlockTopology::kParallel:
         // Both sublayers read the block input; the residual is added once, after both.
         norm_forward(normed, hidden, rows, d, w.attention_norm);
-        attention(layer, normed, batch, cache, state, observer);
+        attention(layer, normed, batch, caches, state, observer);
         if (w.ffn_norm) norm_forward(normed, hidden, rows, d, *w.ffn_norm);
-        feed_forward(layer, normed, rows, state, state.ffn_output.data());
+        feed_forward(layer, normed, batch, state, state.ffn_output.data());
         add_in_place(sublayer, state.ffn_output.data(), size);
         add_in_place(hidden, sublayer, size);
         break;
@@ -337,7 +361,8 @@ CrossAttentionMemory Transformer::cross_attention_memory(const float* encoder_ou
   return memory;
 }
 
-void Transformer::compute_logits(RunState& state, std::span<const int> rows, float* logits) const {
+void Transformer::compute_logits(RunState& state, std::span<const int> rows, float* logits,
+                                 RowKind kind) const {
   if (!weights_.head) throw std::logic_error("compute_logits on a model without an output head");
   const OutputHead& head = *weights_.head;
   const int d = spec_.d_model;
@@ -354,12 +379,12 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
     const HeadTransform& transform = *head.transform;
     const int width = transform.dense.out;
     float* transformed = width == d ? state.sublayer.data() : state.embedding.data();
-    linear_forward(transformed, gathered, n, transform.dense);
+    linear_forward(transformed, gathered, n, transform.dense, kind);
     activation_forward(transformed, long(n) * width, transform.activation);
     norm_forward(transformed, transformed, n, width, transform.norm);
     head_input = transformed;
   }
-  linear_forward(logits, head_input, n, head.decoder);
+  linear_forward(logits, head_input, n, head.decoder, kind);
   if (head.logit_softcap > 0) {
     soft_cap(logits, long(n) * head.decoder.out, head.logit_softcap);
   }

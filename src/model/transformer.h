@@ -191,6 +191,8 @@ struct Batch {
   // An encoder-decoder's decoder: the encoder output every sequence's cross-attention reads.
   const CrossAttentionMemory* memory = nullptr;
   int rows() const { return static_cast<int>(token_ids.size()); }
+  // kSeparate when every sequence is one row (a decode step of several sequences), else kTokens.
+  RowKind row_kind() const;
 
   // Empties the batch, keeping its buffers for the next one.
   void clear();
@@ -249,6 +251,8 @@ struct RunState {
   std::vector<float> embedding;
   std::vector<float> normed;      // (max_rows, d_model) input of a sublayer
   std::vector<float> query;       // (max_rows, q_dim)
+  std::vector<float> new_keys;    // (max_rows, kv_dim) this pass's keys, before the cache
+  std::vector<float> new_values;  // (max_rows, kv_dim) this pass's values, before the cache
   std::vector<float> context;     // (max_rows, q_dim) attention output, heads side by side
   std::vector<float> sublayer;    // (max_rows, d_model) a sublayer's output before the add
   std::vector<float> ffn_output;  // (max_rows, d_model) parallel blocks only: the feed-forward's
@@ -304,6 +308,10 @@ class Transformer {
   // state.hidden. Token ids, type ids and positions must be in range (checked).
   void forward(const Batch& batch, KVCache& cache, RunState& state,
                const ForwardObserver* observer = nullptr, int n_layers = -1) const;
+  // The same over sequences that each keep their own cache (beam search: every beam in one
+  // pass): sequence s writes its keys and values into *caches[s], at its positions n_past on,
+  // and attends over that cache alone. batch.cache_offset is not used.
+  void forward(const Batch& batch, std::span<KVCache* const> caches, RunState& state) const;
 
   // Bytes of each weight type (indexed by WeightType) that one token's pass reads from weight
   // matrices: every linear layer (ALBERT's shared layers once per use) and the output head.
@@ -313,31 +321,56 @@ class Transformer {
   // (length, d_model), the final hidden states of the encoder.
   CrossAttentionMemory cross_attention_memory(const float* encoder_output, int length) const;
 
-  // logits (rows.size(), vocab) for the given rows of state.hidden.
-  void compute_logits(RunState& state, std::span<const int> rows, float* logits) const;
+  // logits (rows.size(), vocab) for the given rows of state.hidden; kSeparate when each row is
+  // its own sequence's (RowKind).
+  void compute_logits(RunState& state, std::span<const int> rows, float* logits,
+                      RowKind kind = RowKind::kTokens) const;
   // The classifier head's logits (rows, labels) of the given rows of the last forward pass: a
   // sequence classifier's first rows, a token classifier's every row.
   void compute_class_logits(RunState& state, std::span<const int> rows, float* logits) const;
 
  private:
+  // Where each sequence of a batch keeps its keys and values: every sequence in one cache,
+  // from cache row row + cache_offset - n_past on (`shared`), or each in its own, from row 0.
+  struct SequenceCaches {
+    KVCache* shared = nullptr;
+    std::span<KVCache* const> own;  // (sequences) when not shared
+
+    KVCache& of(std::size_t sequence) const { return shared ? *shared : *own[sequence]; }
+    // The cache row of sequence s's first token (position 0).
+    int first_token_row(const Batch& batch, std::size_t sequence) const {
+      const SequenceSlice& seq = batch.sequences[sequence];
+      return shared ? seq.row + batch.cache_offset - seq.n_past : 0;
+    }
+  };
+  // Where a sequence's keys and values are, for attend: a KV cache layer's buffer, whose row 0
+  // is cache row first_row, or the cross-attention memory (first_row 0).
+  struct SequenceKeys {
+    const float* keys = nullptr;    // (rows, kv_dim)
+    const float* values = nullptr;  // (rows, kv_dim)
+    int first_row = 0;
+    int first_token_row = 0;  // the row of the sequence's first token (self-attention)
+  };
+
+  void run(const Batch& batch, const SequenceCaches& caches, RunState& state,
+           const ForwardObserver* observer, int n_layers) const;
   void embed(const Batch& batch, float* hidden) const;
   // state.sublayer = attention of layer `layer` over `input` (rows, d_model).
-  void attention(int layer, const float* input, const Batch& batch, KVCache& cache, RunState& state,
-                 const ForwardObserver* observer) const;
+  void attention(int layer, const float* input, const Batch& batch, const SequenceCaches& caches,
+                 RunState& state, const ForwardObserver* observer) const;
   // state.sublayer = cross-attention of layer `layer` from `input` (rows, d_model) over
   // batch.memory.
   void cross_attention(int layer, const float* input, const Batch& batch, RunState& state,
                        const ForwardObserver* observer) const;
-  // The heads of state.query (rows, q_dim) over the layer's keys and values (a KV cache layer's
-  // buffer, whose row 0 is cache row first_row, or the cross-attention memory's rows; kv_dim
+  // The heads of state.query (rows, q_dim) over each sequence's keys and values (keys[s], kv_dim
   // wide) into state.context (rows, q_dim), then through `output` into state.sublayer.
-  // Self-attention keys of sequence s start at cache row row + cache_offset - n_past and are
-  // masked and biased by position; cross-attention keys are all memory rows.
-  void attend(int layer, const float* keys, const float* values, int first_row, bool cross,
-              const Batch& batch, const Linear& output, RunState& state,
-              const ForwardObserver* observer) const;
+  // Self-attention keys are masked and biased by position; cross-attention keys are all memory
+  // rows.
+  void attend(int layer, std::span<const SequenceKeys> keys, bool cross, const Batch& batch,
+              const Linear& output, RunState& state, const ForwardObserver* observer) const;
   // output (rows, d_model) = feed-forward of layer `layer` over `input` (rows, d_model).
-  void feed_forward(int layer, const float* input, int rows, RunState& state, float* output) const;
+  void feed_forward(int layer, const float* input, const Batch& batch, RunState& state,
+                    float* output) const;
 
   ArchSpec spec_;
   TransformerWeights weights_;

@@ -98,14 +98,16 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
   };
 
   // Each running beam: its new tokens, summed log-probability (float32, as Hugging Face keeps
-  // it), and its own KV cache (the prompt's keys and values copied, never recomputed).
-  RunState state(spec, n_prompt, std::max(capacity, memory ? memory->length : 0));
+  // it), and its own KV cache (the prompt's keys and values copied, never recomputed). A step
+  // runs every beam's token in one pass, one row each, so that each weight is read once per
+  // step, not once per beam.
+  RunState state(spec, std::max(n_prompt, k), std::max(capacity, memory ? memory->length : 0));
   std::vector<KVCache> caches(1, KVCache(spec, capacity, spec.n_layer, n_prompt));
   std::vector<std::vector<int>> tokens(k);
   std::vector<float> scores(k, -1e9f);
   scores[0] = 0;
-  std::vector<std::vector<float>> logprobs(k);  // (beams, vocab)
-  std::vector<float> logits(vocab);
+  std::vector<std::vector<float>> logprobs(k);        // (beams, vocab)
+  std::vector<float> logits(std::size_t(k) * vocab);  // (beams, vocab)
 
   // The prompt, once; every beam starts from it.
   Batch batch;
@@ -114,7 +116,7 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
   model.transformer->forward(batch, caches[0], state);
   const int last = n_prompt - 1;
   model.transformer->compute_logits(state, std::span(&last, 1), logits.data());
-  log_softmax(logits, logprobs[0]);
+  log_softmax(std::span(logits).first(vocab), logprobs[0]);
   for (int b = 1; b < k; ++b) logprobs[b] = logprobs[0];
   const KVCache prompt_cache = caches[0];
   caches.assign(k, prompt_cache);
@@ -156,14 +158,21 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
       const double best = hypotheses.score_of(candidate(order[0]), step);
       done = options.early_stopping || hypotheses.worst() >= best;
     }
-    // The new running beams: each its parent's tokens and cache, one token longer.
+    // The new running beams: each its parent's tokens and cache, one token longer. A parent's
+    // cache is copied for all its children but the last, which takes it over.
+    std::vector<int> children(k, 0);
+    for (int parent : parents) ++children[parent];
     std::vector<std::vector<int>> next_beams(k);
     std::vector<KVCache> next_caches;
     next_caches.reserve(k);
     for (int b = 0; b < k; ++b) {
       next_beams[b] = tokens[parents[b]];
       next_beams[b].push_back(next_tokens[b]);
-      next_caches.push_back(caches[parents[b]]);
+      if (--children[parents[b]] == 0) {
+        next_caches.push_back(std::move(caches[parents[b]]));
+      } else {
+        next_caches.push_back(caches[parents[b]]);
+      }
     }
     tokens = std::move(next_beams);
     caches = std::move(next_caches);
@@ -174,17 +183,21 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
       result.stop_reason = "interrupted";
       break;
     }
-    // Each beam's next log-probabilities: one token through its own cache.
+    // Each beam's next log-probabilities: its last token through its own cache, all in one
+    // pass.
+    batch.clear();
+    batch.memory = memory;
+    std::vector<KVCache*> beam_caches(k);
+    std::vector<int> rows(k);
     for (int b = 0; b < k; ++b) {
-      const int position = n_prompt + step - 1;
-      batch.clear();
-      batch.add_sequence(std::span(&tokens[b].back(), 1), {}, position);
-      batch.cache_offset = position;
-      batch.memory = memory;
-      model.transformer->forward(batch, caches[b], state);
-      const int row = 0;
-      model.transformer->compute_logits(state, std::span(&row, 1), logits.data());
-      log_softmax(logits, logprobs[b]);
+      batch.add_sequence(std::span(&tokens[b].back(), 1), {}, n_prompt + step - 1);
+      beam_caches[b] = &caches[b];
+      rows[b] = b;
+    }
+    model.transformer->forward(batch, beam_caches, state);
+    model.transformer->compute_logits(state, rows, logits.data(), RowKind::kSeparate);
+    for (int b = 0; b < k; ++b) {
+      log_softmax(std::span(logits).subspan(std::size_t(b) * vocab, vocab), logprobs[b]);
     }
   }
   if (done) {
