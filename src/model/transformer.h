@@ -230,9 +230,9 @@ struct KVCache {
   // when a windowed layer has already dropped rows such a query sees, forgets every row and
   // returns 0.
   int keep_rows(int rows);
-  // Copies the first `rows` rows that later queries can see into `larger`, a new cache of the
-  // same model, then holding them as this one does. False (nothing kept) when `larger` would
-  // need rows a windowed layer here has dropped.
+  // Copies the first `rows` rows that later queries can see into `larger`, another cache of the
+  // same model at least as large, then holding them as this one does. False (nothing kept) when
+  // `larger` would need rows a windowed layer here has dropped (never when it is as large).
   bool copy_rows_to(KVCache& larger, int rows) const;
 
   int capacity;

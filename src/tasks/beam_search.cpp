@@ -159,20 +159,32 @@ BeamSearchResult beam_search(const Model& model, std::span<const int> prompt_ids
       done = options.early_stopping || hypotheses.worst() >= best;
     }
     // The new running beams: each its parent's tokens and cache, one token longer. A parent's
-    // cache is copied for all its children but the last, which takes it over.
+    // last child takes its cache over; each other child takes the cache of a beam that has no
+    // child, and the rows written so far are copied into it (no allocation, no unused rows).
     std::vector<int> children(k, 0);
     for (int parent : parents) ++children[parent];
+    std::vector<int> spare;  // beams without children, whose caches are free
+    for (int b = 0; b < k; ++b) {
+      if (children[b] == 0) spare.push_back(b);
+    }
+    std::vector<int> cache_of(k);  // (beams) the current cache each new beam takes
+    for (int b = 0; b < k; ++b) {
+      const int parent = parents[b];
+      if (--children[parent] == 0) {
+        cache_of[b] = parent;
+      } else {
+        cache_of[b] = spare.back();
+        spare.pop_back();
+        caches[parent].copy_rows_to(caches[cache_of[b]], n_prompt + step - 1);
+      }
+    }
     std::vector<std::vector<int>> next_beams(k);
     std::vector<KVCache> next_caches;
     next_caches.reserve(k);
     for (int b = 0; b < k; ++b) {
       next_beams[b] = tokens[parents[b]];
       next_beams[b].push_back(next_tokens[b]);
-      if (--children[parents[b]] == 0) {
-        next_caches.push_back(std::move(caches[parents[b]]));
-      } else {
-        next_caches.push_back(caches[parents[b]]);
-      }
+      next_caches.push_back(std::move(caches[cache_of[b]]));
     }
     tokens = std::move(next_beams);
     caches = std::move(next_caches);
