@@ -1,7 +1,8 @@
 // Issue 4, attention weights: the library capture and the `attn attention` output against the
 // Hugging Face goldens, --attention-out during cached generation against a full run, the
 // filters, the rounding, the bertviz and HTML formats (the page rendered by headless
-// chromium), and bad input.
+// chromium), and bad input. And the attention of a long prompt in tiles of queries against the
+// whole, captured, attention.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,6 +164,51 @@ void expect_cli_matches_golden(const fs::path& model_dir, const fs::path& golden
   }
   std::cout << model_dir.filename().string() << " (CLI, --precision 9): worst |weight - golden| "
             << worst << "\n";
+}
+
+// The final hidden states (rows, d_model) of `ids` through `stack`, with every head's attention
+// captured (one tile of all queries over all keys) or not (tiles of kQueryTile queries, a causal
+// tile stopping at its last query's key).
+std::vector<float> final_hidden(const Transformer& stack, std::span<const int> ids, bool capture) {
+  const ArchSpec& spec = stack.spec();
+  const int n = int(ids.size());
+  KVCache cache(spec, n, spec.n_layer);
+  RunState state(spec, n, n);
+  Batch batch;
+  batch.add_sequence(ids);
+  std::vector<float> hidden;
+  ForwardObserver observer;
+  observer.on_hidden = [&](int, const float* rows_hidden, int rows) {
+    hidden.assign(rows_hidden, rows_hidden + long(rows) * spec.d_model);  // the last call stays
+  };
+  if (capture) {
+    observer.wants_attention = [](int, int) { return true; };
+    observer.on_attention = [](int, int, int, const float*, int, int) {};
+  }
+  stack.forward(batch, cache, state, &observer);
+  return hidden;
+}
+
+// A prompt of several tiles gives the same hidden states, bit for bit, in tiles as whole: causal
+// and bidirectional, windows of a decoder (Mistral, Gemma-2) and an encoder (ModernBERT), ALiBi
+// (BLOOM), T5's relative position bias (its encoder).
+TEST(AttentionTiles, EqualTheWholeAttention) {
+  ATTN_REQUIRE_SHARED();
+  const int n = 2 * kQueryTile + 22;
+  for (const char* name :
+       {"tiny-llama-brown", "tiny-mistral-swa-random", "tiny-gemma2-random", "tiny-bloom-random",
+        "tiny-bert-brown", "tiny-modernbert-random", "tiny-t5-random"}) {
+    const auto model = load_model(shared_dir() / "models" / name);
+    const Transformer& stack = model->encoder ? *model->encoder : *model->transformer;
+    std::vector<int> ids(n);
+    for (int i = 0; i < n; ++i) ids[i] = 5 + (i * 37) % (stack.spec().vocab_size - 5);
+    const std::vector<float> tiled = final_hidden(stack, ids, false);
+    const std::vector<float> whole = final_hidden(stack, ids, true);
+    ASSERT_EQ(tiled.size(), std::size_t(n) * stack.spec().d_model) << name;
+    for (std::size_t i = 0; i < tiled.size(); ++i) {
+      ASSERT_EQ(tiled[i], whole[i]) << name << ": element " << i;
+    }
+  }
 }
 
 TEST(AttentionGolden, TinyGpt2Capture) {

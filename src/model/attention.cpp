@@ -114,106 +114,125 @@ void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys,
     }
     const int n_keys = cross ? batch.memory->length : seq.n_past + seq.length - dropped;
     const long first_key = first_token_row + dropped - first_row;
-    // One task per head, each with its own scores (length, n_keys).
-    auto head_scores = [&](int h) { return state.scores.data() + long(h) * state.scores_per_head; };
+    // The queries go in tiles (kQueryTile), each head's scores (tile rows, keys) in
+    // state.scores; a captured sequence goes whole, in state.captured_scores.
+    const auto* report = !observer ? nullptr
+                         : cross   ? &observer->on_cross_attention
+                                   : &observer->on_attention;
+    bool captured = false;
+    for (int h = 0; report && *report && h < spec_.n_head; ++h) {
+      captured = captured || observer->wants_attention(layer, h);
+    }
+    const int tile_rows = captured ? seq.length : std::min(seq.length, kQueryTile);
+    const long scores_per_head = captured ? long(seq.length) * n_keys : state.scores_per_head;
+    if (captured) state.captured_scores.resize(std::size_t(spec_.n_head) * scores_per_head);
+    float* const all_scores = captured ? state.captured_scores.data() : state.scores.data();
     thread_pool().run(spec_.n_head, [&](int h) {
       const int kv_head = h / group;
-      const float* query = state.query.data() + long(seq.row) * q_dim + h * head_dim;
       const float* keys = layer_keys + first_key * kv_dim + kv_head * head_dim;
       const float* values = layer_values + first_key * kv_dim + kv_head * head_dim;
-      float* scores = head_scores(h);
+      float* scores = all_scores + long(h) * scores_per_head;  // each tile's (rows, tile_keys)
+      for (int tile = 0; tile < seq.length; tile += tile_rows) {
+        const int rows = std::min(tile_rows, seq.length - tile);
+        // Key j is visible to no query of a causal tile past its last query's own key.
+        const int tile_keys =
+            causal && !captured ? std::min(n_keys, seq.n_past + tile + rows - dropped) : n_keys;
+        const float* query = state.query.data() + long(seq.row + tile) * q_dim + h * head_dim;
 
-      // scores = scale * Q K^T, heads read in place from the (rows, q_dim) and cache layouts.
-      // One query (a decode step) is a matrix-vector product, for which a BLAS call costs more
-      // than the arithmetic: it goes through the f32 kernels instead.
-      // A decode step of a windowed layer reads only its last `window` keys: the `skip` before
-      // them are masked, and cost nothing.
-      const int skip = causal && window > 0 && seq.length == 1 ? std::max(0, n_keys - window) : 0;
-      if (seq.length == 1) {
-        std::fill_n(scores, skip, 0.0f);
-        f32_kernels.dot_rows(scores + skip, keys + long(skip) * kv_dim, kv_dim, query, head_dim,
-                             n_keys - skip);
-        for (int j = skip; j < n_keys; ++j) scores[j] *= scale;
-      } else {
-        // The keys (n_keys, head_dim) as an [out, in] matrix.
-        const Linear key_map{.weight = keys,
-                             .bias = nullptr,
-                             .in = head_dim,
-                             .out = n_keys,
-                             .in_out_layout = false,
-                             .row_stride = kv_dim,
-                             .type = WeightType::kF32};
-        std::fill_n(scores, long(seq.length) * n_keys, 0.0f);
-        gemm_columns(gemm, scores, n_keys, query, q_dim, seq.length, key_map, 0, n_keys);
-        for (long j = 0; j < long(seq.length) * n_keys; ++j) scores[j] *= scale;
-      }
-      for (int i = 0; i < seq.length; ++i) {
-        float* row = scores + long(i) * n_keys;
-        if (alibi) {
-          // BLOOM adds slope * key position rather than -slope * distance: the two differ by a
-          // constant per row, which the softmax removes.
-          const float slope = positions_.alibi_slopes[h];
-          for (int j = 0; j < n_keys; ++j) row[j] += slope * float(dropped + j);
-        }
-        if (relative) {
-          // Key j of a query at position n_past + i: offset dropped + j - (n_past + i).
-          const int* buckets =
-              state.offset_buckets.data() + (state.max_context - 1) - (seq.n_past + i) + dropped;
-          for (int j = 0; j < n_keys; ++j) row[j] += relative->table[buckets[j] * spec_.n_head + h];
-        }
-        // Keys [first, end) are visible: the causal mask ends them at the query's own position;
-        // a window starts them window - 1 keys before it (a decoder) or keeps them within
-        // window / 2 on either side (an encoder).
-        const int own_key = seq.n_past + i - dropped;  // the query's own key
-        int first = 0, end = causal ? own_key + 1 : n_keys;
-        if (window > 0) {
-          first = std::max(0, causal ? own_key - window + 1 : own_key - window / 2);
-          if (!causal) end = std::min(n_keys, own_key + window / 2 + 1);
-        }
-        if (layer_spec.score_softcap > 0) {
-          soft_cap(row + first, end - first, layer_spec.score_softcap);  // visible keys only
-        }
-        std::fill(row, row + first, 0.0f);
-        softmax_row(row + first, end - first);
-        std::fill(row + end, row + n_keys, 0.0f);
-      }
-      // context = scores V, written into this head's columns.
-      float* context = state.context.data() + long(seq.row) * q_dim + h * head_dim;
-      if (seq.length == 1) {
-        std::fill_n(context, head_dim, 0.0f);
-        f32_kernels.accumulate_rows(context, values + long(skip) * kv_dim, kv_dim, scores + skip,
-                                    n_keys - skip, head_dim);
-      } else {
-        // The values (n_keys, head_dim) as an [in, out] matrix.
-        const Linear value_map{.weight = values,
+        // scores = scale * Q K^T, heads read in place from the (rows, q_dim) and cache layouts.
+        // One query (a decode step) is a matrix-vector product, for which the GEMM's packing
+        // costs more than the arithmetic: it goes through the f32 kernels instead.
+        // A decode step of a windowed layer reads only its last `window` keys: the `skip` before
+        // them are masked, and cost nothing.
+        const int skip = causal && window > 0 && rows == 1 ? std::max(0, tile_keys - window) : 0;
+        if (rows == 1) {
+          std::fill_n(scores, skip, 0.0f);
+          f32_kernels.dot_rows(scores + skip, keys + long(skip) * kv_dim, kv_dim, query, head_dim,
+                               tile_keys - skip);
+          for (int j = skip; j < tile_keys; ++j) scores[j] *= scale;
+        } else {
+          // The keys (tile_keys, head_dim) as an [out, in] matrix.
+          const Linear key_map{.weight = keys,
                                .bias = nullptr,
-                               .in = n_keys,
-                               .out = head_dim,
-                               .in_out_layout = true,
+                               .in = head_dim,
+                               .out = tile_keys,
+                               .in_out_layout = false,
                                .row_stride = kv_dim,
                                .type = WeightType::kF32};
-        for (int i = 0; i < seq.length; ++i) std::fill_n(context + long(i) * q_dim, head_dim, 0.0f);
-        gemm_columns(gemm, context, q_dim, scores, n_keys, seq.length, value_map, 0, head_dim);
+          std::fill_n(scores, long(rows) * tile_keys, 0.0f);
+          gemm_columns(gemm, scores, tile_keys, query, q_dim, rows, key_map, 0, tile_keys);
+          for (long j = 0; j < long(rows) * tile_keys; ++j) scores[j] *= scale;
+        }
+        for (int i = 0; i < rows; ++i) {
+          float* row = scores + long(i) * tile_keys;
+          const int position = seq.n_past + tile + i;  // the query's
+          if (alibi) {
+            // BLOOM adds slope * key position rather than -slope * distance: the two differ by
+            // a constant per row, which the softmax removes.
+            const float slope = positions_.alibi_slopes[h];
+            for (int j = 0; j < tile_keys; ++j) row[j] += slope * float(dropped + j);
+          }
+          if (relative) {
+            // Key j of a query at `position`: offset dropped + j - position.
+            const int* buckets =
+                state.offset_buckets.data() + (state.max_context - 1) - position + dropped;
+            for (int j = 0; j < tile_keys; ++j) {
+              row[j] += relative->table[buckets[j] * spec_.n_head + h];
+            }
+          }
+          // Keys [first, end) are visible: the causal mask ends them at the query's own
+          // position; a window starts them window - 1 keys before it (a decoder) or keeps them
+          // within window / 2 on either side (an encoder).
+          const int own_key = position - dropped;  // the query's own key
+          int first = 0, end = causal ? own_key + 1 : tile_keys;
+          if (window > 0) {
+            first = std::max(0, causal ? own_key - window + 1 : own_key - window / 2);
+            if (!causal) end = std::min(tile_keys, own_key + window / 2 + 1);
+          }
+          if (layer_spec.score_softcap > 0) {
+            soft_cap(row + first, end - first, layer_spec.score_softcap);  // visible keys only
+          }
+          std::fill(row, row + first, 0.0f);
+          softmax_row(row + first, end - first);
+          std::fill(row + end, row + tile_keys, 0.0f);
+        }
+        // context = scores V, written into this head's columns.
+        float* context = state.context.data() + long(seq.row + tile) * q_dim + h * head_dim;
+        if (rows == 1) {
+          std::fill_n(context, head_dim, 0.0f);
+          f32_kernels.accumulate_rows(context, values + long(skip) * kv_dim, kv_dim, scores + skip,
+                                      tile_keys - skip, head_dim);
+        } else {
+          // The values (tile_keys, head_dim) as an [in, out] matrix.
+          const Linear value_map{.weight = values,
+                                 .bias = nullptr,
+                                 .in = tile_keys,
+                                 .out = head_dim,
+                                 .in_out_layout = true,
+                                 .row_stride = kv_dim,
+                                 .type = WeightType::kF32};
+          for (int i = 0; i < rows; ++i) std::fill_n(context + long(i) * q_dim, head_dim, 0.0f);
+          gemm_columns(gemm, context, q_dim, scores, tile_keys, rows, value_map, 0, head_dim);
+        }
       }
     });
     // Observers run on this thread, after the parallel part, so they need no locking. They see
     // every key from the sequence's first, the dropped ones with probability 0.
-    if (!observer) continue;
-    const auto& report = cross ? observer->on_cross_attention : observer->on_attention;
-    if (!report) continue;
+    if (!captured) continue;
     std::vector<float> all_keys;  // (length, dropped + n_keys) when keys were dropped
     for (int h = 0; h < spec_.n_head; ++h) {
       if (!observer->wants_attention(layer, h)) continue;
+      const float* probabilities = all_scores + long(h) * scores_per_head;  // (length, n_keys)
       if (dropped == 0) {
-        report(layer, h, int(s), head_scores(h), seq.length, n_keys);
+        (*report)(layer, h, int(s), probabilities, seq.length, n_keys);
         continue;
       }
       all_keys.assign(std::size_t(seq.length) * (dropped + n_keys), 0.0f);
       for (int i = 0; i < seq.length; ++i) {
-        std::copy_n(head_scores(h) + long(i) * n_keys, n_keys,
+        std::copy_n(probabilities + long(i) * n_keys, n_keys,
                     all_keys.begin() + long(i) * (dropped + n_keys) + dropped);
       }
-      report(layer, h, int(s), all_keys.data(), seq.length, dropped + n_keys);
+      (*report)(layer, h, int(s), all_keys.data(), seq.length, dropped + n_keys);
     }
   }
   linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), output,

@@ -114,7 +114,7 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
                                                            : 0),
       ffn(std::size_t(max_rows_) * spec.d_ff),
       ffn_gate(spec.gated_ffn ? std::size_t(max_rows_) * spec.d_ff : 0),
-      scores_per_head(long(std::min(max_rows_, max_context_)) * max_context_),
+      scores_per_head(long(std::min({max_rows_, max_context_, kQueryTile})) * max_context_),
       scores(std::size_t(spec.n_head) * scores_per_head) {}
 
 Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionScheme positions)

@@ -240,6 +240,11 @@ struct KVCache {
   std::vector<Layer> layers;  // (n_layers)
 };
 
+// A prompt's queries attend in tiles of this many rows, each with its own scores (tile, keys):
+// the whole (queries x keys) matrix, which grows as the square of the context, is never held
+// (except when an observer captures it), and a causal tile stops at its last query's own key.
+constexpr int kQueryTile = 64;
+
 // Scratch activations for up to `max_rows` packed rows attending over up to `max_context` keys.
 struct RunState {
   RunState(const ArchSpec& spec, int max_rows, int max_context);
@@ -262,10 +267,12 @@ struct RunState {
   // block max_rows * head_dim / 2 long: (rows, its rotary dim / 2) used.
   std::vector<float> rotary_cos;  // (n_tables, max_rows, head_dim / 2)
   std::vector<float> rotary_sin;  // (n_tables, max_rows, head_dim / 2)
-  // Attention of one sequence, each head's (queries, keys) in its own slice: a sequence has
-  // at most min(max_rows, max_context) queries.
+  // Attention of one tile of queries (kQueryTile), each head's (queries, keys) in its own
+  // slice: a tile has at most min(max_rows, max_context, kQueryTile) queries.
   long scores_per_head;
   std::vector<float> scores;  // (n_head, scores_per_head)
+  // Attention of one whole sequence, when an observer captures it: (n_head, queries, keys).
+  std::vector<float> captured_scores;
   // Relative position bias (T5): the bucket of each key - query offset in -(max_context - 1)
   // .. max_context - 1, at index offset + max_context - 1; filled at the first pass.
   std::vector<int> offset_buckets;  // (2 max_context - 1) or empty
