@@ -45,7 +45,8 @@ void Transformer::attention(int layer, const float* input, const Batch& batch,
   if (caches.shared) {
     caches.shared->make_room(layer, batch.cache_offset, batch.cache_offset + rows);
   }
-  std::vector<SequenceKeys> keys(batch.sequences.size());
+  std::vector<SequenceKeys>& keys = state.sequence_keys;
+  keys.resize(batch.sequences.size());
   for (std::size_t s = 0; s < batch.sequences.size(); ++s) {
     const SequenceSlice& seq = batch.sequences[s];
     KVCache& cache = caches.of(s);
@@ -72,12 +73,12 @@ void Transformer::cross_attention(int layer, const float* input, const Batch& ba
   const CrossAttentionMemory& memory = *batch.memory;
   const std::size_t layer_offset = std::size_t(layer) * memory.length * memory.kv_dim;
   linear_forward(state.query.data(), input, batch.rows(), w.query, batch.row_kind());
-  const std::vector<SequenceKeys> keys(batch.sequences.size(),
-                                       SequenceKeys{.keys = memory.keys.data() + layer_offset,
-                                                    .values = memory.values.data() + layer_offset,
-                                                    .first_row = 0,
-                                                    .first_token_row = 0});
-  attend(layer, keys, true, batch, w.output, state, observer);
+  state.sequence_keys.assign(batch.sequences.size(),
+                             SequenceKeys{.keys = memory.keys.data() + layer_offset,
+                                          .values = memory.values.data() + layer_offset,
+                                          .first_row = 0,
+                                          .first_token_row = 0});
+  attend(layer, state.sequence_keys, true, batch, w.output, state, observer);
 }
 
 void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys, bool cross,

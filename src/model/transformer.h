@@ -245,6 +245,15 @@ struct KVCache {
 // (except when an observer captures it), and a causal tile stops at its last query's own key.
 constexpr int kQueryTile = 64;
 
+// Where a sequence's keys and values are, for the attention: a KV cache layer's buffer, whose row 0
+// is cache row first_row, or the cross-attention memory (first_row 0).
+struct SequenceKeys {
+  const float* keys = nullptr;    // (rows, kv_dim)
+  const float* values = nullptr;  // (rows, kv_dim)
+  int first_row = 0;
+  int first_token_row = 0;  // the row of the sequence's first token (self-attention)
+};
+
 // Scratch activations for up to `max_rows` packed rows attending over up to `max_context` keys.
 struct RunState {
   RunState(const ArchSpec& spec, int max_rows, int max_context);
@@ -273,6 +282,9 @@ struct RunState {
   std::vector<float> scores;  // (n_head, scores_per_head)
   // Attention of one whole sequence, when an observer captures it: (n_head, queries, keys).
   std::vector<float> captured_scores;
+  // Where each sequence's keys and values are for the layer at hand: (sequences), kept between
+  // layers so that a decode step allocates nothing.
+  std::vector<SequenceKeys> sequence_keys;
   // Relative position bias (T5): the bucket of each key - query offset in -(max_context - 1)
   // .. max_context - 1, at index offset + max_context - 1; filled at the first pass.
   std::vector<int> offset_buckets;  // (2 max_context - 1) or empty
@@ -349,14 +361,6 @@ class Transformer {
       const SequenceSlice& seq = batch.sequences[sequence];
       return shared ? seq.row + batch.cache_offset - seq.n_past : 0;
     }
-  };
-  // Where a sequence's keys and values are, for attend: a KV cache layer's buffer, whose row 0
-  // is cache row first_row, or the cross-attention memory (first_row 0).
-  struct SequenceKeys {
-    const float* keys = nullptr;    // (rows, kv_dim)
-    const float* values = nullptr;  // (rows, kv_dim)
-    int first_row = 0;
-    int first_token_row = 0;  // the row of the sequence's first token (self-attention)
   };
 
   void run(const Batch& batch, const SequenceCaches& caches, RunState& state,
