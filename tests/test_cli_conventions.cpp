@@ -112,6 +112,11 @@ const std::vector<TextCommand>& text_commands() {
        .options = {"--probe", "none"},
        .texts = {"The cat sat on the mat."},
        .json_shape = JsonShape::kOneDocument},
+      {.name = "lens",
+       .model = "tiny-gpt2-brown",
+       .shared_model = false,
+       .options = {"-q"},
+       .texts = {"The cat sat on the mat."}},
       {.name = "tokenize",
        .model = "tiny-gpt2-brown",
        .shared_model = false,
@@ -828,7 +833,7 @@ TEST(FriendlyCliTest, UnknownOptionsAndCommandsGetASuggestion) {
 TEST(FriendlyCliTest, HelpHasNoParserInternals) {
   for (const char* command :
        {"", "generate", "chat", "translate", "classify", "rerank", "ner", "fill-mask", "embed",
-        "similarity", "attention", "heads", "tokenize", "info", "perplexity", "bench"}) {
+        "similarity", "attention", "heads", "lens", "tokenize", "info", "perplexity", "bench"}) {
     SCOPED_TRACE(command);
     std::vector<std::string> args;
     if (*command) args.push_back(command);

@@ -6,7 +6,9 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 #include "src/tasks/attention_capture.h"
+#include "src/tasks/attention_flow.h"
 #include "src/tasks/translate.h"
 
 namespace attn {
@@ -93,6 +95,36 @@ int run_encoder_decoder_attention(const AttentionCommand& command, const Model& 
   return 0;
 }
 
+// Above this many elementary steps (attention_flow_cost) the user is told that --flow will take
+// a while: about a minute on one core.
+constexpr double kLongFlowCost = 3e10;
+
+// "augmented" and "rollout" (--rollout), "flow" and "flow_raw_last" (--flow): one matrix per
+// layer, each (tokens, tokens), in the field names of ../shared/golden/interp/.
+void write_rollout_and_flow(const AttentionCommand& command, const Model& model,
+                            const AttentionDocumentInfo& info, AttentionWriter& writer) {
+  const MeanAttention mean = mean_attention(model, info.encoding);
+  const int n_layers = mean.n_layers, n = mean.n_tokens;
+  const std::vector<double> augmented = augmented_attention(mean);
+  writer.add_matrices("augmented", augmented, n_layers, n, n);
+  if (command.rollout) {
+    writer.add_matrices("rollout", attention_rollout(augmented, n_layers, n), n_layers, n, n);
+  }
+  if (!command.flow) return;
+  if (attention_flow_cost(n_layers, n) > kLongFlowCost) {
+    spdlog::warn(
+        "--flow: {} maximum flows over {} tokens and {} layers; this takes long (the "
+        "work grows as layers^2 x tokens^4)",
+        long(n_layers) * n * n, n, n_layers);
+  }
+  Progress progress("flow", "layers", command.common.quiet);
+  const std::vector<double> raw = attention_flow_raw(
+      augmented, n_layers, n, [&](int done) { progress.update(done, n_layers, 0); });
+  const std::size_t size = std::size_t(n) * n;
+  writer.add_matrices("flow", normalize_rows(raw, n), n_layers, n, n);
+  writer.add_matrices("flow_raw_last", std::span(raw).subspan((n_layers - 1) * size), 1, n, n);
+}
+
 }  // namespace
 
 int run_attention(const AttentionCommand& command) {
@@ -118,6 +150,17 @@ int run_attention(const AttentionCommand& command) {
                      "' is " + (spec.causal ? "a decoder" : "an encoder"));
   }
   if (encoder_decoder) check_translation_model(*model, "attention");
+  if (command.rollout || command.flow) {
+    const std::string option = command.rollout ? "--rollout" : "--flow";
+    if (encoder_decoder) {
+      throw UsageError(option + ": not implemented for encoder-decoders ('" + model->model_type +
+                       "'): the decoder's positions reach the source through the "
+                       "cross-attention, which rollout and flow do not define");
+    }
+    if (command.format == AttentionFormat::kBertviz) {
+      throw UsageError(option + ": bertviz's JSON has no place for it; use --format json or html");
+    }
+  }
 
   Encoding encoding = model->tokenizer->encode(text.text, command.pair);
   std::vector<std::string> tokens = token_strings(*model->tokenizer, encoding.ids);
@@ -156,6 +199,7 @@ int run_attention(const AttentionCommand& command) {
                     [&](int layer, int head, const float* probabilities, int n) {
                       writer.add_head(layer, head, probabilities, n, n);
                     });
+  if (command.rollout || command.flow) write_rollout_and_flow(command, *model, info, writer);
   writer.finish();
   out.commit();
   return 0;

@@ -107,9 +107,6 @@ std::string describe_positions(const PositionScheme& positions) {
   return tables;
 }
 
-// A float as its shortest decimal form: 1.3f, not the 1.2999999523162842 of its double.
-double shortest(float value) { return std::stod(fmt::format("{}", value)); }
-
 // The fields of generation_config.json that generate uses, as given.
 nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
   nlohmann::ordered_json out = {{"eos_token_ids", config.eos_token_ids}};
@@ -125,6 +122,8 @@ nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
 }
 
 }  // namespace
+
+double shortest(float value) { return std::stod(fmt::format("{}", value)); }
 
 int run_info(const CommonOptions& common) {
   // A sentence-transformers folder may keep the Hugging Face model in a module folder.

@@ -219,6 +219,10 @@ struct AttentionCommand {
   std::optional<std::string> target;
   AttentionFormat format = AttentionFormat::kJson;
   AttentionOptions attention;
+  // Abnar & Zuidema's attention rollout and attention flow (src/tasks/attention_flow.h),
+  // written after the weights.
+  bool rollout = false;
+  bool flow = false;
 };
 
 struct TranslateCommand {
@@ -268,6 +272,22 @@ struct HeadsCommand {
 
 constexpr int kHeadsTargetTokens = 64;
 
+enum class LensFormat {
+  kText,  // a table per text: positions down, layers across
+  kJson,  // one object per text, in the reference files' field names
+  kHtml,  // a page with a table per text (src/tasks/lens_view.html)
+};
+
+// attn lens: the logit lens of each text.
+struct LensCommand {
+  CommonOptions common;
+  TextSources input;
+  LensFormat format = LensFormat::kText;
+  // --target: the token whose rank and probability are followed through the layers at the
+  // last position (an encoder's first mask); default: the model's own prediction there.
+  std::optional<std::string> target;
+};
+
 int run_generate(const GenerateCommand& command);
 int run_chat(const ChatCommand& command);
 int run_classify(const ClassifyCommand& command);
@@ -283,6 +303,7 @@ int run_attention(const AttentionCommand& command);
 int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
 int run_heads(const HeadsCommand& command);
+int run_lens(const LensCommand& command);
 
 // The "timings" object of generate's and chat's --json: load, prompt and decode times and
 // rates.
@@ -325,6 +346,10 @@ std::string json_text(const Json& json, int indent = -1) {
 // The lines of an input file (--file), without their "\n" or "\r\n"; lines[i] is line i + 1. A
 // final "\n" does not start another line.
 std::vector<std::string> split_lines(std::string_view contents);
+
+// A float as a JSON number in its shortest decimal form: 1.3f as 1.3, not as the
+// 1.2999999523162842 of its double.
+double shortest(float value);
 
 // "1 token", "2 tokens"; "1 pass", "3 passes" with plural_form "passes".
 std::string plural(long count, std::string_view singular, std::string_view plural_form = {});

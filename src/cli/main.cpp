@@ -618,6 +618,12 @@ int run_command_line(int argc, char** argv) {
       ->check(CLI::IsMember(attention_formats))
       ->excludes("--json");
   add_attention_options(*attention_app, attention.attention);
+  attention_app->add_flag("--rollout", attention.rollout,
+                          "add attention rollout (Abnar & Zuidema 2020): what each input token "
+                          "contributes to each position of each layer, through the residuals");
+  attention_app->add_flag("--flow", attention.flow,
+                          "add attention flow (Abnar & Zuidema 2020): the same as maximum flows "
+                          "through the layers (slow past about 64 tokens)");
 
   HeadsCommand heads;
   CLI::App* heads_app =
@@ -672,6 +678,27 @@ int run_command_line(int argc, char** argv) {
                        std::to_string(kHeadsTargetTokens) + ")")
       ->check(whole_number<int>())
       ->check(positive());
+
+  LensCommand lens;
+  CLI::App* lens_app = app.add_subcommand(
+      "lens", "the logit lens: what each layer predicts at each position (nostalgebraist 2020)");
+  add_common_options(*lens_app, lens.common, "tiny-gpt2-brown");
+  add_output_options(*lens_app, lens.common, "the same as --format json");
+  add_text_options(*lens_app, lens.input, "texts to run through the model, each alone");
+  const std::map<std::string, LensFormat> lens_formats = {
+      {"text", LensFormat::kText}, {"json", LensFormat::kJson}, {"html", LensFormat::kHtml}};
+  lens_app
+      ->add_option_function<std::string>(
+          "--format", [&](const std::string& name) { lens.format = lens_formats.at(name); },
+          "text (the default: a table per text, positions down, layers across), json (the top "
+          "5 of every layer and position, one object per text) or html (a page: layers x "
+          "positions)")
+      ->check(CLI::IsMember(lens_formats))
+      ->excludes("--json");
+  lens_app->add_option("--target", lens.target,
+                       "a token whose rank and probability are followed through the layers, at "
+                       "the last position (encoders: the first mask; default: the model's own "
+                       "prediction there)");
 
   TokenizeCommand tokenize;
   CLI::App* tokenize_app = app.add_subcommand(
@@ -920,6 +947,11 @@ int run_command_line(int argc, char** argv) {
                                      heads_app->count("--probe-length") > 0 ||
                                      heads_app->count("--seed") > 0;
          return run_heads(heads);
+       }},
+      {lens_app, lens.common,
+       [&] {
+         if (lens.common.json) lens.format = LensFormat::kJson;
+         return run_lens(lens);
        }},
       {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
       {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); }},

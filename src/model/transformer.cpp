@@ -208,7 +208,13 @@ void Transformer::feed_forward(int layer, const float* input, const Batch& batch
 
 void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
                           const ForwardObserver* observer, int n_layers) const {
-  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, n_layers);
+  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, 0, n_layers);
+}
+
+void Transformer::forward_from(int first_layer, const Batch& batch, KVCache& cache, RunState& state,
+                               const ForwardObserver* observer) const {
+  if (first_layer < 0 || first_layer > spec_.n_layer) throw std::logic_error("no such layer");
+  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, first_layer, -1);
 }
 
 void Transformer::forward(const Batch& batch, std::span<KVCache* const> caches,
@@ -216,11 +222,11 @@ void Transformer::forward(const Batch& batch, std::span<KVCache* const> caches,
   if (caches.size() != batch.sequences.size()) {
     throw std::logic_error("not one KV cache per sequence");
   }
-  run(batch, SequenceCaches{.shared = nullptr, .own = caches}, state, nullptr, -1);
+  run(batch, SequenceCaches{.shared = nullptr, .own = caches}, state, nullptr, 0, -1);
 }
 
 void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState& state,
-                      const ForwardObserver* observer, int n_layers) const {
+                      const ForwardObserver* observer, int first_layer, int n_layers) const {
   const int rows = batch.rows();
   const int d = spec_.d_model;
   const long size = long(rows) * d;
@@ -255,16 +261,18 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
     }
   }
 
-  // (rows, e): the embeddings, projected to d_model when they are narrower (ALBERT).
-  float* embedded = weights_.embedding_projection ? state.embedding.data() : hidden;
-  embed(batch, embedded);
-  norm_forward(embedded, embedded, rows, spec_.embedding_width(), weights_.embedding_norm);
-  if (weights_.embedding_projection) {
-    linear_forward(hidden, embedded, rows, *weights_.embedding_projection, batch.row_kind());
+  if (first_layer == 0) {
+    // (rows, e): the embeddings, projected to d_model when they are narrower (ALBERT).
+    float* embedded = weights_.embedding_projection ? state.embedding.data() : hidden;
+    embed(batch, embedded);
+    norm_forward(embedded, embedded, rows, spec_.embedding_width(), weights_.embedding_norm);
+    if (weights_.embedding_projection) {
+      linear_forward(hidden, embedded, rows, *weights_.embedding_projection, batch.row_kind());
+    }
+    if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
   }
-  if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
 
-  for (int layer = 0; layer < n_layers; ++layer) {
+  for (int layer = first_layer; layer < n_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
     float* sublayer = state.sublayer.data();
     if (w.cross && !batch.memory) {
@@ -312,9 +320,13 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
     if (observer && observer->on_hidden) observer->on_hidden(layer, hidden, rows);
   }
   if (weights_.final_norm && n_layers == spec_.n_layer) {
-    norm_forward(hidden, hidden, rows, d, *weights_.final_norm);
+    apply_final_norm(hidden, rows);
     if (observer && observer->on_hidden) observer->on_hidden(spec_.n_layer, hidden, rows);
   }
+}
+
+void Transformer::apply_final_norm(float* hidden, int rows) const {
+  if (weights_.final_norm) norm_forward(hidden, hidden, rows, spec_.d_model, *weights_.final_norm);
 }
 
 std::array<int64_t, kWeightTypeCount> Transformer::matrix_bytes_per_token() const {

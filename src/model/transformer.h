@@ -303,6 +303,10 @@ struct ForwardObserver {
   // The residual stream (rows, d_model): layer -1 after the embeddings, 0..n_layer-1 after
   // each block, n_layer after the final norm (when the architecture has one).
   std::function<void(int layer, const float* hidden, int rows)> on_hidden;
+  // Self-attention's head outputs before its output projection, (rows, n_head * head_dim), head
+  // h in columns [h * head_dim, (h + 1) * head_dim): to read them (a head's mean output) or to
+  // change them (head ablation: one head's slice zeroed, or replaced by its mean).
+  std::function<void(int layer, float* head_outputs, int rows)> on_head_outputs;
   // An encoder-decoder's cross-attention, as on_attention (wants_attention chooses the heads
   // too): rows are decoder queries, n_keys the source tokens.
   std::function<void(int layer, int head, int sequence, const float* probabilities, int n_queries,
@@ -327,6 +331,11 @@ class Transformer {
   // state.hidden. Token ids, type ids and positions must be in range (checked).
   void forward(const Batch& batch, KVCache& cache, RunState& state,
                const ForwardObserver* observer = nullptr, int n_layers = -1) const;
+  // The same from block `first_layer` on: state.hidden already holds the residual stream that
+  // enters it (rows, d_model), as on_hidden reported it after block first_layer - 1, and the
+  // embeddings and the blocks below are not run (head ablation reruns only the blocks above).
+  void forward_from(int first_layer, const Batch& batch, KVCache& cache, RunState& state,
+                    const ForwardObserver* observer = nullptr) const;
   // The same over sequences that each keep their own cache (beam search: every beam in one
   // pass): sequence s writes its keys and values into *caches[s], at its positions n_past on,
   // and attends over that cache alone. batch.cache_offset is not used.
@@ -344,6 +353,10 @@ class Transformer {
   // its own sequence's (RowKind).
   void compute_logits(RunState& state, std::span<const int> rows, float* logits,
                       RowKind kind = RowKind::kTokens) const;
+  // The final norm of a pre-norm or parallel model over hidden (rows, d_model), in place, as the
+  // forward pass applies it after the last block; nothing for a model without one. The logit
+  // lens applies it to every block's output.
+  void apply_final_norm(float* hidden, int rows) const;
   // The classifier head's logits (rows, labels) of the given rows of the last forward pass: a
   // sequence classifier's first rows, a token classifier's every row.
   void compute_class_logits(RunState& state, std::span<const int> rows, float* logits) const;
@@ -363,8 +376,9 @@ class Transformer {
     }
   };
 
+  // Blocks [first_layer, n_layers); the embeddings only when first_layer is 0.
   void run(const Batch& batch, const SequenceCaches& caches, RunState& state,
-           const ForwardObserver* observer, int n_layers) const;
+           const ForwardObserver* observer, int first_layer, int n_layers) const;
   void embed(const Batch& batch, float* hidden) const;
   // state.sublayer = attention of layer `layer` over `input` (rows, d_model).
   void attention(int layer, const float* input, const Batch& batch, const SequenceCaches& caches,

@@ -357,6 +357,26 @@ void AttentionWriter::add_head(int layer, int head, const float* probabilities, 
   out_.write('}');
 }
 
+void AttentionWriter::add_matrices(std::string_view key, std::span<const double> values, int count,
+                                   int rows, int columns) {
+  if (format_ == AttentionFormat::kBertviz) throw std::logic_error("add_matrices in bertviz");
+  close_section();
+  out_.write(",\"" + std::string(key) + "\":[\n");
+  std::vector<float> row(columns);
+  for (int m = 0; m < count; ++m) {
+    if (m > 0) out_.write(",\n");
+    out_.write('[');
+    for (int r = 0; r < rows; ++r) {
+      if (r > 0) out_.write(',');
+      const double* source = values.data() + (std::size_t(m) * rows + r) * columns;
+      std::copy_n(source, columns, row.begin());
+      write_weight_row(out_, row.data(), columns, precision_, row_);
+    }
+    out_.write(']');
+  }
+  out_.write(']');
+}
+
 void AttentionWriter::finish() {
   // A single-stack document's one section stays open inside its wrapping ("attention": [...]}
   // in attn's schema, "attn": [...]}]} in bertviz's); an encoder-decoder's sections are keys of

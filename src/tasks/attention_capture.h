@@ -122,6 +122,10 @@ class AttentionWriter {
                   const AttentionDocumentInfo& info);
   void begin_section(AttentionSection section);
   void add_head(int layer, int head, const float* probabilities, int n_queries, int n_keys);
+  // After the heads (attn's schema only): a key of the document holding `count` matrices
+  // (rows, columns) one after another in `values`, e.g. "rollout" with one per layer.
+  void add_matrices(std::string_view key, std::span<const double> values, int count, int rows,
+                    int columns);
   void finish();
 
  private:

@@ -380,4 +380,10 @@ std::string replace_invalid_utf8(std::string_view bytes) {
   return out;
 }
 
+std::size_t display_width(std::string_view text) {
+  std::size_t width = 0;
+  for (char32_t c : decode_utf8(text, "text")) width += std::max(0, utf8proc_charwidth(c));
+  return width;
+}
+
 }  // namespace attn

@@ -92,4 +92,8 @@ namespace attn {
 // bytes.decode("utf-8", errors="replace") does (which Hugging Face's GPT-2 decode uses).
 std::string replace_invalid_utf8(std::string_view bytes);
 
+// The columns valid UTF-8 text takes on a terminal: 2 for a wide (East Asian) character, 0 for
+// a combining mark, 1 for the rest; for lining up tables.
+std::size_t display_width(std::string_view text);
+
 }  // namespace attn

@@ -1,0 +1,230 @@
+// attn lens: the logit lens of each text, as a table (positions down, layers across), JSON in
+// the field names of ../shared/golden/interp/lens_*.json, or an HTML page (layers x positions).
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "src/base/error.h"
+#include "src/cli/commands.h"
+#include "src/cli/progress.h"
+#include "src/io/output_file.h"
+#include "src/tasks/lens_view_html.h"  // generated from src/tasks/lens_view.html
+#include "src/tasks/logit_lens.h"
+#include "src/tokenizer/unicode.h"
+
+namespace attn {
+namespace {
+
+// The candidates per cell written to JSON and the page; the reference files' "top5".
+constexpr int kLensTopK = 5;
+
+// A token as it reads in the text, quoted and escaped as a JSON string (" cat", "\n").
+std::string shown_token(const Tokenizer& tokenizer, int id) {
+  return json_text(nlohmann::json(tokenizer.decode(std::span(&id, 1), false)));
+}
+
+std::string depth_name(int depth) {
+  if (depth == 0) return "embeddings";
+  return "block " + std::to_string(depth - 1);
+}
+
+// Probabilities with three significant decimals at most: 0.634, 0.0021.
+std::string probability_text(double logprob) {
+  std::ostringstream out;
+  out << std::setprecision(3) << std::exp(logprob);
+  return out.str();
+}
+
+std::string lens_table(const Model& model, const Encoding& encoding, const LogitLens& lens,
+                       const InputText& text) {
+  const Tokenizer& tokenizer = *model.tokenizer;
+  // cells[row][column]: a header row, then a row per position; a column for the position, the
+  // input token, then one per depth.
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> header = {"position", "token"};
+  for (int depth = 0; depth < lens.depths; ++depth) header.push_back(depth_name(depth));
+  cells.push_back(header);
+  for (int t = 0; t < lens.n_tokens; ++t) {
+    std::vector<std::string> row = {std::to_string(t), shown_token(tokenizer, encoding.ids[t])};
+    for (int depth = 0; depth < lens.depths; ++depth) {
+      const LensEntry& top = lens.entries(depth, t)[0];
+      row.push_back(shown_token(tokenizer, top.id) + " " + probability_text(top.logprob));
+    }
+    cells.push_back(row);
+  }
+  const std::size_t table_rows = cells.size();
+  cells.push_back({"", "rank"});
+  cells.push_back({"", "probability"});
+  for (int depth = 0; depth < lens.depths; ++depth) {
+    cells[table_rows].push_back(std::to_string(lens.target_rank[depth]));
+    cells[table_rows + 1].push_back(probability_text(lens.target_logprob[depth]));
+  }
+  std::vector<std::size_t> widths(header.size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], display_width(row[c]));
+    }
+  }
+  std::ostringstream out;
+  out << text.text << "\n";
+  out << (model.spec().causal ? "the next token" : "the token")
+      << " each layer predicts at each position, and its probability:\n";
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    if (r == table_rows) {
+      out << "target " << shown_token(tokenizer, lens.target_id) << " at position "
+          << lens.target_position << ", its rank and probability:\n";
+    }
+    std::string line;
+    for (std::size_t c = 0; c < cells[r].size(); ++c) {
+      if (c > 0) line += "  ";
+      line += cells[r][c];
+      // Padding, except after the last column.
+      if (c + 1 < cells[r].size()) line.append(widths[c] - display_width(cells[r][c]), ' ');
+    }
+    out << line << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json lens_json(const Model& model, const Encoding& encoding,
+                                 const LogitLens& lens, const InputText& text) {
+  const std::vector<std::string> tokens = token_strings(*model.tokenizer, encoding.ids);
+  nlohmann::ordered_json top5 = nlohmann::ordered_json::array();
+  for (int depth = 0; depth < lens.depths; ++depth) {
+    nlohmann::ordered_json positions = nlohmann::ordered_json::array();
+    for (int t = 0; t < lens.n_tokens; ++t) {
+      nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+      for (int k = 0; k < lens.top_k; ++k) {
+        const LensEntry& entry = lens.entries(depth, t)[k];
+        entries.push_back({entry.id, shortest(float(entry.logprob)), shortest(entry.logit)});
+      }
+      positions.push_back(std::move(entries));
+    }
+    top5.push_back(std::move(positions));
+  }
+  nlohmann::ordered_json logprobs = nlohmann::ordered_json::array();
+  for (double logprob : lens.target_logprob) logprobs.push_back(shortest(float(logprob)));
+  nlohmann::ordered_json out = {{"model", model.name()}, {"model_type", model.model_type}};
+  if (text.line > 0) out["line"] = text.line;
+  out["prompt"] = text.text;
+  out["ids"] = encoding.ids;
+  out["tokens"] = tokens;
+  out["shape"] = {lens.depths, lens.n_tokens, lens.top_k};
+  out["top5"] = std::move(top5);
+  out["target"] = {{"position", lens.target_position},
+                   {"id", lens.target_id},
+                   {"token", model.tokenizer->token_string(lens.target_id)},
+                   {"rank", lens.target_rank},
+                   {"logprob", std::move(logprobs)}};
+  return out;
+}
+
+// The page: src/tasks/lens_view.html with {"model", "model_type", "causal", "inputs":
+// [lens_json...], "pieces": {id: {"piece", "text"}}} in place of its marker.
+std::string lens_page(const Model& model, const std::vector<nlohmann::ordered_json>& inputs) {
+  nlohmann::ordered_json pieces = nlohmann::ordered_json::object();
+  auto add_piece = [&](int id) {
+    pieces[std::to_string(id)] = {{"piece", model.tokenizer->token_string(id)},
+                                  {"text", model.tokenizer->decode(std::span(&id, 1), false)}};
+  };
+  for (const auto& input : inputs) {
+    for (int id : input["ids"]) add_piece(id);
+    for (const auto& positions : input["top5"]) {
+      for (const auto& entries : positions) {
+        for (const auto& entry : entries) add_piece(entry[0].get<int>());
+      }
+    }
+    add_piece(input["target"]["id"].get<int>());
+  }
+  const nlohmann::ordered_json data = {{"model", model.name()},
+                                       {"model_type", model.model_type},
+                                       {"causal", model.spec().causal},
+                                       {"inputs", inputs},
+                                       {"pieces", std::move(pieces)}};
+  // Inside a <script> element "</script>" must not appear: '<' (only ever inside a JSON string)
+  // is written \u003c.
+  std::string json;
+  for (char c : json_text(data)) {
+    if (c == '<') {
+      json += "\\u003c";
+    } else {
+      json += c;
+    }
+  }
+  constexpr std::string_view kMarker = "{{LENS_DATA}}";
+  const std::size_t marker = kLensViewHtml.find(kMarker);
+  return std::string(kLensViewHtml.substr(0, marker)) + json +
+         std::string(kLensViewHtml.substr(marker + kMarker.size()));
+}
+
+// --target: one token of the model's vocabulary.
+int target_token(const Model& model, const std::string& target) {
+  require_utf8(target, "--target");
+  const std::vector<int> ids = model.tokenizer->encode_plain(target);
+  if (ids.size() != 1) {
+    std::string pieces;
+    for (int id : ids) {
+      if (!pieces.empty()) pieces += ' ';
+      pieces += model.tokenizer->token_string(id);
+    }
+    throw UsageError("--target: '" + target + "' is " + plural(long(ids.size()), "token") +
+                     (ids.empty() ? "" : " (" + pieces + ")") +
+                     ", not one; give a single token (GPT-2 and Llama tokens start with a space "
+                     "inside a text: ' Paris')");
+  }
+  return ids[0];
+}
+
+}  // namespace
+
+int run_lens(const LensCommand& command) {
+  const std::vector<InputText> texts = read_texts(command.input);
+  OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
+  auto model = load_model(command.common.model_dir, command.common.dtype);
+  check_lens_model(*model, "lens");
+  const std::optional<int> target =
+      command.target ? std::optional(target_token(*model, *command.target)) : std::nullopt;
+  const int context = model->spec().max_positions;
+
+  std::vector<nlohmann::ordered_json> page_inputs;
+  bool first = true;
+  Progress progress("lens", "texts", command.common.quiet);
+  int done = 0;
+  std::int64_t tokens_done = 0;
+  const int failed = for_each_text(texts, [&](const InputText& text) {
+    if (is_blank(text.text)) return;
+    require_utf8(text.text, text.source);
+    const Encoding encoding = model->tokenizer->encode(text.text);
+    if (encoding.ids.empty()) text.fail("gives no tokens");
+    if (int(encoding.ids.size()) > context) {
+      text.fail(std::to_string(encoding.ids.size()) + " tokens, more than the model's context of " +
+                std::to_string(context));
+    }
+    const LogitLens lens = logit_lens(*model, encoding, kLensTopK, target);
+    switch (command.format) {
+      case LensFormat::kText:
+        if (!first) out.write('\n');
+        out.write(lens_table(*model, encoding, lens, text));
+        break;
+      case LensFormat::kJson:
+        out.write(json_text(lens_json(*model, encoding, lens, text)) + "\n");
+        break;
+      case LensFormat::kHtml:
+        page_inputs.push_back(lens_json(*model, encoding, lens, text));
+        break;
+    }
+    first = false;
+    tokens_done += std::int64_t(encoding.ids.size());
+    progress.update(++done, std::int64_t(texts.size()), tokens_done);
+  });
+  if (command.format == LensFormat::kHtml && !page_inputs.empty()) {
+    out.write(lens_page(*model, page_inputs));
+  }
+  out.commit();
+  return failed;
+}
+
+}  // namespace attn
