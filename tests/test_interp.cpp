@@ -324,5 +324,170 @@ TEST(AttentionFlowPage, RolloutAndFlowSectionsInChromium) {
   }
 }
 
+// ---- Head ablation ---------------------------------------------------------------------------
+
+// The tolerance for ablation NLLs, and mu (float32 means of float32 head outputs).
+constexpr double kAblationTolerance = 1e-5;
+constexpr double kMuTolerance = 1e-6;
+
+// attn ablate --json on the reference's inputs: the GPT-2 texts[0:20], or the BERT mask
+// sentences with their targets.
+json run_ablation(const std::string& model, const json& golden, const TempDir& scratch,
+                  std::vector<std::string> extra = {}) {
+  const fs::path texts = scratch / "texts.txt";
+  const fs::path targets = scratch / "targets.txt";
+  std::string text_lines, target_lines;
+  for (const json& item : golden["items"]) text_lines += item["text"].get<std::string>() + "\n";
+  write_file(texts, text_lines);
+  std::vector<std::string> args = {
+      "ablate", "-m", (shared_dir() / "models" / model).string(), "-f", texts.string(),
+      "--json", "-q"};
+  if (golden["kind"] == "encoder") {
+    const json masks = read_json(interp_golden("mask_targets.json"));
+    for (const json& sentence : masks["sentences"]) {
+      std::string words;
+      for (const json& word : sentence["targets"]) {
+        words += (words.empty() ? "" : " ") + word.get<std::string>();
+      }
+      target_lines += words + "\n";
+    }
+    write_file(targets, target_lines);
+    args.insert(args.end(), {"--targets", targets.string()});
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CommandResult run = run_attn(args);
+  EXPECT_EQ(run.exit_status, 0) << describe(run);
+  return run.exit_status == 0 ? json::parse(run.out) : json();
+}
+
+class AblationGoldenTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(AblationGoldenTest, EveryHeadMatchesHuggingFace) {
+  ATTN_REQUIRE_SHARED();
+  const std::string model = GetParam();
+  const json golden = read_json(interp_golden("ablation_" + model + ".json"));
+  const TempDir scratch;
+  const json got = run_ablation(model, golden, scratch);
+  ASSERT_FALSE(got.is_null());
+  for (const char* key :
+       {"kind", "layers", "heads", "head_dim", "n_items", "n_scored", "n_positions_in_mean"}) {
+    EXPECT_EQ(got[key], golden[key]) << key;
+  }
+  EXPECT_NEAR(got["baseline_mean_nll"].get<double>(), golden["baseline_mean_nll"].get<double>(),
+              kAblationTolerance);
+  double worst = 0;
+  for (const char* kind : {"zero_ablation", "mean_ablation"}) {
+    for (const char* field : {"mean_nll", "delta"}) {
+      for (int l = 0; l < golden["layers"]; ++l) {
+        for (int h = 0; h < golden["heads"]; ++h) {
+          const double delta = std::abs(got[kind][field][l][h].get<double>() -
+                                        golden[kind][field][l][h].get<double>());
+          worst = std::max(worst, delta);
+          EXPECT_LE(delta, kAblationTolerance) << kind << " " << field << " L" << l << "H" << h;
+        }
+      }
+    }
+  }
+  double worst_mu = 0;
+  for (int l = 0; l < golden["layers"]; ++l) {
+    for (int h = 0; h < golden["heads"]; ++h) {
+      for (int k = 0; k < golden["head_dim"]; ++k) {
+        const double delta =
+            std::abs(got["mu"][l][h][k].get<double>() - golden["mu"][l][h][k].get<double>());
+        worst_mu = std::max(worst_mu, delta);
+        ASSERT_LE(delta, kMuTolerance) << "mu L" << l << "H" << h << "[" << k << "]";
+      }
+    }
+  }
+  // The blocks below an ablated head run once per text, not once per head.
+  EXPECT_LT(got["cost"]["token_blocks_run"].get<long>(),
+            got["cost"]["token_blocks_whole_passes"].get<long>());
+  std::cout << model << ": worst NLL difference " << worst << ", worst mu difference " << worst_mu
+            << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Interp, AblationGoldenTest,
+                         testing::Values("tiny-gpt2-brown", "tiny-bert-brown"));
+
+// Heads chosen with --layers and --heads get the same figures as in the whole run; the others
+// are null.
+TEST(Ablation, ChosenHeadsOnly) {
+  ATTN_REQUIRE_SHARED();
+  const json golden = read_json(interp_golden("ablation_tiny-gpt2-brown.json"));
+  const TempDir scratch;
+  const json got =
+      run_ablation("tiny-gpt2-brown", golden, scratch, {"--layers", "2-3", "--heads", "1"});
+  ASSERT_FALSE(got.is_null());
+  for (int l = 0; l < 4; ++l) {
+    for (int h = 0; h < 4; ++h) {
+      const json& delta = got["zero_ablation"]["delta"][l][h];
+      if (l >= 2 && h == 1) {
+        EXPECT_NEAR(delta.get<double>(), golden["zero_ablation"]["delta"][l][h].get<double>(),
+                    kAblationTolerance);
+      } else {
+        EXPECT_TRUE(delta.is_null()) << l << "." << h;
+      }
+    }
+  }
+  EXPECT_EQ(got["zero_ablation"]["ranking"].size(), 2u);
+}
+
+TEST(Ablation, RefusesWhatItCannotScore) {
+  ATTN_REQUIRE_SHARED();
+  const TempDir scratch;
+  const fs::path targets = scratch / "targets.txt";
+  write_file(targets, "cat\n");
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  const std::string bert = shipped_model("tiny-bert-brown").string();
+  const struct {
+    std::vector<std::string> args;
+    int status;
+    std::string message;
+  } cases[] = {
+      {{"ablate", "-m", bert, "The [MASK] sat."}, 2, "ablate: an encoder needs --targets FILE"},
+      {{"ablate", "-m", gpt2, "The cat sat.", "--targets", targets.string()},
+       2,
+       "--targets: only for encoders"},
+      {{"ablate", "-m", bert, "The [MASK] sat.", "A [MASK] ran.", "--targets", targets.string()},
+       1,
+       "line 2 is missing"},
+      {{"ablate", "-m", bert, "The [MASK] sat on the [MASK].", "--targets", targets.string()},
+       1,
+       "1 word for the 2 masks of argument"},
+      {{"ablate", "-m", bert, "The cat sat.", "--targets", targets.string()},
+       1,
+       "argument: has no [MASK] to score"},
+      {{"ablate", "-m", gpt2, "The", "--heads", "9"}, 2, "--heads: head 9 is out of range"},
+      {{"ablate", "-m", gpt2, "The"}, 1, "ablate: the texts have no token to score"},
+  };
+  for (const auto& c : cases) {
+    const CommandResult run = run_attn(c.args);
+    EXPECT_EQ(run.exit_status, c.status) << describe(run);
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << describe(run);
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << describe(run);
+  }
+}
+
+TEST(AblationPage, ShowsBothGridsInChromium) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  const TempDir scratch;
+  const fs::path page = scratch / "ablate.html";
+  const CommandResult made =
+      run_attn({"ablate", "-m", shipped_model("tiny-gpt2-brown").string(), "The cat sat</script>",
+                "on the mat.", "--format", "html", "-o", page.string(), "-q"});
+  ASSERT_EQ(made.exit_status, 0) << describe(made);
+  const CommandResult shown = run_chromium(chromium, "file://" + page.string(), {"--dump-dom"});
+  ASSERT_EQ(shown.exit_status, 0) << describe(shown);
+  const std::string& dom = shown.out;
+  EXPECT_NE(dom.find("data-rendered=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  const std::regex cell("<td class=\"value( dark)?\" data-layer=\"[0-3]\" data-head=\"[0-3]\"");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(dom.begin(), dom.end(), cell), std::sregex_iterator()),
+      2 * 16);
+  EXPECT_NE(dom.find("zero-ablation"), std::string::npos);
+  EXPECT_NE(dom.find("mean-ablation"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace attn::test

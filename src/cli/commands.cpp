@@ -123,6 +123,21 @@ nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
 
 }  // namespace
 
+std::string page_with_data(std::string_view page, std::string_view marker,
+                           const nlohmann::ordered_json& data) {
+  std::string json;
+  for (char c : json_text(data)) {
+    if (c == '<') {
+      json += "\\u003c";
+    } else {
+      json += c;
+    }
+  }
+  const std::size_t at = page.find(marker);
+  if (at == std::string_view::npos) throw std::logic_error("page template has no marker");
+  return std::string(page.substr(0, at)) + json + std::string(page.substr(at + marker.size()));
+}
+
 double shortest(float value) { return std::stod(fmt::format("{}", value)); }
 
 int run_info(const CommonOptions& common) {

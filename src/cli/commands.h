@@ -278,6 +278,24 @@ enum class LensFormat {
   kHtml,  // a page with a table per text (src/tasks/lens_view.html)
 };
 
+enum class AblateFormat {
+  kText,  // the heads ranked, then a grid per kind of ablation
+  kJson,  // every number, in the reference files' field names
+  kHtml,  // a grid per kind of ablation (src/tasks/head_grid_view.html)
+};
+
+// attn ablate: the loss over the texts with each head ablated.
+struct AblateCommand {
+  CommonOptions common;
+  TextSources input;
+  AblateFormat format = AblateFormat::kText;
+  std::string layers;  // the heads to ablate, as for attention ("0,5-7"; empty = all)
+  std::string heads;
+  // Encoders: a line per text, the original word behind each of its masks.
+  std::optional<std::filesystem::path> targets;
+  int batch_tokens = 1024;  // tokens per packed batch
+};
+
 // attn lens: the logit lens of each text.
 struct LensCommand {
   CommonOptions common;
@@ -304,6 +322,7 @@ int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
 int run_heads(const HeadsCommand& command);
 int run_lens(const LensCommand& command);
+int run_ablate(const AblateCommand& command);
 
 // The "timings" object of generate's and chat's --json: load, prompt and decode times and
 // rates.
@@ -346,6 +365,11 @@ std::string json_text(const Json& json, int indent = -1) {
 // The lines of an input file (--file), without their "\n" or "\r\n"; lines[i] is line i + 1. A
 // final "\n" does not start another line.
 std::vector<std::string> split_lines(std::string_view contents);
+
+// `page`, an HTML template, with `data` as JSON in place of `marker`. '<' (only ever inside a
+// JSON string) is written \u003c, so that no "</script>" in the data ends its element early.
+std::string page_with_data(std::string_view page, std::string_view marker,
+                           const nlohmann::ordered_json& data);
 
 // A float as a JSON number in its shortest decimal form: 1.3f as 1.3, not as the
 // 1.2999999523162842 of its double.

@@ -236,20 +236,7 @@ nlohmann::ordered_json encoder_decoder_document(const Model& model, const std::s
 // The model view: src/tasks/heads_view.html with its data in place of the marker.
 std::string heads_page(nlohmann::ordered_json data) {
   data["head_page"] = kAttentionViewHtml;
-  // Inside a <script> element "</script>" must not appear: '<' (only ever inside a JSON
-  // string) is written \u003c.
-  std::string json;
-  for (char c : json_text(data)) {
-    if (c == '<') {
-      json += "\\u003c";
-    } else {
-      json += c;
-    }
-  }
-  constexpr std::string_view kMarker = "{{HEADS_DATA}}";
-  const std::size_t marker = kHeadsViewHtml.find(kMarker);
-  return std::string(kHeadsViewHtml.substr(0, marker)) + json +
-         std::string(kHeadsViewHtml.substr(marker + kMarker.size()));
+  return page_with_data(kHeadsViewHtml, "{{HEADS_DATA}}", data);
 }
 
 // The heads of a decoder or an encoder: the texts, and a decoder's induction probe.

@@ -144,20 +144,7 @@ std::string lens_page(const Model& model, const std::vector<nlohmann::ordered_js
                                        {"causal", model.spec().causal},
                                        {"inputs", inputs},
                                        {"pieces", std::move(pieces)}};
-  // Inside a <script> element "</script>" must not appear: '<' (only ever inside a JSON string)
-  // is written \u003c.
-  std::string json;
-  for (char c : json_text(data)) {
-    if (c == '<') {
-      json += "\\u003c";
-    } else {
-      json += c;
-    }
-  }
-  constexpr std::string_view kMarker = "{{LENS_DATA}}";
-  const std::size_t marker = kLensViewHtml.find(kMarker);
-  return std::string(kLensViewHtml.substr(0, marker)) + json +
-         std::string(kLensViewHtml.substr(marker + kMarker.size()));
+  return page_with_data(kLensViewHtml, "{{LENS_DATA}}", data);
 }
 
 // --target: one token of the model's vocabulary.

@@ -700,6 +700,31 @@ int run_command_line(int argc, char** argv) {
                        "the last position (encoders: the first mask; default: the model's own "
                        "prediction there)");
 
+  AblateCommand ablate;
+  CLI::App* ablate_app = app.add_subcommand("ablate",
+                                            "head ablation: the loss with each head removed or "
+                                            "replaced by its mean (Michel et al. 2019)");
+  add_common_options(*ablate_app, ablate.common, "tiny-gpt2-brown");
+  add_output_options(*ablate_app, ablate.common, "the same as --format json");
+  add_text_options(*ablate_app, ablate.input,
+                   "texts whose loss is measured (a decoder's next tokens, an encoder's masks)");
+  const std::map<std::string, AblateFormat> ablate_formats = {
+      {"text", AblateFormat::kText}, {"json", AblateFormat::kJson}, {"html", AblateFormat::kHtml}};
+  ablate_app
+      ->add_option_function<std::string>(
+          "--format", [&](const std::string& name) { ablate.format = ablate_formats.at(name); },
+          "text (the default: the heads ranked, and grids), json (every number) or html (the "
+          "grids as a page)")
+      ->check(CLI::IsMember(ablate_formats))
+      ->excludes("--json");
+  ablate_app->add_option("--layers", ablate.layers,
+                         "layers whose heads to ablate, e.g. 0,5-7 (default: all)");
+  ablate_app->add_option("--heads", ablate.heads, "heads to ablate in those layers (default: all)");
+  ablate_app->add_option("--targets", ablate.targets,
+                         "encoders: a file with a line per text, the original word behind each "
+                         "of its masks, separated by spaces");
+  add_batch_tokens_option(*ablate_app, ablate.batch_tokens);
+
   TokenizeCommand tokenize;
   CLI::App* tokenize_app = app.add_subcommand(
       "tokenize", "print token ids and pieces, or decode ids (needs only the tokenizer files)");
@@ -947,6 +972,11 @@ int run_command_line(int argc, char** argv) {
                                      heads_app->count("--probe-length") > 0 ||
                                      heads_app->count("--seed") > 0;
          return run_heads(heads);
+       }},
+      {ablate_app, ablate.common,
+       [&] {
+         if (ablate.common.json) ablate.format = AblateFormat::kJson;
+         return run_ablate(ablate);
        }},
       {lens_app, lens.common,
        [&] {

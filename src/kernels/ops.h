@@ -101,6 +101,11 @@ void activation_range(float* x, long n, Activation activation);
 // Softmax of one row in place over its first n entries (n >= 1).
 void softmax_row(float* x, int n);
 
+// log(sum of exp(x[i])) over a row of logits (n >= 1): max + log(sum of exp(x[i] - max)), each
+// exp in float (within an ulp; double's costs several times as much per vocabulary entry), the
+// sum in double. A token's NLL is log_sum_exp - its logit.
+double log_sum_exp(const float* x, int n);
+
 // x (n) = cap tanh(x / cap): Gemma-2's soft-capping of attention scores and logits.
 void soft_cap(float* x, long n, float cap);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "src/base/error.h"
+#include "src/kernels/ops.h"
 
 namespace attn {
 namespace {
@@ -25,13 +26,6 @@ void top_entries(const float* logits, int vocab, int top_k, double log_sum, Lens
     const int id = order[k];
     out[k] = {.id = id, .logprob = double(logits[id]) - log_sum, .logit = logits[id]};
   }
-}
-
-double log_sum_exp(const float* logits, int vocab) {
-  const double largest = *std::max_element(logits, logits + vocab);
-  double sum = 0;
-  for (int i = 0; i < vocab; ++i) sum += std::exp(double(logits[i]) - largest);
-  return largest + std::log(sum);
 }
 
 }  // namespace

@@ -6,24 +6,11 @@
 #include <string>
 
 #include "src/base/error.h"
+#include "src/kernels/ops.h"
 
 namespace attn {
 
 double PerplexityResult::perplexity() const { return std::exp(mean_nll()); }
-
-namespace {
-
-// -log_softmax(logits)[target] = max + log(sum exp(logits - max)) - logits[target]. The exp in
-// float (each term within an ulp; double's costs several times as much, per vocabulary entry per
-// token), summed in double.
-double negative_log_likelihood(std::span<const float> logits, int target) {
-  const float max = *std::max_element(logits.begin(), logits.end());
-  double sum = 0;
-  for (float logit : logits) sum += std::exp(logit - max);
-  return max + std::log(sum) - logits[target];
-}
-
-}  // namespace
 
 std::vector<PerplexityWindow> perplexity_windows(int n, const PerplexityOptions& options) {
   if (options.window < 1) {
@@ -111,8 +98,8 @@ PerplexityResult perplexity(const Model& model, std::span<const int> ids,
       model.transformer->compute_logits(state, rows, logits.data());
       for (std::size_t i = 0; i < count; ++i) {
         const ScoredToken& token = scored[first + i];
-        const double nll = negative_log_likelihood(
-            std::span(logits).subspan(i * spec.vocab_size, spec.vocab_size), ids[token.position]);
+        const float* row = logits.data() + i * spec.vocab_size;
+        const double nll = log_sum_exp(row, spec.vocab_size) - row[ids[token.position]];
         result.token_nll[token.position] = nll;
         result.windows[token.window].nll_sum += nll;
       }
