@@ -5,12 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <tuple>
 
+#include "src/tasks/attention_capture.h"
 #include "src/tasks/attention_flow.h"
+#include "src/tasks/dependency_heads.h"
+#include "src/tasks/treebank.h"
+#include "src/tokenizer/wordpiece.h"
 #include "tests/chromium_util.h"
 #include "tests/cli_util.h"
+#include "tests/golden.h"
 #include "tests/test_paths.h"
 
 namespace attn::test {
@@ -487,6 +494,285 @@ TEST(AblationPage, ShowsBothGridsInChromium) {
       2 * 16);
   EXPECT_NE(dom.find("zero-ablation"), std::string::npos);
   EXPECT_NE(dom.find("mean-ablation"), std::string::npos);
+}
+
+// ---- Dependency heads ------------------------------------------------------------------------
+
+fs::path treebank_file() { return shared_dir() / "data" / "ud-ewt-dev-300.conllu"; }
+
+// What the model's tokens are placed with: GPT-2's byte-level pieces, BERT's WordPiece offsets
+// (vocab.txt beside tokenizer.json, as attn heads --deps uses it).
+struct TokenPlacing {
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Tokenizer> wordpiece;
+  const TokenOffsets* offsets() const { return wordpiece ? wordpiece->offsets() : nullptr; }
+};
+
+TokenPlacing token_placing(const std::string& model) {
+  const fs::path dir = shared_dir() / "models" / model;
+  TokenPlacing placing{.tokenizer = load_tokenizer(dir), .wordpiece = nullptr};
+  if (fs::exists(dir / "vocab.txt")) placing.wordpiece = load_wordpiece_tokenizer(dir);
+  return placing;
+}
+
+class DependencyGoldenTest : public testing::TestWithParam<const char*> {};
+
+// Every sentence's token spans and token-to-word alignment, as deps_align_MODEL.jsonl has them.
+TEST_P(DependencyGoldenTest, AlignmentMatchesTheReference) {
+  ATTN_REQUIRE_SHARED();
+  const std::string model = GetParam();
+  const Treebank treebank = read_conllu(read_file(treebank_file()), "treebank");
+  const TokenPlacing placing = token_placing(model);
+  const std::vector<json> expected = read_jsonl(interp_golden("deps_align_" + model + ".jsonl"));
+  ASSERT_EQ(expected.size(), treebank.sentences.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE("sentence " + std::to_string(i));
+    const TreebankSentence& sentence = treebank.sentences[i];
+    EXPECT_EQ(sentence.sent_id, expected[i]["sent_id"]);
+    const std::vector<int> ids = placing.tokenizer->encode(*sentence.text).ids;
+    ASSERT_EQ(json(ids), expected[i]["ids"]);
+    const auto spans = token_byte_spans(*placing.tokenizer, placing.offsets(), *sentence.text, ids);
+    ASSERT_TRUE(spans.has_value());
+    json written = json::array();
+    for (const auto& span : *spans) {
+      written.push_back(span ? json::array({span->start, span->end}) : json(nullptr));
+    }
+    EXPECT_EQ(written, expected[i]["token_spans"]);
+    const WordAlignment alignment = align_words(*sentence.text, sentence.words, *spans);
+    EXPECT_EQ(json(alignment.token_word), expected[i]["token_word"]);
+    EXPECT_EQ(alignment.problem.empty(), expected[i]["aligned"].get<bool>());
+    if (!alignment.problem.empty()) {
+      EXPECT_EQ(alignment.problem, expected[i]["reason"]);
+    }
+  }
+}
+
+// The word-level attention of the first five sentences, every layer and head, within 1e-6.
+TEST_P(DependencyGoldenTest, WordAttentionMatchesTheReference) {
+  ATTN_REQUIRE_SHARED();
+  const std::string model_name = GetParam();
+  const json golden = read_json(interp_golden("deps_words_" + model_name + ".json"));
+  const auto model = load_model(shared_dir() / "models" / model_name, std::nullopt);
+  const Treebank treebank = read_conllu(read_file(treebank_file()), "treebank");
+  const TokenPlacing placing = token_placing(model_name);
+  AttentionSelection all;
+  for (int i = 0; i < model->spec().n_layer; ++i) all.layers.push_back(i);
+  for (int i = 0; i < model->spec().n_head; ++i) all.heads.push_back(i);
+  double worst = 0;
+  for (const json& expected : golden["sentences"]) {
+    const TreebankSentence& sentence = treebank.sentences[expected["sentence"].get<int>()];
+    const Encoding encoding = model->tokenizer->encode(*sentence.text);
+    const auto spans =
+        token_byte_spans(*model->tokenizer, placing.offsets(), *sentence.text, encoding.ids);
+    ASSERT_TRUE(spans.has_value());
+    const WordAlignment alignment = align_words(*sentence.text, sentence.words, *spans);
+    ASSERT_TRUE(alignment.problem.empty()) << alignment.problem;
+    const int n_words = int(sentence.words.size());
+    capture_attention(*model, encoding, all, [&](int layer, int head, const float* p, int n) {
+      const std::vector<double> w = word_attention(p, n, alignment.token_word, n_words);
+      for (int i = 0; i < n_words; ++i) {
+        for (int j = 0; j < n_words; ++j) {
+          const double delta = std::abs(
+              w[i * n_words + j] - expected["word_attention"][layer][head][i][j].get<double>());
+          worst = std::max(worst, delta);
+          ASSERT_LE(delta, kFlowTolerance)
+              << "L" << layer << "H" << head << " [" << i << "][" << j << "]";
+        }
+      }
+    });
+  }
+  std::cout << model_name << ": worst word-attention difference " << worst << "\n";
+}
+
+// attn heads --deps against the reference: the skipped sentences and their reasons, every count,
+// the baselines, and every head's correct count up to the decisions the reference lists as near
+// ties.
+TEST_P(DependencyGoldenTest, ScoresMatchTheReference) {
+  ATTN_REQUIRE_SHARED();
+  const std::string model = GetParam();
+  const json golden = read_json(interp_golden("deps_" + model + ".json"));
+  const CommandResult run = run_attn({"heads", "-m", (shared_dir() / "models" / model).string(),
+                                      "--deps", treebank_file().string(), "--json", "-q"});
+  ASSERT_EQ(run.exit_status, 0) << describe(run);
+  const json got = json::parse(run.out);
+  EXPECT_EQ(got["kind"], golden["kind"]);
+  EXPECT_EQ(got["treebank"]["aligned"], golden["treebank"]["aligned"]);
+  EXPECT_EQ(got["treebank"]["multiword_lines_skipped"],
+            golden["treebank"]["multiword_lines_skipped"]);
+  EXPECT_EQ(got["treebank"]["empty_nodes_skipped"], golden["treebank"]["empty_nodes_skipped"]);
+  ASSERT_EQ(got["treebank"]["skipped"].size(), golden["treebank"]["skipped"].size());
+  for (std::size_t i = 0; i < golden["treebank"]["skipped"].size(); ++i) {
+    EXPECT_EQ(got["treebank"]["skipped"][i], golden["treebank"]["skipped"][i]);
+  }
+  EXPECT_EQ(got["counts"], golden["counts"]);
+  EXPECT_EQ(got["ties"]["decisions"], golden["ties"]["decisions"]);
+  // How many of the reference's near ties each (relation, direction, layer, head) has: its
+  // correct count may differ by that much, no more.
+  const Treebank treebank = read_conllu(read_file(treebank_file()), "treebank");
+  std::map<std::tuple<std::string, std::string, int, int>, long> ties;
+  for (const json& tie : golden["ties"]["list"]) {
+    const TreebankWord& word = treebank.sentences[tie[0].get<int>()].words[tie[1].get<int>() - 1];
+    for (const std::string& relation : {word.deprel, universal_relation(word.deprel)}) {
+      ++ties[{relation, tie[2].get<std::string>(), tie[3].get<int>(), tie[4].get<int>()}];
+    }
+  }
+  int differing = 0;
+  for (const char* kind : {"deprel", "universal"}) {
+    ASSERT_EQ(got["relations"][kind].size(), golden["relations"][kind].size()) << kind;
+    for (const auto& [relation, expected] : golden["relations"][kind].items()) {
+      const json& have = got["relations"][kind][relation];
+      EXPECT_EQ(have["pairs"], expected["pairs"]) << relation;
+      for (const char* direction : {"dep->head", "head->dep"}) {
+        ASSERT_EQ(have.contains(direction), expected.contains(direction)) << relation;
+        if (!expected.contains(direction)) continue;
+        SCOPED_TRACE(std::string(kind) + " " + relation + " " + direction);
+        EXPECT_EQ(have[direction]["count"], expected[direction]["count"]);
+        EXPECT_EQ(have[direction]["baseline"], expected[direction]["baseline"]);
+        for (int l = 0; l < golden["layers"]; ++l) {
+          for (int h = 0; h < golden["heads"]; ++h) {
+            const long delta = std::abs(have[direction]["correct"][l][h].get<long>() -
+                                        expected[direction]["correct"][l][h].get<long>());
+            differing += delta > 0;
+            const auto listed = ties.find({relation, direction, l, h});
+            EXPECT_LE(delta, listed == ties.end() ? 0 : listed->second) << "L" << l << "H" << h;
+          }
+        }
+      }
+    }
+  }
+  std::cout << model << ": " << differing << " (relation, direction, head) counts differ from the "
+            << "reference, each within its near ties\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Interp, DependencyGoldenTest,
+                         testing::Values("tiny-bert-brown", "tiny-gpt2-brown"));
+
+// Attention that puts every word on its gold head scores every decision right, both directions,
+// and the baseline counts the words at each offset.
+TEST(DependencyScorer, GoldTreeAttentionScoresEverything) {
+  // "the cat sat on the mat": det(cat, the), nsubj(sat, cat), root sat, case(mat, on),
+  // det(mat, the), obl(sat, mat).
+  const std::vector<TreebankWord> words = {{"the", 2, "det"},  {"cat", 3, "nsubj"},
+                                           {"sat", 0, "root"}, {"on", 6, "case"},
+                                           {"the", 6, "det"},  {"mat", 3, "obl"}};
+  const int n = int(words.size());
+  for (const bool causal : {false, true}) {
+    // Head 0 attends from each dependent to its head (dep->head reads W[d][head]); head 1 from
+    // each head to its dependents (head->dep reads W[head][d]).
+    DependencyScorer scorer(1, 2, causal);
+    scorer.begin_sentence(0, words);
+    std::vector<double> to_head(n * n, 0.0), from_head(n * n, 0.0);
+    for (int d = 0; d < n; ++d) {
+      if (words[d].head == 0) continue;
+      to_head[d * n + words[d].head - 1] = 1;
+      from_head[(words[d].head - 1) * n + d] = 1;
+    }
+    scorer.add_head(0, 0, to_head);
+    scorer.add_head(0, 1, from_head);
+    const RelationTally& all = scorer.all();
+    EXPECT_EQ(all.pairs, 5);
+    const DirectionTally& up = all.directions[kDependentToHead];
+    const DirectionTally& down = all.directions[kHeadToDependent];
+    EXPECT_EQ(up.correct[0], up.count) << causal;
+    EXPECT_EQ(down.correct[1], down.count) << causal;
+    // Encoder: every pair both ways; decoder: only mat -> sat has its head earlier.
+    EXPECT_EQ(up.count, causal ? 1 : 5);
+    EXPECT_EQ(down.count, causal ? 4 : 5);
+    // Offset +1 (index 1) is right for the(1)->cat and the(5)->mat.
+    EXPECT_EQ(scorer.deprel().at("det").directions[kHeadToDependent].baseline_correct[1], 2);
+  }
+}
+
+// CoNLL-U that cannot be read is an error naming the line; ranges and empty nodes are counted
+// and skipped.
+TEST(Treebank, HostileFilesNameTheLine) {
+  const std::string good =
+      "# text = a b\n1\ta\t_\t_\t_\t_\t2\tdet\t_\t_\n"
+      "2\tb\t_\t_\t_\t_\t0\troot\t_\t_\n\n";
+  const Treebank parsed = read_conllu(good +
+                                          "1-2\tab\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                                          "1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n"
+                                          "1.1\tx\t_\t_\t_\t_\t_\t_\t_\t_\n",
+                                      "f");
+  ASSERT_EQ(parsed.sentences.size(), 2u);
+  EXPECT_EQ(*parsed.sentences[0].text, "a b");
+  EXPECT_FALSE(parsed.sentences[1].text.has_value());
+  EXPECT_EQ(parsed.multiword_lines, 1);
+  EXPECT_EQ(parsed.empty_nodes, 1);
+  const struct {
+    std::string contents;
+    std::string message;
+  } cases[] = {
+      {"1\ta\t_\t_\t0\troot\n", "f: line 1: 6 tab-separated columns, CoNLL-U has 10"},
+      {"1\ta\t_\t_\t_\t_\t2\tdet\t_\t_\n2\tb\t_\t_\t_\t_\t1\tdet\t_\t_\n",
+       "f: line 1: the sentence has no root"},
+      {"1\ta\t_\t_\t_\t_\t0\troot\t_\t_\n2\tb\t_\t_\t_\t_\t3\tdet\t_\t_\n"
+       "3\tc\t_\t_\t_\t_\t2\tdet\t_\t_\n",
+       "f: line 2: the heads of word 2 form a cycle"},
+      {"1\ta\t_\t_\t_\t_\t7\tdet\t_\t_\n", "f: line 1: HEAD 7 is past the sentence's 1 words"},
+      {"1\ta\t_\t_\t_\t_\tx\tdet\t_\t_\n", "f: line 1: HEAD 'x' is not a number"},
+      {"2\ta\t_\t_\t_\t_\t0\troot\t_\t_\n", "f: line 1: ID 2 out of order (expected 1)"},
+      {good + "# text = \xff\n", "f: line 5: not valid UTF-8"},
+  };
+  for (const auto& c : cases) {
+    try {
+      read_conllu(c.contents, "f");
+      ADD_FAILURE() << "no error for: " << c.contents;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
+          << e.what() << " (expected: " << c.message << ")";
+    }
+  }
+}
+
+// On the command line: a bad file is one line naming it and the line, exit status 1; a sentence
+// without "# text" is skipped and counted.
+TEST(DependencyHeadsCommand, BadTreebankAndSkippedSentence) {
+  const TempDir scratch;
+  const fs::path bad = scratch / "bad.conllu";
+  write_file(bad, "# text = a\n1\ta\t_\t_\t_\t_\t0\n");
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  const CommandResult refused = run_attn({"heads", "-m", gpt2, "--deps", bad.string()});
+  EXPECT_EQ(refused.exit_status, 1) << describe(refused);
+  EXPECT_NE(refused.err.find(bad.string() + ": line 2: 7 tab-separated columns"), std::string::npos)
+      << describe(refused);
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << describe(refused);
+
+  const fs::path two = scratch / "two.conllu";
+  write_file(two,
+             "# sent_id = s1\n# text = The cat sat.\n"
+             "1\tThe\t_\t_\t_\t_\t2\tdet\t_\t_\n2\tcat\t_\t_\t_\t_\t3\tnsubj\t_\t_\n"
+             "3\tsat\t_\t_\t_\t_\t0\troot\t_\t_\n4\t.\t_\t_\t_\t_\t3\tpunct\t_\t_\n\n"
+             "# sent_id = s2\n1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n");
+  const CommandResult run = run_attn({"heads", "-m", gpt2, "--deps", two.string(), "--json"});
+  ASSERT_EQ(run.exit_status, 0) << describe(run);
+  const json got = json::parse(run.out);
+  EXPECT_EQ(got["treebank"]["aligned"], 1);
+  EXPECT_EQ(got["treebank"]["skipped"][0]["sent_id"], "s2");
+  EXPECT_EQ(got["treebank"]["skipped"][0]["reason"], "no '# text = ' comment");
+  EXPECT_EQ(got["counts"]["pairs"], 3);
+
+  const CommandResult texts = run_attn({"heads", "-m", gpt2, "--deps", two.string(), "a text"});
+  EXPECT_EQ(texts.exit_status, 2) << describe(texts);
+  EXPECT_NE(texts.err.find("--deps: the treebank's sentences are the texts"), std::string::npos);
+}
+
+TEST(DependencyHeadsPage, ShowsGridsInChromium) {
+  ATTN_REQUIRE_SHARED();
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  const TempDir scratch;
+  const fs::path page = scratch / "deps.html";
+  const CommandResult made =
+      run_attn({"heads", "-m", shipped_model("tiny-bert-brown").string(), "--deps",
+                treebank_file().string(), "--format", "html", "-o", page.string(), "-q"});
+  ASSERT_EQ(made.exit_status, 0) << describe(made);
+  const CommandResult shown = run_chromium(chromium, "file://" + page.string(), {"--dump-dom"});
+  ASSERT_EQ(shown.exit_status, 0) << describe(shown);
+  const std::string& dom = shown.out;
+  EXPECT_NE(dom.find("data-rendered=\"true\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_NE(dom.find("all relations, dep-&gt;head"), std::string::npos);
+  EXPECT_NE(dom.find("punct, head-&gt;dep"), std::string::npos) << "an encoder: both directions";
 }
 
 }  // namespace

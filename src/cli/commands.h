@@ -268,6 +268,8 @@ struct HeadsCommand {
   // Encoder-decoders: the decoder reads the model's greedy translation of each text, at most
   // this many tokens (default kHeadsTargetTokens).
   std::optional<int> max_new_tokens;
+  // --deps FILE.conllu: score the heads against a dependency treebank instead (deps_command.cpp).
+  std::optional<std::filesystem::path> deps;
 };
 
 constexpr int kHeadsTargetTokens = 64;
@@ -321,6 +323,7 @@ int run_attention(const AttentionCommand& command);
 int run_translate(const TranslateCommand& command);
 int run_embed(const EmbedCommand& command);
 int run_heads(const HeadsCommand& command);
+int run_dependency_heads(const HeadsCommand& command);
 int run_lens(const LensCommand& command);
 int run_ablate(const AblateCommand& command);
 

@@ -328,6 +328,7 @@ std::string sections_text(const std::vector<HeadsSection>& sections, bool probe)
 }  // namespace
 
 int run_heads(const HeadsCommand& command) {
+  if (command.deps) return run_dependency_heads(command);
   const std::vector<std::pair<std::string, std::string>> texts = heads_texts(command);
   OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
   auto model = load_model(command.common.model_dir, command.common.dtype);

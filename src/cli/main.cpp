@@ -668,6 +668,9 @@ int run_command_line(int argc, char** argv) {
       ->check(whole_number<std::uint64_t>())
       ->check(number_check("from 0 to " + std::to_string(kMaxSeed),
                            [](double v) { return v >= 0 && v <= double(kMaxSeed); }));
+  heads_app->add_option("--deps", heads.deps,
+                        "score every head against a dependency treebank (CoNLL-U) as Clark et "
+                        "al. 2019 do: which heads find a word's syntactic head");
   heads_app->add_flag("--cross", heads.cross,
                       "encoder-decoders: the cross-attention heads (target tokens over the source) "
                       "instead of the encoder's and decoder's self-attention heads");
