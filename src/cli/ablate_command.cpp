@@ -163,12 +163,16 @@ std::string ablation_text(const Model& model, const AblationResult& result,
   for (const auto& [name, table] : {std::pair{"zero", &zero}, std::pair{"mean", &mean}}) {
     out << name << "-ablation, layers down, heads across:\n";
     for (int layer = 0; layer < result.n_layers; ++layer) {
-      out << "layer " << std::left << std::setw(3) << layer;
+      std::ostringstream line;
+      line << "layer " << std::left << std::setw(3) << layer;
       for (int head = 0; head < result.n_heads; ++head) {
         const double delta = table->delta[std::size_t(layer) * result.n_heads + head];
-        out << "  " << std::setw(10) << (std::isnan(delta) ? std::string("-") : signed_text(delta));
+        line << "  " << std::setw(10)
+             << (std::isnan(delta) ? std::string("-") : signed_text(delta));
       }
-      out << "\n";
+      std::string text = line.str();
+      text.erase(text.find_last_not_of(' ') + 1);
+      out << text << "\n";
     }
   }
   out << cost_text(result, seconds) << "\n";
