@@ -365,7 +365,9 @@ int run_dependency_heads(const HeadsCommand& command) {
     const auto spans =
         token_byte_spans(*model->tokenizer, sentence_offsets, *sentence.text, encoding.ids);
     if (!spans) {
-      skip("the tokenizer gives no way to place its tokens in the text");
+      skip(
+          "its tokens cannot be placed in the text (attn places WordPiece and byte-level BPE "
+          "tokens, not yet SentencePiece's)");
       continue;
     }
     const WordAlignment alignment = align_words(*sentence.text, sentence.words, *spans);
