@@ -10,6 +10,7 @@
 #include <regex>
 #include <tuple>
 
+#include "src/model/model.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/attention_flow.h"
 #include "src/tasks/dependency_heads.h"
@@ -437,6 +438,49 @@ TEST(Ablation, ChosenHeadsOnly) {
     }
   }
   EXPECT_EQ(got["zero_ablation"]["ranking"].size(), 2u);
+}
+
+// Rerunning the blocks from layer l on the stream that entered it gives the whole pass's logits
+// bit for bit, in families whose blocks differ (rotary, windows, ALiBi, parallel blocks, shared
+// layers, an embedding projection): what ablation relies on to skip the blocks below.
+TEST(Ablation, ForwardFromALayerEqualsTheWholePass) {
+  ATTN_REQUIRE_SHARED();
+  for (const char* name :
+       {"tiny-llama3-random", "tiny-gemma3-random", "tiny-mistral-swa-random", "tiny-bloom-random",
+        "tiny-phi-random", "tiny-albert-random", "tiny-modernbert-random"}) {
+    SCOPED_TRACE(name);
+    const auto model = load_model(shared_dir() / "models" / name, std::nullopt);
+    const ArchSpec& spec = model->spec();
+    const Encoding encoding = model->tokenizer->encode("The cat sat on the mat, and then it ran.");
+    const int n = int(encoding.ids.size());
+    KVCache cache(spec, n, spec.n_layer);
+    RunState state(spec, n, n);
+    Batch batch;
+    batch.add_sequence(encoding.ids, encoding.type_ids);
+    std::vector<std::vector<float>> entering(spec.n_layer);  // the stream entering each layer
+    ForwardObserver keeping;
+    keeping.on_hidden = [&](int layer, const float* hidden, int rows) {
+      if (layer + 1 < spec.n_layer) {
+        entering[layer + 1].assign(hidden, hidden + std::size_t(rows) * spec.d_model);
+      }
+    };
+    model->transformer->forward(batch, cache, state, &keeping);
+    std::vector<int> rows(n);
+    for (int i = 0; i < n; ++i) rows[i] = i;
+    std::vector<float> whole(std::size_t(n) * spec.vocab_size), again(whole.size());
+    model->transformer->compute_logits(state, rows, whole.data());
+    for (int layer = 0; layer < spec.n_layer; ++layer) {
+      std::copy(entering[layer].begin(), entering[layer].end(), state.hidden.begin());
+      std::vector<int> reported;  // the blocks that ran (and the embeddings, as -1)
+      ForwardObserver watching;
+      watching.on_hidden = [&](int block, const float*, int) { reported.push_back(block); };
+      model->transformer->forward_from(layer, batch, cache, state, &watching);
+      ASSERT_FALSE(reported.empty());
+      EXPECT_EQ(reported.front(), layer) << "the blocks below ran";
+      model->transformer->compute_logits(state, rows, again.data());
+      ASSERT_EQ(again, whole) << "from layer " << layer;
+    }
+  }
 }
 
 TEST(Ablation, RefusesWhatItCannotScore) {
