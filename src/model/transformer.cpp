@@ -208,7 +208,7 @@ void Transformer::feed_forward(int layer, const float* input, const Batch& batch
 
 void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
                           const ForwardObserver* observer, int n_layers) const {
-  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, 0, n_layers);
+  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, -1, n_layers);
 }
 
 void Transformer::forward_from(int first_layer, const Batch& batch, KVCache& cache, RunState& state,
@@ -222,7 +222,7 @@ void Transformer::forward(const Batch& batch, std::span<KVCache* const> caches,
   if (caches.size() != batch.sequences.size()) {
     throw std::logic_error("not one KV cache per sequence");
   }
-  run(batch, SequenceCaches{.shared = nullptr, .own = caches}, state, nullptr, 0, -1);
+  run(batch, SequenceCaches{.shared = nullptr, .own = caches}, state, nullptr, -1, -1);
 }
 
 void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState& state,
@@ -261,7 +261,7 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
     }
   }
 
-  if (first_layer == 0) {
+  if (first_layer < 0) {
     // (rows, e): the embeddings, projected to d_model when they are narrower (ALBERT).
     float* embedded = weights_.embedding_projection ? state.embedding.data() : hidden;
     embed(batch, embedded);
@@ -272,7 +272,7 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
     if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
   }
 
-  for (int layer = first_layer; layer < n_layers; ++layer) {
+  for (int layer = std::max(first_layer, 0); layer < n_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
     float* sublayer = state.sublayer.data();
     if (w.cross && !batch.memory) {

@@ -376,7 +376,8 @@ class Transformer {
     }
   };
 
-  // Blocks [first_layer, n_layers); the embeddings only when first_layer is 0.
+  // The embeddings and blocks [0, n_layers) when first_layer is -1; else blocks
+  // [first_layer, n_layers) over the stream state.hidden holds.
   void run(const Batch& batch, const SequenceCaches& caches, RunState& state,
            const ForwardObserver* observer, int first_layer, int n_layers) const;
   void embed(const Batch& batch, float* hidden) const;
