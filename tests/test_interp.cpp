@@ -817,6 +817,19 @@ TEST(DependencyHeadsPage, ShowsGridsInChromium) {
   EXPECT_NE(dom.find("data-rendered=\"true\""), std::string::npos) << dom.substr(0, 2000);
   EXPECT_NE(dom.find("all relations, dep-&gt;head"), std::string::npos);
   EXPECT_NE(dom.find("punct, head-&gt;dep"), std::string::npos) << "an encoder: both directions";
+  // No head of tiny-bert-brown beats its relation's offset baseline (the reference says so):
+  // none is outlined.
+  const std::regex outlined("class=\"value( dark)? above\"");
+  EXPECT_FALSE(std::regex_search(dom, outlined));
+  // tiny-gpt2-brown has heads that do (case 3.2, det 3.3, ...).
+  const fs::path gpt2_page = scratch / "deps-gpt2.html";
+  const CommandResult gpt2 =
+      run_attn({"heads", "-m", shipped_model("tiny-gpt2-brown").string(), "--deps",
+                treebank_file().string(), "--format", "html", "-o", gpt2_page.string(), "-q"});
+  ASSERT_EQ(gpt2.exit_status, 0) << describe(gpt2);
+  const CommandResult gpt2_shown =
+      run_chromium(chromium, "file://" + gpt2_page.string(), {"--dump-dom"});
+  EXPECT_TRUE(std::regex_search(gpt2_shown.out, outlined));
 }
 
 }  // namespace

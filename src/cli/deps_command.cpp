@@ -284,11 +284,13 @@ std::string deps_page(const Model& model, const DependencyScorer& scorer) {
       const std::size_t offset = best_offset(d);
       grids.push_back(
           {{"title", name + ", " + kDirectionNames[direction]},
-           {"note", fmt::format("{} pairs; the best fixed offset, {:+d}, is right on {}", d.count,
-                                kBaselineOffsets[offset],
+           {"note", fmt::format("{} pairs; the best fixed offset, {:+d}, is right on {} (heads "
+                                "that do better are outlined)",
+                                d.count, kBaselineOffsets[offset],
                                 percent(accuracy(d.baseline_correct[offset], d.count)))},
            {"diverging", false},
-           {"values", std::move(values)}});
+           {"values", std::move(values)},
+           {"above", accuracy(d.baseline_correct[offset], d.count)}});
     }
   };
   add("all relations", scorer.all());
