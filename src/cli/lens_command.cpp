@@ -1,7 +1,5 @@
 // attn lens: the logit lens of each text, as a table (positions down, layers across), JSON in
 // the field names of ../shared/golden/interp/lens_*.json, or an HTML page (layers x positions).
-#include <spdlog/spdlog.h>
-
 #include <cmath>
 #include <iomanip>
 #include <nlohmann/json.hpp>
