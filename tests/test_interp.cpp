@@ -363,7 +363,13 @@ json run_ablation(const std::string& model, const json& golden, const TempDir& s
     args.insert(args.end(), {"--targets", targets.string()});
   }
   args.insert(args.end(), extra.begin(), extra.end());
-  const CommandResult run = run_attn(args);
+  // Every head, zero and mean, is 33 passes with GPT-2's 50257-token head at every scored token:
+  // seconds in a release build, minutes under the sanitizers on a busy machine. The limit only
+  // guards against a hang.
+  constexpr double kAblationTimeLimitSeconds = 900;
+  const CommandResult run =
+      run_program(attn_binary(), args, "/dev/null",
+                  std::max(kAblationTimeLimitSeconds, run_time_limit_seconds()));
   EXPECT_EQ(run.exit_status, 0) << describe(run);
   return run.exit_status == 0 ? json::parse(run.out) : json();
 }
