@@ -139,9 +139,9 @@ std::string cost_text(const AblationResult& result, double seconds) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << "cost: " << result.blocks_run
       << " token-blocks run, where a whole pass for mu, the baseline and each ablation would run "
-      << result.blocks_whole_passes << " ("
-      << 100.0 * double(result.blocks_run) / double(result.blocks_whole_passes) << "%); " << seconds
-      << " s";
+      << result.blocks_whole_passes() << " ("
+      << 100.0 * double(result.blocks_run) / double(result.blocks_whole_passes()) << "%); "
+      << seconds << " s";
   return out.str();
 }
 
@@ -209,7 +209,7 @@ nlohmann::ordered_json ablation_json(const Model& model, const AblationResult& r
                                 {"mu", std::move(mu)},
                                 {"cost",
                                  {{"token_blocks_run", result.blocks_run},
-                                  {"token_blocks_whole_passes", result.blocks_whole_passes},
+                                  {"token_blocks_whole_passes", result.blocks_whole_passes()},
                                   {"seconds", seconds}}}};
   if (!model.spec().causal) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();

@@ -335,9 +335,7 @@ int run_dependency_heads(const HeadsCommand& command) {
     vocab_txt = load_wordpiece_tokenizer(model->dir);
     offsets = vocab_txt->offsets();
   }
-  AttentionSelection all_heads;
-  for (int layer = 0; layer < spec.n_layer; ++layer) all_heads.layers.push_back(layer);
-  for (int head = 0; head < spec.n_head; ++head) all_heads.heads.push_back(head);
+  const AttentionSelection all_heads = select_attention(spec, {});
 
   DependencyScorer scorer(spec.n_layer, spec.n_head, spec.causal);
   std::vector<SkippedSentence> skipped;

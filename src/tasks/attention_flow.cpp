@@ -125,9 +125,7 @@ MeanAttention mean_attention(const Model& model, const Encoding& encoding) {
   MeanAttention mean{.n_layers = spec.n_layer,
                      .n_tokens = n,
                      .weights = std::vector<double>(std::size_t(spec.n_layer) * n * n, 0.0)};
-  AttentionSelection all{.layers = {}, .heads = {}};
-  for (int layer = 0; layer < spec.n_layer; ++layer) all.layers.push_back(layer);
-  for (int head = 0; head < spec.n_head; ++head) all.heads.push_back(head);
+  const AttentionSelection all = select_attention(spec, {});  // every layer and head
   capture_attention(model, encoding, all,
                     [&](int layer, int, const float* probabilities, int n_tokens) {
                       double* sum = mean.weights.data() + std::size_t(layer) * n * n;

@@ -66,6 +66,12 @@ double scored_nll_sum(const Model& model, std::span<const AblationInput> inputs,
 
 }  // namespace
 
+long AblationResult::blocks_whole_passes() const {
+  const long ablated = std::count_if(zero_nll_sum.begin(), zero_nll_sum.end(),
+                                     [](double sum) { return !std::isnan(sum); });
+  return long(n_layers) * n_positions * (2 + 2 * ablated);
+}
+
 AblationInput next_token_input(Encoding encoding) {
   AblationInput input{.ids = std::move(encoding.ids),
                       .type_ids = std::move(encoding.type_ids),
@@ -128,7 +134,6 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
     transformer.forward(batch, cache, state, &summing);
     result.n_positions += batch.rows();
     result.blocks_run += long(n_layers) * batch.rows();
-    result.blocks_whole_passes += long(n_layers) * batch.rows();
     if (progress) progress(1, long(end));
   }
   for (std::size_t i = 0; i < output_sums.size(); ++i) {
@@ -168,7 +173,6 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
     const int rows = batch.rows();
     result.baseline_nll_sum += scored_nll_sum(model, part, batch, state, logits);
     result.blocks_run += long(n_layers) * rows;
-    result.blocks_whole_passes += long(n_layers) * rows;
     for (const AblationInput& input : part) result.n_scored += long(input.scored_positions.size());
     for (int layer : heads.layers) {
       for (int head : heads.heads) {
@@ -184,7 +188,6 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
           (mean ? result.mean_nll_sum : result.zero_nll_sum)[std::size_t(layer) * n_heads + head] +=
               sum;
           result.blocks_run += long(n_layers - layer) * rows;
-          result.blocks_whole_passes += long(n_layers) * rows;
         }
       }
     }

@@ -52,12 +52,12 @@ struct AblationResult {
   std::vector<double> zero_nll_sum;
   std::vector<double> mean_nll_sum;
   std::vector<float> mu;  // (n_layers, n_heads, head_dim)
-  // The cost, in blocks run over a batch's positions (a block over 100 positions counts 100):
-  // what was run, and what a whole pass for mu, the baseline and every ablation would take.
+  // The cost, in blocks run over a batch's positions (a block over 100 positions counts 100).
   long blocks_run = 0;
-  long blocks_whole_passes = 0;
 
   double baseline_mean_nll() const { return baseline_nll_sum / double(n_scored); }
+  // What whole passes for mu, the baseline and each ablation (two per ablated head) would run.
+  long blocks_whole_passes() const;
 };
 
 // Called after each batch of inputs, for each of the two passes over them.
