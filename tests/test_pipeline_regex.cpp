@@ -53,7 +53,9 @@ TEST(PipelineRegex, APatternThatDoesNotCompileIsAnErrorNamingWhere) {
 TEST(PipelineRegex, CatastrophicBacktrackingStopsWithAnError) {
   const Regex regex("(a+)+$", "test");
   std::vector<Match> matches;
-  EXPECT_THROW(regex.find_all(std::string(5000, 'a') + "b", matches), Error);
+  std::string subject(5000, 'a');
+  subject += 'b';  // (GCC 12 warns, wrongly, of bounds on std::string(5000, 'a') + "b")
+  EXPECT_THROW(regex.find_all(subject, matches), Error);
 }
 
 }  // namespace

@@ -44,8 +44,10 @@ void describe_pairs_without_token_types(const Model& model) {
   if (model.spec().n_token_types > 1) return;
   const Encoding example = model.tokenizer->encode("A", std::string_view("B"));
   std::string joined;
-  for (int id : example.ids)
-    joined += (joined.empty() ? "" : " ") + model.tokenizer->token_string(id);
+  for (int id : example.ids) {
+    if (!joined.empty()) joined += ' ';
+    joined += model.tokenizer->token_string(id);
+  }
   spdlog::info("{}: the model has no token types; a pair is joined as {}", model.name(), joined);
 }
 
@@ -84,8 +86,9 @@ class ResultWriter {
       if (input.source->line > 0) out["line"] = input.source->line;
       write_stdout(json_text(out) + "\n");
     } else {
-      write_stdout((written_ > 0 ? "\n" : "") + (several_ ? input_heading(input) : "") +
-                   ranked_labels_text(ranked));
+      std::string text = written_ > 0 ? "\n" : "";
+      if (several_) text += input_heading(input);
+      write_stdout(text + ranked_labels_text(ranked));
     }
     ++written_;
   }

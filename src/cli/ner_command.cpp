@@ -176,7 +176,8 @@ void write_entities(const NerCommand& command, const InputText& source,
     if (source.line > 0) out["line"] = source.line;
     write_stdout(json_text(out) + "\n");
   } else {
-    write_stdout((first ? "" : "\n") + marked_text(source.text, entities) + entity_lines(entities));
+    std::string text = first ? "" : "\n";
+    write_stdout(text + marked_text(source.text, entities) + entity_lines(entities));
   }
 }
 

@@ -1,11 +1,16 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+// Declared, not included: CLI11's header costs seconds of compile time in every file that
+// includes this one, and only the files that build the parser need more than the name.
+namespace CLI {
+class App;
+}
 
 // How every command that reads text gets it (README: "Giving text and getting results"):
 //  - positional arguments, one text each;
