@@ -19,6 +19,7 @@
 #include "tests/chromium_util.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
+#include "tests/real_tokenizers.h"
 #include "tests/test_paths.h"
 
 namespace attn::test {
@@ -597,6 +598,56 @@ TEST_P(DependencyGoldenTest, AlignmentMatchesTheReference) {
   }
 }
 
+// Tokens placed by the bytes their pieces stand for (SentencePiece: Llama's, XLM-R's, a
+// Metaspace tokenizer.json's; byte-level BPE: Llama-3's), checked against where decoding puts
+// them: in every treebank sentence that decodes back to its text, each token's first byte that
+// is not a space is the first such byte after the decoded text of the tokens before it.
+class TokenPlacementTest : public testing::TestWithParam<const char*> {};
+
+TEST_P(TokenPlacementTest, PiecesStartWhereDecodingPutsThem) {
+  ATTN_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const fs::path model = shared_dir() / "models" / name;
+  const std::unique_ptr<Tokenizer> tokenizer =
+      load_tokenizer(fs::exists(model) ? model : real_tokenizer_dir(name));
+  const Treebank treebank = read_conllu(read_file(treebank_file()), "treebank");
+  const auto next_non_space = [](const std::string& text, std::size_t at) {
+    while (at < text.size() && text[at] == ' ') ++at;
+    return at;
+  };
+  int sentences = 0;
+  for (const TreebankSentence& sentence : treebank.sentences) {
+    const std::string& text = *sentence.text;
+    const std::vector<int> ids = tokenizer->encode(text).ids;
+    if (tokenizer->decode(ids, true) != text) continue;
+    SCOPED_TRACE(text);
+    ++sentences;
+    const auto spans = token_byte_spans(*tokenizer, nullptr, text, ids);
+    ASSERT_TRUE(spans.has_value());
+    ASSERT_EQ(spans->size(), ids.size());
+    std::vector<int> before;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (tokenizer->is_special(ids[i])) {
+        EXPECT_FALSE((*spans)[i].has_value()) << "token " << i;
+        continue;
+      }
+      ASSERT_TRUE((*spans)[i].has_value()) << "token " << i;
+      const std::string decoded = tokenizer->decode(before, true);
+      ASSERT_EQ(text.substr(0, decoded.size()), decoded) << "token " << i;
+      before.push_back(ids[i]);
+      if (next_non_space(text, (*spans)[i]->start) >= std::size_t((*spans)[i]->end)) continue;
+      EXPECT_EQ(next_non_space(text, (*spans)[i]->start), next_non_space(text, decoded.size()))
+          << "token " << i << " " << tokenizer->token_string(ids[i]);
+    }
+  }
+  // The treebank is English news and web text: nearly every sentence decodes back.
+  EXPECT_GE(sentences, 250);
+}
+
+INSTANTIATE_TEST_SUITE_P(Interp, TokenPlacementTest,
+                         testing::Values("tiny-llama-brown", "tiny-xlmr-random", "gemma3",
+                                         "mistral", "llama3"));
+
 // The word-level attention of the first five sentences, every layer and head, within 1e-6.
 TEST_P(DependencyGoldenTest, WordAttentionMatchesTheReference) {
   ATTN_REQUIRE_SHARED();
@@ -805,6 +856,23 @@ TEST(DependencyHeadsCommand, BadTreebankAndSkippedSentence) {
   const CommandResult texts = run_attn({"heads", "-m", gpt2, "--deps", two.string(), "a text"});
   EXPECT_EQ(texts.exit_status, 2) << describe(texts);
   EXPECT_NE(texts.err.find("--deps: the treebank's sentences are the texts"), std::string::npos);
+}
+
+// A SentencePiece model's sentences align: those skipped have a word without a token of its
+// own (as GPT-2's), none a token that does not spell the text.
+TEST(DependencyHeadsCommand, SentencePieceModelAligns) {
+  ATTN_REQUIRE_SHARED();
+  const CommandResult run =
+      run_attn({"heads", "-m", (shared_dir() / "models" / "tiny-llama-brown").string(), "--deps",
+                treebank_file().string(), "--json", "-q"});
+  ASSERT_EQ(run.exit_status, 0) << describe(run);
+  const json got = json::parse(run.out);
+  EXPECT_GE(got["treebank"]["aligned"].get<int>(), 250);
+  for (const json& skipped : got["treebank"]["skipped"]) {
+    EXPECT_NE(skipped["reason"].get<std::string>().find("has no token of its own"),
+              std::string::npos)
+        << skipped.dump();
+  }
 }
 
 TEST(DependencyHeadsPage, ShowsGridsInChromium) {

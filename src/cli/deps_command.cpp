@@ -366,8 +366,8 @@ int run_dependency_heads(const HeadsCommand& command) {
         token_byte_spans(*model->tokenizer, sentence_offsets, *sentence.text, encoding.ids);
     if (!spans) {
       skip(
-          "its tokens cannot be placed in the text (attn places WordPiece and byte-level BPE "
-          "tokens, not yet SentencePiece's)");
+          "its tokens do not spell the text (an unknown token, or characters the tokenizer "
+          "changed beyond the case of ASCII letters)");
       continue;
     }
     const WordAlignment alignment = align_words(*sentence.text, sentence.words, *spans);

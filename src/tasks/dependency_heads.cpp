@@ -1,6 +1,7 @@
 #include "src/tasks/dependency_heads.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 #include "src/tokenizer/pipeline/pre_tokenizers.h"
@@ -34,6 +35,60 @@ std::vector<int> code_point_bytes(std::string_view text) {
   return bytes;
 }
 
+// The bytes of a space of Python's str.isspace() at `at` of `text`, or 0.
+int space_length(std::string_view text, std::size_t at) {
+  if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) return 0;  // inside a character
+  const int length = utf8_char_bytes(text[at]);
+  if (at + length > text.size()) return 0;
+  const std::vector<char32_t> c = decode_utf8(text.substr(at, length), "text");
+  return c.size() == 1 && is_python_space(c[0]) ? length : 0;
+}
+
+char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
+
+// U+2581, SentencePiece's stand-in for a space inside pieces.
+constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
+
+// The bytes of a byte-level BPE piece, each of its characters one byte of GPT-2's table, or
+// nothing when a character is not in the table.
+std::optional<std::string> byte_level_bytes(std::string_view piece) {
+  static const std::map<std::string, char, std::less<>> byte_of = [] {
+    std::map<std::string, char, std::less<>> table;
+    for (int b = 0; b < 256; ++b)
+      table[pipeline::byte_level_char(static_cast<unsigned char>(b))] = char(b);
+    return table;
+  }();
+  std::string bytes;
+  for (std::size_t i = 0; i < piece.size();) {
+    const int length = utf8_char_bytes(piece[i]);
+    const auto found = byte_of.find(piece.substr(i, length));
+    if (found == byte_of.end()) return std::nullopt;
+    bytes += found->second;
+    i += length;
+  }
+  return bytes;
+}
+
+// The bytes of a SentencePiece piece: "<0xNN>" is the byte NN, any other piece itself with
+// each "\u2581" a space.
+std::string sentencepiece_bytes(std::string_view piece) {
+  unsigned byte = 0;
+  if (piece.size() == 6 && piece.starts_with("<0x") && piece.ends_with(">") &&
+      std::from_chars(piece.data() + 3, piece.data() + 5, byte, 16).ptr == piece.data() + 5) {
+    return std::string(1, char(byte));
+  }
+  std::string bytes;
+  for (std::size_t i = 0; i < piece.size();) {
+    if (piece.substr(i).starts_with(kSpaceSymbol)) {
+      bytes += ' ';
+      i += kSpaceSymbol.size();
+    } else {
+      bytes += piece[i++];
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 std::optional<std::vector<std::optional<ByteSpan>>> token_byte_spans(const Tokenizer& tokenizer,
@@ -53,34 +108,44 @@ std::optional<std::vector<std::optional<ByteSpan>>> token_byte_spans(const Token
     if (spans.size() != ids.size()) return std::nullopt;
     return spans;
   }
-  // Byte-level BPE: each character of a token's piece stands for one byte (GPT-2's table), and
-  // the tokens' bytes, one after another, are the text.
-  static const std::map<std::string, char> byte_of = [] {
-    std::map<std::string, char> table;
-    for (int b = 0; b < 256; ++b)
-      table[pipeline::byte_level_char(static_cast<unsigned char>(b))] = char(b);
-    return table;
-  }();
-  int at = 0;
-  for (int id : ids) {
-    if (tokenizer.is_special(id)) {
+  // Otherwise the tokens' pieces must spell the text, up to spaces (SentencePiece writes one
+  // before the text and one for a run of them) and the case of ASCII letters (uncased
+  // tokenizers lower the text).
+  std::size_t at = 0;
+  const auto skip_spaces = [&] {
+    while (at < text.size() && space_length(text, at) > 0) at += space_length(text, at);
+  };
+  const auto spells = [&](char byte) {
+    return at < text.size() && ascii_lower(text[at]) == ascii_lower(byte);
+  };
+  // SentencePiece's pieces when any has its space symbol, else byte-level BPE's, whose table
+  // also holds characters such as "é" for the byte of their code point.
+  std::vector<std::string> pieces;
+  for (int id : ids) pieces.push_back(tokenizer.is_special(id) ? "" : tokenizer.token_string(id));
+  const bool sentencepiece = std::any_of(
+      pieces.begin(), pieces.end(),
+      [](const std::string& piece) { return piece.find(kSpaceSymbol) != std::string::npos; });
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (tokenizer.is_special(ids[i])) {
       spans.push_back(std::nullopt);
       continue;
     }
-    const std::string piece = tokenizer.token_string(id);
-    std::string bytes;
-    for (std::size_t i = 0; i < piece.size();) {
-      const int length = utf8_char_bytes(piece[i]);
-      const auto byte = byte_of.find(piece.substr(i, length));
-      if (byte == byte_of.end()) return std::nullopt;  // not a byte-level piece
-      bytes += byte->second;
-      i += length;
+    std::optional<std::string> bytes =
+        sentencepiece ? sentencepiece_bytes(pieces[i]) : byte_level_bytes(pieces[i]);
+    if (!bytes) return std::nullopt;
+    const int start = int(at);
+    for (const char byte : *bytes) {
+      if (!spells(byte)) {
+        skip_spaces();
+        if (byte == ' ') continue;
+        if (!spells(byte)) return std::nullopt;
+      }
+      ++at;
     }
-    if (text.compare(at, bytes.size(), bytes) != 0) return std::nullopt;
-    spans.push_back(ByteSpan{at, at + int(bytes.size())});
-    at += int(bytes.size());
+    spans.push_back(ByteSpan{start, int(at)});
   }
-  if (at != int(text.size())) return std::nullopt;
+  skip_spaces();
+  if (at != text.size()) return std::nullopt;
   return spans;
 }
 

@@ -38,8 +38,8 @@ struct ByteSpan {
 
 // Where each of `ids` (encode(text) of `tokenizer`) comes from in `text`, or nothing for the
 // special tokens encode() adds: from `offsets` when given (WordPiece), else from the bytes each
-// token decodes to, which must spell the text exactly (byte-level BPE). Nothing when neither
-// works for this text.
+// token's piece stands for (byte-level BPE, SentencePiece with its byte pieces), which must spell
+// the text up to spaces and the case of ASCII letters. Nothing when neither works for this text.
 std::optional<std::vector<std::optional<ByteSpan>>> token_byte_spans(const Tokenizer& tokenizer,
                                                                      const TokenOffsets* offsets,
                                                                      std::string_view text,
