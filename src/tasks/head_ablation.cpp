@@ -10,8 +10,9 @@
 namespace attn {
 namespace {
 
-// Logits of this many scored rows at a time: (kLogitRows, vocab).
-constexpr int kLogitRows = 64;
+// Logits of this many scored rows at a time: (kLogitRows, vocab). Each call packs the whole
+// output matrix anew; 256 rows make that a small part, as in perplexity.cpp.
+constexpr int kLogitRows = 256;
 
 // Splits the inputs into batches of up to max_rows rows (an input longer than that alone).
 std::vector<std::pair<std::size_t, std::size_t>> batch_ranges(std::span<const AblationInput> inputs,
