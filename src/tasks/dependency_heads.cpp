@@ -5,6 +5,7 @@
 #include <map>
 
 #include "src/tokenizer/pipeline/pre_tokenizers.h"
+#include "src/tokenizer/sentencepiece.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -77,16 +78,7 @@ std::string sentencepiece_bytes(std::string_view piece) {
       std::from_chars(piece.data() + 3, piece.data() + 5, byte, 16).ptr == piece.data() + 5) {
     return std::string(1, char(byte));
   }
-  std::string bytes;
-  for (std::size_t i = 0; i < piece.size();) {
-    if (piece.substr(i).starts_with(kSpaceSymbol)) {
-      bytes += ' ';
-      i += kSpaceSymbol.size();
-    } else {
-      bytes += piece[i++];
-    }
-  }
-  return bytes;
+  return space_symbols_as_spaces(piece);
 }
 
 }  // namespace

@@ -586,14 +586,7 @@ std::vector<int> SentencePieceTokenizer::sequence_ids(std::string_view sequence,
   decode_utf8(sequence, what);  // refuses text that is not UTF-8
   if (settings_.legacy || sequence.empty()) return tokenize(sequence);
   std::string prepared = settings_.add_prefix_space ? std::string(kSpaceSymbol) : "";
-  for (std::size_t i = 0; i < sequence.size();) {
-    if (sequence.substr(i).starts_with(kSpaceSymbol)) {
-      prepared += ' ';
-      i += kSpaceSymbol.size();
-    } else {
-      prepared += sequence[i++];
-    }
-  }
+  prepared += space_symbols_as_spaces(sequence);
   std::vector<int> ids = tokenize(prepared);
   if (ids.size() > 1 && token_text(ids[0]) == kSpaceSymbol &&
       special_tokens_.is_special_text(token_text(ids[1]))) {
@@ -979,6 +972,19 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_di
   return std::make_unique<SentencePieceTokenizer>(std::move(model), std::move(settings),
                                                   special_config, model_path.string(),
                                                   config_path.string());
+}
+
+std::string space_symbols_as_spaces(std::string_view text) {
+  std::string spaced;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.substr(i).starts_with(kSpaceSymbol)) {
+      spaced += ' ';
+      i += kSpaceSymbol.size();
+    } else {
+      spaced += text[i++];
+    }
+  }
+  return spaced;
 }
 
 }  // namespace attn

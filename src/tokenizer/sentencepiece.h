@@ -57,4 +57,7 @@ std::string sentencepiece_class(const std::filesystem::path& model_dir,
 // differ from attn's.
 nlohmann::json read_sentencepiece_tokenizer_config(const std::filesystem::path& model_dir);
 
+// `text` with each of SentencePiece's space symbols "\u2581" written as a space.
+std::string space_symbols_as_spaces(std::string_view text);
+
 }  // namespace attn
