@@ -47,9 +47,6 @@ int space_length(std::string_view text, std::size_t at) {
 
 char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
 
-// U+2581, SentencePiece's stand-in for a space inside pieces.
-constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
-
 // The bytes of a byte-level BPE piece, each of its characters one byte of GPT-2's table, or
 // nothing when a character is not in the table.
 std::optional<std::string> byte_level_bytes(std::string_view piece) {
@@ -78,7 +75,9 @@ std::string sentencepiece_bytes(std::string_view piece) {
       std::from_chars(piece.data() + 3, piece.data() + 5, byte, 16).ptr == piece.data() + 5) {
     return std::string(1, char(byte));
   }
-  return space_symbols_as_spaces(piece);
+  std::string bytes;
+  append_with_spaces(bytes, piece);
+  return bytes;
 }
 
 }  // namespace
@@ -105,7 +104,7 @@ std::optional<std::vector<std::optional<ByteSpan>>> token_byte_spans(const Token
   // tokenizers lower the text).
   std::size_t at = 0;
   const auto skip_spaces = [&] {
-    while (at < text.size() && space_length(text, at) > 0) at += space_length(text, at);
+    while (const int length = at < text.size() ? space_length(text, at) : 0) at += length;
   };
   const auto spells = [&](char byte) {
     return at < text.size() && ascii_lower(text[at]) == ascii_lower(byte);
@@ -114,9 +113,10 @@ std::optional<std::vector<std::optional<ByteSpan>>> token_byte_spans(const Token
   // also holds characters such as "é" for the byte of their code point.
   std::vector<std::string> pieces;
   for (int id : ids) pieces.push_back(tokenizer.is_special(id) ? "" : tokenizer.token_string(id));
-  const bool sentencepiece = std::any_of(
-      pieces.begin(), pieces.end(),
-      [](const std::string& piece) { return piece.find(kSpaceSymbol) != std::string::npos; });
+  const bool sentencepiece =
+      std::any_of(pieces.begin(), pieces.end(), [](const std::string& piece) {
+        return piece.find(kSentencePieceSpace) != std::string::npos;
+      });
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (tokenizer.is_special(ids[i])) {
       spans.push_back(std::nullopt);
@@ -148,10 +148,7 @@ WordAlignment align_words(std::string_view text, std::span<const TreebankWord> w
   std::vector<ByteSpan> word_spans;
   std::size_t cursor = 0;
   for (std::size_t w = 0; w < words.size(); ++w) {
-    while (cursor < text.size()) {
-      const int length = utf8_char_bytes(text[cursor]);
-      const std::vector<char32_t> c = decode_utf8(text.substr(cursor, length), "text");
-      if (c.size() != 1 || !is_python_space(c[0])) break;
+    while (const int length = cursor < text.size() ? space_length(text, cursor) : 0) {
       cursor += length;
     }
     const std::string& form = words[w].form;

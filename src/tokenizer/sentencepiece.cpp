@@ -25,8 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's stand-in for a space inside pieces.
-constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";
 // What SentencePiece decodes an invalid byte of byte-fallback pieces to: U+FFFD.
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 
@@ -585,10 +583,10 @@ std::vector<int> SentencePieceTokenizer::sequence_ids(std::string_view sequence,
                                                       std::string_view what) const {
   decode_utf8(sequence, what);  // refuses text that is not UTF-8
   if (settings_.legacy || sequence.empty()) return tokenize(sequence);
-  std::string prepared = settings_.add_prefix_space ? std::string(kSpaceSymbol) : "";
-  prepared += space_symbols_as_spaces(sequence);
+  std::string prepared = settings_.add_prefix_space ? std::string(kSentencePieceSpace) : "";
+  append_with_spaces(prepared, sequence);
   std::vector<int> ids = tokenize(prepared);
-  if (ids.size() > 1 && token_text(ids[0]) == kSpaceSymbol &&
+  if (ids.size() > 1 && token_text(ids[0]) == kSentencePieceSpace &&
       special_tokens_.is_special_text(token_text(ids[1]))) {
     ids.erase(ids.begin());
   }
@@ -665,7 +663,7 @@ std::vector<std::string> SentencePieceTokenizer::encode_pieces(std::string_view 
   std::vector<std::string> pieces;
   sentencepiece::util::Status status;
   std::size_t dropped = 0;
-  if (settings_.legacy || !(text.starts_with(kSpaceSymbol) || text.starts_with(' '))) {
+  if (settings_.legacy || !(text.starts_with(kSentencePieceSpace) || text.starts_with(' '))) {
     status = encoder().Encode(text, &pieces);
   } else {
     status = encoder().Encode(unk_token_ + std::string(text), &pieces);
@@ -695,8 +693,8 @@ std::vector<std::string> SentencePieceTokenizer::split_digit_comma_pieces(
     std::string digits;
     const std::string_view number = std::string_view(piece).substr(0, piece.size() - 1);
     for (std::size_t i = 0; i < number.size();) {
-      if (number.substr(i).starts_with(kSpaceSymbol)) {
-        i += kSpaceSymbol.size();
+      if (number.substr(i).starts_with(kSentencePieceSpace)) {
+        i += kSentencePieceSpace.size();
       } else {
         digits += number[i++];
       }
@@ -707,12 +705,12 @@ std::vector<std::string> SentencePieceTokenizer::split_digit_comma_pieces(
       throw Error(std::string("SentencePiece tokenizer: cannot encode the text (") +
                   brief_text(status.message(), 200) + ")");
     }
-    if (!piece.starts_with(kSpaceSymbol) && !again.empty() &&
-        again.front().starts_with(kSpaceSymbol)) {
-      if (again.front() == kSpaceSymbol) {
+    if (!piece.starts_with(kSentencePieceSpace) && !again.empty() &&
+        again.front().starts_with(kSentencePieceSpace)) {
+      if (again.front() == kSentencePieceSpace) {
         again.erase(again.begin());
       } else {
-        again.front().erase(0, kSpaceSymbol.size());
+        again.front().erase(0, kSentencePieceSpace.size());
       }
     }
     again.emplace_back(",");
@@ -755,22 +753,15 @@ void SentencePieceTokenizer::PieceRun::add(std::string_view piece, std::string& 
       surface = tokenizer_->model_.unknown_surface;
     }
   } else if (expect_bos_space_ && tokenizer_->consume_bos_space_) {
-    consumed = surface.starts_with(kSpaceSymbol);
-    if (consumed) surface.remove_prefix(kSpaceSymbol.size());
+    consumed = surface.starts_with(kSentencePieceSpace);
+    if (consumed) surface.remove_prefix(kSentencePieceSpace.size());
     // A model that removes extra whitespace drops every leading space.
     if (tokenizer_->model_.remove_extra_whitespaces) consumed = false;
   }
   bos_space_seen_ = consumed;
   const std::size_t before = out.size();
   if (kind == PieceKind::kNormal) {
-    for (std::size_t i = 0; i < surface.size();) {
-      if (surface.substr(i).starts_with(kSpaceSymbol)) {
-        out += ' ';
-        i += kSpaceSymbol.size();
-      } else {
-        out += surface[i++];
-      }
-    }
+    append_with_spaces(out, surface);
   } else {
     out += surface;
   }
@@ -801,8 +792,8 @@ void SentencePieceTokenizer::PieceRun::flush(std::string& out) {
 void SentencePieceTokenizer::TokenRun::add(std::string token) {
   const SentencePieceSettings& settings = tokenizer_.settings_;
   // The dummy prefix added when encoding is taken off again.
-  if (count_ == 0 && settings.drop_first_prefix_space && token.starts_with(kSpaceSymbol)) {
-    token.erase(0, kSpaceSymbol.size());
+  if (count_ == 0 && settings.drop_first_prefix_space && token.starts_with(kSentencePieceSpace)) {
+    token.erase(0, kSentencePieceSpace.size());
   }
   if (tokenizer_.special_tokens_.is_special_text(token)) {
     // Special tokens are not decoded by SentencePiece; the class's rule may put a space before.
@@ -818,7 +809,7 @@ void SentencePieceTokenizer::TokenRun::add(std::string token) {
     previous_is_special_ = true;
   } else {
     if (previous_is_special_ && count_ == 1 && settings.space_after_leading_special &&
-        !token.starts_with(kSpaceSymbol)) {
+        !token.starts_with(kSentencePieceSpace)) {
       text_ += ' ';
     }
     pieces_.add(token, pieces_text_);
@@ -838,9 +829,9 @@ std::string SentencePieceTokenizer::tokens_to_string(const std::vector<std::stri
   if (settings_.tokens_to_string == TokensToString::kJoinPieces) {
     for (const std::string& token : tokens) {
       for (std::size_t i = 0; i < token.size();) {
-        if (std::string_view(token).substr(i).starts_with(kSpaceSymbol)) {
+        if (std::string_view(token).substr(i).starts_with(kSentencePieceSpace)) {
           text += ' ';
-          i += kSpaceSymbol.size();
+          i += kSentencePieceSpace.size();
         } else {
           text += token[i++];
         }
@@ -974,17 +965,15 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_di
                                                   config_path.string());
 }
 
-std::string space_symbols_as_spaces(std::string_view text) {
-  std::string spaced;
+void append_with_spaces(std::string& out, std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    if (text.substr(i).starts_with(kSpaceSymbol)) {
-      spaced += ' ';
-      i += kSpaceSymbol.size();
+    if (text.substr(i).starts_with(kSentencePieceSpace)) {
+      out += ' ';
+      i += kSentencePieceSpace.size();
     } else {
-      spaced += text[i++];
+      out += text[i++];
     }
   }
-  return spaced;
 }
 
 }  // namespace attn

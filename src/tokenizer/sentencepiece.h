@@ -57,7 +57,10 @@ std::string sentencepiece_class(const std::filesystem::path& model_dir,
 // differ from attn's.
 nlohmann::json read_sentencepiece_tokenizer_config(const std::filesystem::path& model_dir);
 
-// `text` with each of SentencePiece's space symbols "\u2581" written as a space.
-std::string space_symbols_as_spaces(std::string_view text);
+// U+2581, SentencePiece's stand-in for a space inside pieces.
+inline constexpr std::string_view kSentencePieceSpace = "\xE2\x96\x81";
+
+// Appends `text` to `out` with each of SentencePiece's space symbols written as a space.
+void append_with_spaces(std::string& out, std::string_view text);
 
 }  // namespace attn
