@@ -164,6 +164,38 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+// An encoder-decoder's lens reads its decoder over the model's own greedy translation: the
+// decoder's input is Hugging Face's greedy output (../shared/golden/<model>/generate.jsonl), and
+// the last layer's top token at each position is the next token of that translation.
+TEST(LensEncoderDecoder, ReadsTheDecoderOverItsTranslation) {
+  ATTN_REQUIRE_SHARED();
+  for (const char* model : {"tiny-marian-random", "tiny-t5-random"}) {
+    const std::vector<json> golden = read_jsonl(shared_dir() / "golden" / model / "generate.jsonl");
+    for (std::size_t index = 0; index < 3; ++index) {
+      const json& source = golden[index];
+      SCOPED_TRACE(std::string(model) + ": " + source["source"].get<std::string>());
+      const CommandResult run = run_attn({"lens", "-m", (shared_dir() / "models" / model).string(),
+                                          "--json", source["source"].get<std::string>()});
+      ASSERT_EQ(run.exit_status, 0) << describe(run);
+      const json got = json::parse(run.out);
+      EXPECT_EQ(got["source_ids"], source["source_ids"]);
+      // [start] + the translation (the lens reads what the decoder read): Hugging Face's output
+      // stops after EOS or 48 tokens, attn's translation for the lens after EOS or 64.
+      std::vector<int> expected = {source["decoder_start_token_id"].get<int>()};
+      for (const json& id : source["generated_ids"]) expected.push_back(id.get<int>());
+      const std::vector<int> ids = got["ids"].get<std::vector<int>>();
+      ASSERT_GE(ids.size(), 2u);
+      const std::size_t common = std::min(ids.size(), expected.size());
+      EXPECT_TRUE(std::equal(ids.begin(), ids.begin() + long(common), expected.begin()));
+      const int last_depth = got["shape"][0].get<int>() - 1;
+      for (std::size_t t = 0; t + 1 < ids.size(); ++t) {
+        EXPECT_EQ(got["top5"][last_depth][t][0][0], ids[t + 1]) << "position " << t;
+      }
+      EXPECT_EQ(got["target"]["position"], int(ids.size()) - 1);
+    }
+  }
+}
+
 // ---- Rollout and flow ------------------------------------------------------------------------
 
 // The references' check_hand_case: two layers of two tokens, flows worked out by hand.
@@ -252,6 +284,59 @@ TEST(AttentionFlow, DecoderRowsAreCausalAndSumToOne) {
   }
 }
 
+// An encoder-decoder's rollout and flow are its encoder's, over the source: computed here from
+// the encoder attention Hugging Face gave (../shared/golden/<model>/attention.jsonl) by the
+// formulas AttentionFlow.MatchesTheReference checks, they match attn's.
+TEST(AttentionFlow, EncoderDecoderFollowsItsEncoder) {
+  ATTN_REQUIRE_SHARED();
+  double worst = 0;
+  for (const char* model : {"tiny-marian-random", "tiny-t5-random"}) {
+    for (const json& golden : read_jsonl(shared_dir() / "golden" / model / "attention.jsonl")) {
+      SCOPED_TRACE(std::string(model) + ": " + golden["text"].get<std::string>());
+      const CommandResult run =
+          run_attn({"attention", "-m", (shared_dir() / "models" / model).string(),
+                    golden["text"].get<std::string>(), "--rollout", "--flow", "--precision", "9",
+                    "--layers", "0", "--heads", "0"});
+      ASSERT_EQ(run.exit_status, 0) << describe(run);
+      const json got = json::parse(run.out);
+      ASSERT_EQ(got["token_ids"], golden["ids"]);
+      const json& layers = golden["encoder_attentions"];  // [layer][head][query][key]
+      const int n_layers = int(layers.size()), n = int(golden["ids"].size());
+      MeanAttention mean{.n_layers = n_layers,
+                         .n_tokens = n,
+                         .weights = std::vector<double>(std::size_t(n_layers) * n * n, 0.0)};
+      for (int l = 0; l < n_layers; ++l) {
+        for (const json& head : layers[l]) {
+          for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+              mean.weights[(std::size_t(l) * n + i) * n + j] +=
+                  head[i][j].get<double>() / double(layers[l].size());
+            }
+          }
+        }
+      }
+      const std::vector<double> augmented = augmented_attention(mean);
+      const std::map<std::string, std::vector<double>> expected = {
+          {"rollout", attention_rollout(augmented, n_layers, n)},
+          {"flow", normalize_rows(attention_flow_raw(augmented, n_layers, n), n)}};
+      for (const auto& [key, values] : expected) {
+        ASSERT_EQ(got[key].size(), std::size_t(n_layers)) << key;
+        for (int l = 0; l < n_layers; ++l) {
+          for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+              const double delta = std::abs(got[key][l][i][j].get<double>() -
+                                            values[(std::size_t(l) * n + i) * n + j]);
+              worst = std::max(worst, delta);
+              ASSERT_LE(delta, kFlowTolerance) << key << "[" << l << "][" << i << "][" << j << "]";
+            }
+          }
+        }
+      }
+    }
+  }
+  std::cout << "encoder-decoder rollout and flow: worst difference " << worst << "\n";
+}
+
 // ---- Refusals --------------------------------------------------------------------------------
 
 TEST(InterpRefusals, EachNamesWhatIsWrong) {
@@ -264,13 +349,11 @@ TEST(InterpRefusals, EachNamesWhatIsWrong) {
     std::string message;
   } cases[] = {
       {{"lens", "-m", classifier, "a text"}, "lens: the model in"},
-      {{"lens", "-m", marian, "a text"}, "lens: not implemented for encoder-decoders"},
       {{"lens", "-m", gpt2, "--target", " Paris France", "a text"}, "--target: ' Paris France' is"},
       {{"lens", "-m", gpt2, "--target", "", "a text"}, "--target: '' is 0 tokens"},
       {{"attention", "-m", gpt2, "a text", "--rollout", "--format", "bertviz"},
        "--rollout: bertviz's JSON has no place for it"},
-      {{"attention", "-m", marian, "a text", "--flow"},
-       "--flow: not implemented for encoder-decoders"},
+      {{"ablate", "-m", marian, "a text"}, "ablate: not implemented for encoder-decoders"},
   };
   for (const auto& c : cases) {
     const CommandResult run = run_attn(c.args);
@@ -312,24 +395,36 @@ TEST(LensPage, ShowsEveryLayerAndPositionInChromium) {
 TEST(AttentionFlowPage, RolloutAndFlowSectionsInChromium) {
   const std::string chromium = find_chromium();
   if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  ATTN_REQUIRE_SHARED();
   const TempDir scratch;
   const fs::path page = scratch / "flow.html";
-  const CommandResult made = run_attn({"attention", "-m", shipped_model("tiny-bert-brown").string(),
-                                       "the cat sat on the mat.", "--rollout", "--flow", "--format",
-                                       "html", "-o", page.string()});
-  ASSERT_EQ(made.exit_status, 0) << describe(made);
-  for (const char* section : {"rollout", "flow"}) {
-    const CommandResult shown = run_chromium(
-        chromium, "file://" + page.string() + "#section=" + section + "&layer=2&query=2",
-        {"--dump-dom"});
-    ASSERT_EQ(shown.exit_status, 0) << describe(shown);
-    const std::string& dom = shown.out;
-    EXPECT_NE(dom.find(std::string("attention ") + section + " · 9 tokens · layer 2 (all heads)"),
-              std::string::npos)
-        << section;
-    EXPECT_NE(dom.find("draws on the input tokens"), std::string::npos) << section;
-    EXPECT_TRUE(std::regex_search(dom, std::regex("<label hidden=\"\">Head")))
-        << section << ": the head selector is shown";
+  // An encoder-decoder's sections are its encoder's, over the source.
+  const struct {
+    fs::path model;
+    std::string title;  // of layer 1, which both models have
+  } cases[] = {
+      {shipped_model("tiny-bert-brown"), "attention {} · 9 tokens · layer 1 (all heads)"},
+      {shared_dir() / "models" / "tiny-marian-random",
+       "encoder attention {} · 8 source tokens · layer 1 (all heads)"},
+  };
+  for (const auto& c : cases) {
+    const CommandResult made =
+        run_attn({"attention", "-m", c.model.string(), "the cat sat on the mat.", "--rollout",
+                  "--flow", "--format", "html", "-o", page.string()});
+    ASSERT_EQ(made.exit_status, 0) << describe(made);
+    for (const std::string section : {"rollout", "flow"}) {
+      const CommandResult shown = run_chromium(
+          chromium, "file://" + page.string() + "#section=" + section + "&layer=1&query=2",
+          {"--dump-dom"});
+      ASSERT_EQ(shown.exit_status, 0) << describe(shown);
+      const std::string& dom = shown.out;
+      std::string title = c.title;
+      title.replace(title.find("{}"), 2, section);
+      EXPECT_NE(dom.find(title), std::string::npos) << title;
+      EXPECT_NE(dom.find("draws on the input tokens"), std::string::npos) << section;
+      EXPECT_TRUE(std::regex_search(dom, std::regex("<label hidden=\"\">Head")))
+          << section << ": the head selector is shown";
+    }
   }
 }
 
@@ -872,6 +967,25 @@ TEST(DependencyHeadsCommand, SentencePieceModelAligns) {
     EXPECT_NE(skipped["reason"].get<std::string>().find("has no token of its own"),
               std::string::npos)
         << skipped.dump();
+  }
+}
+
+// An encoder-decoder's dependency heads are its encoder's: bidirectional, scored in both
+// directions, each sentence aligned with the source tokens.
+TEST(DependencyHeadsCommand, EncoderDecoderScoresItsEncoder) {
+  ATTN_REQUIRE_SHARED();
+  for (const char* model : {"tiny-marian-random", "tiny-t5-random"}) {
+    const CommandResult run = run_attn({"heads", "-m", (shared_dir() / "models" / model).string(),
+                                        "--deps", treebank_file().string(), "--json", "-q"});
+    ASSERT_EQ(run.exit_status, 0) << describe(run);
+    const json got = json::parse(run.out);
+    EXPECT_EQ(got["kind"], "encoder") << model;
+    EXPECT_GE(got["treebank"]["aligned"].get<int>(), 250) << model;
+    const json& scored = got["counts"]["scored"];
+    EXPECT_EQ(scored["dep->head"], scored["head->dep"]) << model << ": both directions";
+    const CommandResult text = run_attn({"heads", "-m", (shared_dir() / "models" / model).string(),
+                                         "--deps", treebank_file().string(), "-q"});
+    EXPECT_NE(text.out.find("the encoder's heads"), std::string::npos) << text.out;
   }
 }
 

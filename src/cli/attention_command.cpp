@@ -17,9 +17,6 @@ namespace {
 // Above this the user is told how large the output will be before the work starts.
 constexpr double kLargeOutputBytes = 100e6;
 
-// Without --target, the decoder runs over the model's own greedy translation, at most this long.
-constexpr int kMaxOwnTranslationTokens = 64;
-
 void warn_if_large(double bytes, const std::string& shape) {
   if (bytes > kLargeOutputBytes) {
     spdlog::warn(
@@ -38,11 +35,7 @@ std::vector<int> decoder_input(const AttentionCommand& command, const Model& mod
     return greedy_decoder_input(model, encode_source(model, source_ids), kMaxOwnTranslationTokens);
   }
   std::vector<int> ids = decoder_prompt(model);
-  std::vector<int> target = model.tokenizer->encode_target(*command.target).ids;
-  const std::vector<int>& eos = model.generation.eos_token_ids;
-  if (!target.empty() && std::find(eos.begin(), eos.end(), target.back()) != eos.end()) {
-    target.pop_back();
-  }
+  const std::vector<int> target = target_ids(model, *command.target);
   ids.insert(ids.end(), target.begin(), target.end());
   if (int(ids.size()) > model.spec().max_positions) {
     throw Error("--target: " + std::to_string(ids.size()) +
@@ -50,6 +43,36 @@ std::vector<int> decoder_input(const AttentionCommand& command, const Model& mod
                 std::to_string(model.spec().max_positions));
   }
   return ids;
+}
+
+// Above this many elementary steps (attention_flow_cost) the user is told that --flow will take
+// a while: about a minute on one core.
+constexpr double kLongFlowCost = 3e10;
+
+// "augmented" and "rollout" (--rollout), "flow" and "flow_raw_last" (--flow): one matrix per
+// layer, each (tokens, tokens), in the field names of ../shared/golden/interp/.
+void write_rollout_and_flow(const AttentionCommand& command, const Model& model,
+                            const AttentionDocumentInfo& info, AttentionWriter& writer) {
+  const MeanAttention mean = mean_attention(model, info.encoding);
+  const int n_layers = mean.n_layers, n = mean.n_tokens;
+  const std::vector<double> augmented = augmented_attention(mean);
+  writer.add_matrices("augmented", augmented, n_layers, n, n);
+  if (command.rollout) {
+    writer.add_matrices("rollout", attention_rollout(augmented, n_layers, n), n_layers, n, n);
+  }
+  if (!command.flow) return;
+  if (attention_flow_cost(n_layers, n) > kLongFlowCost) {
+    spdlog::warn(
+        "--flow: {} maximum flows over {} tokens and {} layers; this takes long (the "
+        "work grows as layers^2 x tokens^4)",
+        long(n_layers) * n * n, n, n_layers);
+  }
+  Progress progress("flow", "layers", command.common.quiet);
+  const std::vector<double> raw = attention_flow_raw(
+      augmented, n_layers, n, [&](int done) { progress.update(done, n_layers, 0); });
+  const std::size_t size = std::size_t(n) * n;
+  writer.add_matrices("flow", normalize_rows(raw, n), n_layers, n, n);
+  writer.add_matrices("flow_raw_last", std::span(raw).subspan((n_layers - 1) * size), 1, n, n);
 }
 
 int run_encoder_decoder_attention(const AttentionCommand& command, const Model& model,
@@ -90,39 +113,11 @@ int run_encoder_decoder_attention(const AttentionCommand& command, const Model& 
                                       current = section;
                                       writer.add_head(layer, head, p, n_queries, n_keys);
                                     });
+  // Over the source: the encoder's self-attention (Abnar & Zuidema define them for one stack).
+  if (command.rollout || command.flow) write_rollout_and_flow(command, model, info, writer);
   writer.finish();
   out.commit();
   return 0;
-}
-
-// Above this many elementary steps (attention_flow_cost) the user is told that --flow will take
-// a while: about a minute on one core.
-constexpr double kLongFlowCost = 3e10;
-
-// "augmented" and "rollout" (--rollout), "flow" and "flow_raw_last" (--flow): one matrix per
-// layer, each (tokens, tokens), in the field names of ../shared/golden/interp/.
-void write_rollout_and_flow(const AttentionCommand& command, const Model& model,
-                            const AttentionDocumentInfo& info, AttentionWriter& writer) {
-  const MeanAttention mean = mean_attention(model, info.encoding);
-  const int n_layers = mean.n_layers, n = mean.n_tokens;
-  const std::vector<double> augmented = augmented_attention(mean);
-  writer.add_matrices("augmented", augmented, n_layers, n, n);
-  if (command.rollout) {
-    writer.add_matrices("rollout", attention_rollout(augmented, n_layers, n), n_layers, n, n);
-  }
-  if (!command.flow) return;
-  if (attention_flow_cost(n_layers, n) > kLongFlowCost) {
-    spdlog::warn(
-        "--flow: {} maximum flows over {} tokens and {} layers; this takes long (the "
-        "work grows as layers^2 x tokens^4)",
-        long(n_layers) * n * n, n, n_layers);
-  }
-  Progress progress("flow", "layers", command.common.quiet);
-  const std::vector<double> raw = attention_flow_raw(
-      augmented, n_layers, n, [&](int done) { progress.update(done, n_layers, 0); });
-  const std::size_t size = std::size_t(n) * n;
-  writer.add_matrices("flow", normalize_rows(raw, n), n_layers, n, n);
-  writer.add_matrices("flow_raw_last", std::span(raw).subspan((n_layers - 1) * size), 1, n, n);
 }
 
 }  // namespace
@@ -150,16 +145,9 @@ int run_attention(const AttentionCommand& command) {
                      "' is " + (spec.causal ? "a decoder" : "an encoder"));
   }
   if (encoder_decoder) check_translation_model(*model, "attention");
-  if (command.rollout || command.flow) {
-    const std::string option = command.rollout ? "--rollout" : "--flow";
-    if (encoder_decoder) {
-      throw UsageError(option + ": not implemented for encoder-decoders ('" + model->model_type +
-                       "'): the decoder's positions reach the source through the "
-                       "cross-attention, which rollout and flow do not define");
-    }
-    if (command.format == AttentionFormat::kBertviz) {
-      throw UsageError(option + ": bertviz's JSON has no place for it; use --format json or html");
-    }
+  if ((command.rollout || command.flow) && command.format == AttentionFormat::kBertviz) {
+    throw UsageError(std::string(command.rollout ? "--rollout" : "--flow") +
+                     ": bertviz's JSON has no place for it; use --format json or html");
   }
 
   Encoding encoding = model->tokenizer->encode(text.text, command.pair);

@@ -223,6 +223,9 @@ std::string deps_text(const Model& model, const std::filesystem::path& file,
       "{} on {}: {} sentences, {} aligned ({} skipped), {} words, {} dependency pairs\n",
       model.name(), file.filename().string(), treebank.sentences.size(),
       treebank.sentences.size() - skipped.size(), skipped.size(), scorer.words(), all.pairs);
+  if (model.kind() == ModelKind::kEncoderDecoder) {
+    out << "the encoder's heads, each sentence its source text\n";
+  }
   out << "the best head per relation: how often the word it attends to most is the syntactic "
          "head (dep->head), or the word attending most to a dependent is its head (head->dep), "
          "against the best fixed offset"
@@ -301,6 +304,7 @@ std::string deps_page(const Model& model, const DependencyScorer& scorer) {
   const Json data = {
       {"title", "Dependency heads"},
       {"summary", model.name() + " (" + model.model_type +
+                      (model.kind() == ModelKind::kEncoderDecoder ? ", the encoder" : "") +
                       "): each cell, how often the head's strongest attention picks the "
                       "syntactic relation (Clark et al. 2019), darker for more"},
       {"grids", std::move(grids)}};
@@ -323,10 +327,8 @@ int run_dependency_heads(const HeadsCommand& command) {
   const Treebank treebank =
       read_conllu(read_input_text(file, "--deps", kMaxInputTextBytes), file.string());
   auto model = load_model(command.common.model_dir, command.common.dtype);
-  if (model->kind() == ModelKind::kEncoderDecoder) {
-    throw UsageError("--deps: not implemented for encoder-decoders ('" + model->model_type + "')");
-  }
-  const ArchSpec& spec = model->spec();
+  // An encoder-decoder's encoder reads the sentence; its decoder reads another language.
+  const ArchSpec& spec = model->input_stack().spec();
   // Where tokens come from: the folder's tokenizer, or a BERT folder's vocab.txt beside its
   // tokenizer.json, used for each sentence it encodes to the same ids.
   const TokenOffsets* offsets = model->tokenizer->offsets();

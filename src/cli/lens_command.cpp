@@ -11,6 +11,7 @@
 #include "src/io/output_file.h"
 #include "src/tasks/lens_view_html.h"  // generated from src/tasks/lens_view.html
 #include "src/tasks/logit_lens.h"
+#include "src/tasks/translate.h"
 #include "src/tokenizer/unicode.h"
 
 namespace attn {
@@ -36,8 +37,17 @@ std::string probability_text(double logprob) {
   return out.str();
 }
 
-std::string lens_table(const Model& model, const Encoding& encoding, const LogitLens& lens,
+// What the lens of one text reads: the text's tokens, or an encoder-decoder's decoder over the
+// model's own greedy translation of the text (the source).
+struct LensInput {
+  Encoding encoding;               // the positions the lens reads
+  std::optional<Encoding> source;  // an encoder-decoder's source
+  std::string translation;         // an encoder-decoder's: the decoder's input as text
+};
+
+std::string lens_table(const Model& model, const LensInput& input, const LogitLens& lens,
                        const InputText& text) {
+  const Encoding& encoding = input.encoding;
   const Tokenizer& tokenizer = *model.tokenizer;
   // cells[row][column]: a header row, then a row per position; a column for the position, the
   // input token, then one per depth.
@@ -68,8 +78,14 @@ std::string lens_table(const Model& model, const Encoding& encoding, const Logit
   }
   std::ostringstream out;
   out << text.text << "\n";
-  out << (model.spec().causal ? "the next token" : "the token")
-      << " each layer predicts at each position, and its probability:\n";
+  if (input.source) {
+    out << "translation: " << input.translation << "\n"
+        << "the next token of the translation each decoder layer predicts at each position, and "
+           "its probability:\n";
+  } else {
+    out << (model.spec().causal ? "the next token" : "the token")
+        << " each layer predicts at each position, and its probability:\n";
+  }
   for (std::size_t r = 0; r < cells.size(); ++r) {
     if (r == table_rows) {
       out << "target " << shown_token(tokenizer, lens.target_id) << " at position "
@@ -87,8 +103,9 @@ std::string lens_table(const Model& model, const Encoding& encoding, const Logit
   return out.str();
 }
 
-nlohmann::ordered_json lens_json(const Model& model, const Encoding& encoding,
-                                 const LogitLens& lens, const InputText& text) {
+nlohmann::ordered_json lens_json(const Model& model, const LensInput& input, const LogitLens& lens,
+                                 const InputText& text) {
+  const Encoding& encoding = input.encoding;
   const std::vector<std::string> tokens = token_strings(*model.tokenizer, encoding.ids);
   nlohmann::ordered_json top5 = nlohmann::ordered_json::array();
   for (int depth = 0; depth < lens.depths; ++depth) {
@@ -108,6 +125,11 @@ nlohmann::ordered_json lens_json(const Model& model, const Encoding& encoding,
   nlohmann::ordered_json out = {{"model", model.name()}, {"model_type", model.model_type}};
   if (text.line > 0) out["line"] = text.line;
   out["prompt"] = text.text;
+  if (input.source) {
+    out["source_ids"] = input.source->ids;
+    out["source_tokens"] = token_strings(*model.tokenizer, input.source->ids);
+    out["translation"] = input.translation;
+  }
   out["ids"] = encoding.ids;
   out["tokens"] = tokens;
   out["shape"] = {lens.depths, lens.n_tokens, lens.top_k};
@@ -145,10 +167,12 @@ std::string lens_page(const Model& model, const std::vector<nlohmann::ordered_js
   return page_with_data(kLensViewHtml, "{{LENS_DATA}}", data);
 }
 
-// --target: one token of the model's vocabulary.
+// --target: one token of the model's vocabulary (an encoder-decoder's: of its target side).
 int target_token(const Model& model, const std::string& target) {
   require_utf8(target, "--target");
-  const std::vector<int> ids = model.tokenizer->encode_plain(target);
+  const std::vector<int> ids = model.kind() == ModelKind::kEncoderDecoder
+                                   ? target_ids(model, target)
+                                   : model.tokenizer->encode_plain(target);
   if (ids.size() != 1) {
     std::string pieces;
     for (int id : ids) {
@@ -170,9 +194,11 @@ int run_lens(const LensCommand& command) {
   OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
   auto model = load_model(command.common.model_dir, command.common.dtype);
   check_lens_model(*model, "lens");
+  const bool encoder_decoder = model->kind() == ModelKind::kEncoderDecoder;
+  if (encoder_decoder) check_translation_model(*model, "lens");
   const std::optional<int> target =
       command.target ? std::optional(target_token(*model, *command.target)) : std::nullopt;
-  const int context = model->spec().max_positions;
+  const int context = model->input_stack().spec().max_positions;
 
   std::vector<nlohmann::ordered_json> page_inputs;
   bool first = true;
@@ -188,21 +214,31 @@ int run_lens(const LensCommand& command) {
       text.fail(std::to_string(encoding.ids.size()) + " tokens, more than the model's context of " +
                 std::to_string(context));
     }
-    const LogitLens lens = logit_lens(*model, encoding, kLensTopK, target);
+    LensInput input{.encoding = encoding, .source = std::nullopt, .translation = {}};
+    std::optional<CrossAttentionMemory> memory;
+    if (encoder_decoder) {
+      memory = encode_source(*model, encoding.ids);
+      input.source = encoding;
+      input.encoding = Encoding{
+          .ids = greedy_decoder_input(*model, *memory, kMaxOwnTranslationTokens), .type_ids = {}};
+      input.translation = model->tokenizer->decode(input.encoding.ids, true);
+    }
+    const LogitLens lens =
+        logit_lens(*model, input.encoding, kLensTopK, target, memory ? &*memory : nullptr);
     switch (command.format) {
       case LensFormat::kText:
         if (!first) out.write('\n');
-        out.write(lens_table(*model, encoding, lens, text));
+        out.write(lens_table(*model, input, lens, text));
         break;
       case LensFormat::kJson:
-        out.write(json_text(lens_json(*model, encoding, lens, text)) + "\n");
+        out.write(json_text(lens_json(*model, input, lens, text)) + "\n");
         break;
       case LensFormat::kHtml:
-        page_inputs.push_back(lens_json(*model, encoding, lens, text));
+        page_inputs.push_back(lens_json(*model, input, lens, text));
         break;
     }
     first = false;
-    tokens_done += std::int64_t(encoding.ids.size());
+    tokens_done += std::int64_t(input.encoding.ids.size());
     progress.update(++done, std::int64_t(texts.size()), tokens_done);
   });
   if (command.format == LensFormat::kHtml && !page_inputs.empty()) {

@@ -218,6 +218,8 @@ struct Model {
   double load_ms = 0;
 
   const ArchSpec& spec() const { return transformer->spec(); }
+  // The stack that reads the input text: an encoder-decoder's encoder, else the model itself.
+  const Transformer& input_stack() const { return encoder ? *encoder : *transformer; }
   ModelKind kind() const;
   std::string name() const;
   // What the model is, with the commands that fit it, for messages refusing a command:

@@ -161,7 +161,8 @@ AttentionSelection select_attention(const ArchSpec& spec, const AttentionOptions
 
 void capture_attention(const Model& model, const Encoding& encoding,
                        const AttentionSelection& selection, const AttentionHeadCallback& on_head) {
-  const ArchSpec& spec = model.spec();
+  const Transformer& stack = model.input_stack();
+  const ArchSpec& spec = stack.spec();
   const int n = int(encoding.ids.size());
   // Layers past the last selected one are never run, so they need no cache either.
   const int n_layers = selection.layers.back() + 1;
@@ -175,7 +176,7 @@ void capture_attention(const Model& model, const Encoding& encoding,
   observer.on_attention = [&](int layer, int head, int, const float* probabilities, int, int) {
     on_head(layer, head, probabilities, n);
   };
-  model.transformer->forward(batch, cache, state, &observer, n_layers);
+  stack.forward(batch, cache, state, &observer, n_layers);
 }
 
 void capture_encoder_decoder_attention(const Model& model, std::span<const int> source_ids,

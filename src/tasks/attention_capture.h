@@ -45,8 +45,9 @@ AttentionSelection select_attention(const ArchSpec& spec, const AttentionOptions
 using AttentionHeadCallback =
     std::function<void(int layer, int head, const float* probabilities, int n_tokens)>;
 
-// Runs one encoded text through the model, stopping after the last selected layer, and hands
-// every selected head to `on_head`: layer by layer, heads ascending within a layer.
+// Runs one encoded text through the model's input stack (an encoder-decoder's encoder), stopping
+// after the last selected layer, and hands every selected head to `on_head`: layer by layer,
+// heads ascending within a layer.
 void capture_attention(const Model& model, const Encoding& encoding,
                        const AttentionSelection& selection, const AttentionHeadCallback& on_head);
 

@@ -120,7 +120,7 @@ class FlowGraph {
 }  // namespace
 
 MeanAttention mean_attention(const Model& model, const Encoding& encoding) {
-  const ArchSpec& spec = model.spec();
+  const ArchSpec& spec = model.input_stack().spec();
   const int n = int(encoding.ids.size());
   MeanAttention mean{.n_layers = spec.n_layer,
                      .n_tokens = n,

@@ -29,8 +29,9 @@ struct MeanAttention {
   std::vector<double> weights;
 };
 
-// Runs `encoding` through the model once and averages each layer's heads (float64 sums of the
-// float32 probabilities).
+// Runs `encoding` through the model's input stack once (an encoder-decoder's encoder: rollout and
+// flow follow self-attention, and its decoder also reads the source through cross-attention) and
+// averages each layer's heads (float64 sums of the float32 probabilities).
 MeanAttention mean_attention(const Model& model, const Encoding& encoding);
 
 // Ahat of every layer: (n_layers, n, n).

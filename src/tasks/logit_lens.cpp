@@ -31,10 +31,6 @@ void top_entries(const float* logits, int vocab, int top_k, double log_sum, Lens
 }  // namespace
 
 void check_lens_model(const Model& model, const std::string& command) {
-  if (model.kind() == ModelKind::kEncoderDecoder) {
-    throw UsageError(command + ": not implemented for encoder-decoders ('" + model.model_type +
-                     "'); it reads a decoder's or an encoder's own layers");
-  }
   if (!model.transformer->has_head()) {
     throw UsageError(command + ": the model in " + model.name() +
                      " has no language-model head (a bare encoder or a classifier), so its "
@@ -43,7 +39,7 @@ void check_lens_model(const Model& model, const std::string& command) {
 }
 
 LogitLens logit_lens(const Model& model, const Encoding& encoding, int top_k,
-                     std::optional<int> target_id) {
+                     std::optional<int> target_id, const CrossAttentionMemory* memory) {
   const Transformer& transformer = *model.transformer;
   const ArchSpec& spec = model.spec();
   const int n = int(encoding.ids.size());
@@ -61,9 +57,10 @@ LogitLens logit_lens(const Model& model, const Encoding& encoding, int top_k,
     }
   };
   KVCache cache(spec, n, spec.n_layer);
-  RunState state(spec, n, n);
+  RunState state(spec, n, std::max(n, memory ? memory->length : 0));
   Batch batch;
   batch.add_sequence(encoding.ids, encoding.type_ids);
+  batch.memory = memory;
   transformer.forward(batch, cache, state, &observer);
 
   LogitLens lens{.depths = depths,

@@ -3,8 +3,9 @@
 // The logit lens (nostalgebraist 2020, "interpreting GPT: the logit lens"): what the model would
 // predict if it stopped after each layer. The residual stream after the embeddings and after
 // every block goes through the model's own final norm (when it has one) and output head, at
-// every position: for a decoder the next-token distribution, for a masked-LM encoder the token
-// distribution at each position. As ../shared/golden/README.md ("interp/") defines it:
+// every position: for a decoder (also an encoder-decoder's) the next-token distribution, for a
+// masked-LM encoder the token distribution at each position. As ../shared/golden/README.md
+// ("interp/") defines it:
 //
 //   h[0] = the embedding output, h[k] = the output of block k - 1 (before any final norm);
 //   lens logits[k][t] = head(final_norm(h[k][t])); log-probabilities in float64 from those
@@ -46,12 +47,15 @@ struct LogitLens {
 };
 
 // Refuses (Error naming `command`) a model the lens cannot read: one without an output head
-// (a bare encoder, a classifier) or an encoder-decoder.
+// (a bare encoder, a classifier).
 void check_lens_model(const Model& model, const std::string& command);
 
 // The lens of one input (ids and type ids as the tokenizer gives them; at most the model's
-// context), with `top_k` candidates per cell; `target_id` as LogitLens says.
+// context), with `top_k` candidates per cell; `target_id` as LogitLens says. An
+// encoder-decoder's lens reads its decoder: `encoding` is the decoder's input, and `memory` the
+// source's encoder output (encode_source), which the decoder's layers read and the lens does not.
 LogitLens logit_lens(const Model& model, const Encoding& encoding, int top_k,
-                     std::optional<int> target_id = std::nullopt);
+                     std::optional<int> target_id = std::nullopt,
+                     const CrossAttentionMemory* memory = nullptr);
 
 }  // namespace attn

@@ -54,6 +54,13 @@ TranslateResult translate(const Model& model, std::span<const int> source_ids,
   return result;
 }
 
+std::vector<int> target_ids(const Model& model, std::string_view target) {
+  std::vector<int> ids = model.tokenizer->encode_target(target).ids;
+  const std::vector<int>& eos = model.generation.eos_token_ids;
+  if (!ids.empty() && std::find(eos.begin(), eos.end(), ids.back()) != eos.end()) ids.pop_back();
+  return ids;
+}
+
 std::vector<int> greedy_decoder_input(const Model& model, const CrossAttentionMemory& memory,
                                       int max_new_tokens) {
   GenerateOptions options;

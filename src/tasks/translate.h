@@ -6,6 +6,7 @@
 // as generate() does.
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "src/model/model.h"
@@ -35,6 +36,14 @@ struct TranslateResult {
 // Greedy (or sampled, as options.sampling says) translation of source_ids.
 TranslateResult translate(const Model& model, std::span<const int> source_ids,
                           const GenerateOptions& options, const GenerateCallbacks& callbacks = {});
+
+// The ids of a target text as the decoder reads them (the tokenizer's encode_target, as Hugging
+// Face encodes labels), without a final end-of-sequence token.
+std::vector<int> target_ids(const Model& model, std::string_view target);
+
+// How long a translation the analyses read when they run the decoder over the model's own
+// translation (greedy_decoder_input) instead of a given one.
+constexpr int kMaxOwnTranslationTokens = 64;
 
 // The decoder's input over the model's own greedy translation of a source, given the source's
 // encoder output (encode_source): [start] + at most max_new_tokens generated tokens (the final
