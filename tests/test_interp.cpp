@@ -10,10 +10,13 @@
 #include <regex>
 #include <tuple>
 
+#include "src/kernels/ops.h"
 #include "src/model/model.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/attention_flow.h"
 #include "src/tasks/dependency_heads.h"
+#include "src/tasks/head_ablation.h"
+#include "src/tasks/translate.h"
 #include "src/tasks/treebank.h"
 #include "src/tokenizer/wordpiece.h"
 #include "tests/chromium_util.h"
@@ -353,7 +356,7 @@ TEST(InterpRefusals, EachNamesWhatIsWrong) {
       {{"lens", "-m", gpt2, "--target", "", "a text"}, "--target: '' is 0 tokens"},
       {{"attention", "-m", gpt2, "a text", "--rollout", "--format", "bertviz"},
        "--rollout: bertviz's JSON has no place for it"},
-      {{"ablate", "-m", marian, "a text"}, "ablate: not implemented for encoder-decoders"},
+      {{"ablate", "-m", marian, "a text", "--layers", "2"}, "--layers: layer 2 is out of range"},
   };
   for (const auto& c : cases) {
     const CommandResult run = run_attn(c.args);
@@ -585,6 +588,165 @@ TEST(Ablation, ForwardFromALayerEqualsTheWholePass) {
   }
 }
 
+// An encoder-decoder's ablations, each computed by rerunning from the ablated layer (the
+// encoder's, then the whole decoder; or the decoder's), against a whole pass through both stacks
+// with the head taken out from the start; mu against the mean head output of the baseline pass.
+TEST(AblationEncoderDecoder, EachHeadAsAWholePassWithItRemoved) {
+  ATTN_REQUIRE_SHARED();
+  const std::pair<const char*, const char*> texts[] = {
+      {"The cat sat on the mat.", "Die Katze sass auf der Matte."},
+      {"A dog ran home.", "Ein Hund lief nach Hause."}};
+  for (const char* name : {"tiny-marian-random", "tiny-t5-random"}) {
+    SCOPED_TRACE(name);
+    const auto model = load_model(shared_dir() / "models" / name, std::nullopt);
+    const ArchSpec& encoder_spec = model->encoder->spec();
+    const ArchSpec& spec = model->spec();
+    std::vector<TranslationAblationInput> inputs;
+    for (const auto& [source, target] : texts) {
+      inputs.push_back(
+          {.source_ids = model->tokenizer->encode(source).ids,
+           .decoder = teacher_forced_input(decoder_prompt(*model).front(),
+                                           model->tokenizer->encode_target(target).ids)});
+    }
+    const auto every_head = [](const ArchSpec& s) {
+      AblationHeads heads;
+      for (int l = 0; l < s.n_layer; ++l) heads.layers.push_back(l);
+      for (int h = 0; h < s.n_head; ++h) heads.heads.push_back(h);
+      return heads;
+    };
+    const EncoderDecoderAblation result =
+        ablate_encoder_decoder_heads(*model, inputs, every_head(encoder_spec), every_head(spec));
+
+    // Whole passes: `encoder_observer` and `decoder_observer` see every input's passes; the NLL
+    // sum over the inputs' scored tokens.
+    const auto whole_pass_nll = [&](const ForwardObserver* encoder_observer,
+                                    const ForwardObserver* decoder_observer) {
+      double sum = 0;
+      for (const TranslationAblationInput& input : inputs) {
+        const CrossAttentionMemory memory =
+            encode_source(*model, input.source_ids, encoder_observer);
+        const int n = int(input.decoder.ids.size());
+        KVCache cache(spec, n, spec.n_layer);
+        RunState state(spec, n, std::max(n, memory.length));
+        Batch batch;
+        batch.add_sequence(input.decoder.ids);
+        batch.memory = &memory;
+        model->transformer->forward(batch, cache, state, decoder_observer);
+        const std::vector<int>& rows = input.decoder.scored_positions;
+        std::vector<float> logits(rows.size() * spec.vocab_size);
+        model->transformer->compute_logits(state, rows, logits.data());
+        for (std::size_t k = 0; k < rows.size(); ++k) {
+          const float* row = logits.data() + k * spec.vocab_size;
+          sum += log_sum_exp(row, spec.vocab_size) - row[input.decoder.targets[k]];
+        }
+      }
+      return sum;
+    };
+    // Sums over the same tokens, compared as mean NLLs: the passes run over other batch shapes,
+    // whose float32 rounding may differ in the last bits; one head ablated moves them by 1e-3
+    // and more here.
+    const double n_scored = double(result.decoder.n_scored);
+    constexpr double kMeanNllTolerance = 1e-7;
+    EXPECT_NEAR(result.decoder.baseline_nll_sum / n_scored,
+                whole_pass_nll(nullptr, nullptr) / n_scored, kMeanNllTolerance);
+
+    struct Kind {
+      const char* name;
+      const AblationResult& result;
+      const ArchSpec& spec;
+      bool encoder, cross;
+    };
+    for (const Kind& kind : {Kind{"encoder", result.encoder, encoder_spec, true, false},
+                             Kind{"decoder", result.decoder, spec, false, false},
+                             Kind{"cross", result.cross, spec, false, true}}) {
+      SCOPED_TRACE(kind.name);
+      const int q_dim = kind.spec.q_dim(), head_dim = kind.spec.head_dim;
+      // mu: the mean head output over every position of the baseline pass.
+      std::vector<double> sums(std::size_t(kind.spec.n_layer) * q_dim, 0.0);
+      long positions = 0;
+      const auto summing = [&](int layer, float* outputs, int rows) {
+        if (layer == 0) positions += rows;
+        for (long i = 0; i < long(rows) * q_dim; ++i) {
+          sums[std::size_t(layer) * q_dim + i % q_dim] += outputs[i];
+        }
+      };
+      ForwardObserver observer;
+      (kind.cross ? observer.on_cross_head_outputs : observer.on_head_outputs) = summing;
+      whole_pass_nll(kind.encoder ? &observer : nullptr, kind.encoder ? nullptr : &observer);
+      ASSERT_EQ(positions, kind.result.n_positions);
+      for (std::size_t i = 0; i < sums.size(); ++i) {
+        ASSERT_NEAR(kind.result.mu[i], sums[i] / double(positions), kMuTolerance) << i;
+      }
+      for (int layer = 0; layer < kind.spec.n_layer; ++layer) {
+        for (int head = 0; head < kind.spec.n_head; ++head) {
+          for (const bool mean : {false, true}) {
+            const float* mu = kind.result.mu.data() + std::size_t(layer) * q_dim + head * head_dim;
+            ForwardObserver removing;
+            (kind.cross ? removing.on_cross_head_outputs
+                        : removing.on_head_outputs) = [&](int at, float* outputs, int rows) {
+              if (at != layer) return;
+              for (long r = 0; r < rows; ++r) {
+                float* slice = outputs + r * q_dim + head * head_dim;
+                for (int k = 0; k < head_dim; ++k) slice[k] = mean ? mu[k] : 0.0f;
+              }
+            };
+            const double expected = whole_pass_nll(kind.encoder ? &removing : nullptr,
+                                                   kind.encoder ? nullptr : &removing);
+            const std::size_t cell = std::size_t(layer) * kind.spec.n_head + head;
+            const double got = (mean ? kind.result.mean_nll_sum : kind.result.zero_nll_sum)[cell];
+            EXPECT_NEAR(got / n_scored, expected / n_scored, kMeanNllTolerance)
+                << (mean ? "mean" : "zero") << " " << layer << "." << head;
+          }
+        }
+      }
+    }
+  }
+}
+
+// attn ablate on an encoder-decoder: scored on the reference translations (--targets) or on the
+// model's own; its own greedy translation's baseline is what the lens of the last decoder layer
+// gives that translation's tokens (its top candidates).
+TEST(AblationEncoderDecoder, ReferenceAndOwnTranslations) {
+  ATTN_REQUIRE_SHARED();
+  const TempDir scratch;
+  const fs::path texts = scratch / "texts.txt", targets = scratch / "targets.txt";
+  write_file(texts, "The cat sat on the mat.\nA dog ran home.\n");
+  write_file(targets, "Die Katze sass auf der Matte.\nEin Hund lief nach Hause.\n");
+  for (const char* name : {"tiny-marian-random", "tiny-t5-random"}) {
+    SCOPED_TRACE(name);
+    const std::string model = (shared_dir() / "models" / name).string();
+    const CommandResult reference = run_attn({"ablate", "-m", model, "-f", texts.string(),
+                                              "--targets", targets.string(), "--json", "-q"});
+    ASSERT_EQ(reference.exit_status, 0) << describe(reference);
+    const json got = json::parse(reference.out);
+    EXPECT_EQ(got["kind"], "encoder-decoder");
+    EXPECT_EQ(got["targets"], "reference");
+    for (const char* kind : {"encoder", "decoder", "cross"}) {
+      ASSERT_TRUE(got.contains(kind)) << kind;
+      EXPECT_EQ(got[kind]["zero_ablation"]["ranking"].size(), 8u) << kind;
+    }
+    const auto tokenizer = load_model(model, std::nullopt);
+    const long labels =
+        long(tokenizer->tokenizer->encode_target("Die Katze sass auf der Matte.").ids.size() +
+             tokenizer->tokenizer->encode_target("Ein Hund lief nach Hause.").ids.size());
+    EXPECT_EQ(got["n_scored"], labels);
+
+    const CommandResult own = run_attn(
+        {"ablate", "-m", model, "The cat sat on the mat.", "--layers", "0", "--json", "-q"});
+    ASSERT_EQ(own.exit_status, 0) << describe(own);
+    const json own_json = json::parse(own.out);
+    const CommandResult lens = run_attn({"lens", "-m", model, "The cat sat on the mat.", "--json"});
+    ASSERT_EQ(lens.exit_status, 0) << describe(lens);
+    const json lens_json = json::parse(lens.out);
+    const int last = lens_json["shape"][0].get<int>() - 1;
+    const int scored = own_json["n_scored"];
+    ASSERT_LE(scored, lens_json["shape"][1].get<int>());
+    double nll = 0;
+    for (int t = 0; t < scored; ++t) nll -= lens_json["top5"][last][t][0][1].get<double>();
+    EXPECT_NEAR(own_json["baseline_mean_nll"].get<double>(), nll / scored, 1e-5);
+  }
+}
+
 TEST(Ablation, RefusesWhatItCannotScore) {
   ATTN_REQUIRE_SHARED();
   const TempDir scratch;
@@ -592,6 +754,7 @@ TEST(Ablation, RefusesWhatItCannotScore) {
   write_file(targets, "cat\n");
   const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
   const std::string bert = shipped_model("tiny-bert-brown").string();
+  const std::string marian = (shared_dir() / "models" / "tiny-marian-random").string();
   const struct {
     std::vector<std::string> args;
     int status;
@@ -612,6 +775,9 @@ TEST(Ablation, RefusesWhatItCannotScore) {
        "argument: has no [MASK] to score"},
       {{"ablate", "-m", gpt2, "The", "--heads", "9"}, 2, "--heads: head 9 is out of range"},
       {{"ablate", "-m", gpt2, "The"}, 1, "ablate: the texts have no token to score"},
+      {{"ablate", "-m", marian, "The cat sat.", "A dog ran.", "--targets", targets.string()},
+       1,
+       "line 2 is missing: one translation per text"},
   };
   for (const auto& c : cases) {
     const CommandResult run = run_attn(c.args);

@@ -1,6 +1,8 @@
 // attn ablate: how much a model's loss on the given texts grows when one head at a time is
 // removed (zero-ablation) or replaced by its mean output (mean-ablation); a ranked table and
 // grids, JSON in the field names of ../shared/golden/interp/ablation_*.json, or an HTML grid.
+// An encoder-decoder's heads are of three kinds (encoder, decoder, cross-attention), each with
+// its table, fields and grids, scored on translations of the texts.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include "src/io/output_file.h"
 #include "src/tasks/head_ablation.h"
 #include "src/tasks/head_grid_view_html.h"  // generated from src/tasks/head_grid_view.html
+#include "src/tasks/translate.h"
 
 namespace attn {
 namespace {
@@ -135,24 +138,67 @@ nlohmann::ordered_json table_json(const AblationTable& table, int n_heads) {
           {"ranking", std::move(ranking)}};
 }
 
-std::string cost_text(const AblationResult& result, double seconds) {
+// What the run cost, in token-blocks (a block over 100 positions counts 100).
+struct AblationCost {
+  long blocks_run = 0;
+  long blocks_whole_passes = 0;  // a whole pass for mu, the baseline and each ablation
+  double seconds = 0;
+};
+
+std::string cost_text(const AblationCost& cost) {
   std::ostringstream out;
-  out << std::fixed << std::setprecision(1) << "cost: " << result.blocks_run
+  out << std::fixed << std::setprecision(1) << "cost: " << cost.blocks_run
       << " token-blocks run, where a whole pass for mu, the baseline and each ablation would run "
-      << result.blocks_whole_passes() << " ("
-      << 100.0 * double(result.blocks_run) / double(result.blocks_whole_passes()) << "%); "
-      << seconds << " s";
+      << cost.blocks_whole_passes << " ("
+      << 100.0 * double(cost.blocks_run) / double(cost.blocks_whole_passes) << "%); "
+      << cost.seconds << " s";
   return out.str();
 }
 
-std::string ablation_text(const Model& model, const AblationResult& result,
-                          const AblationTable& zero, const AblationTable& mean, double seconds) {
+nlohmann::ordered_json cost_json(const AblationCost& cost) {
+  return {{"token_blocks_run", cost.blocks_run},
+          {"token_blocks_whole_passes", cost.blocks_whole_passes},
+          {"seconds", cost.seconds}};
+}
+
+// One stack's (or kind of attention's) heads ablated: the result and its two tables.
+struct AblatedHeads {
+  const AblationResult& result;
+  AblationTable zero;
+  AblationTable mean;
+
+  explicit AblatedHeads(const AblationResult& ablation)
+      : result(ablation),
+        zero(ablation_table(ablation, ablation.zero_nll_sum)),
+        mean(ablation_table(ablation, ablation.mean_nll_sum)) {}
+};
+
+// An encoder-decoder's three kinds of heads: the JSON key and the title of each.
+struct HeadKind {
+  const char* key;
+  const char* title;
+};
+constexpr HeadKind kEncoderDecoderKinds[] = {{"encoder", "encoder self-attention"},
+                                             {"decoder", "decoder self-attention"},
+                                             {"cross", "cross-attention"}};
+
+// The first lines of the text output: what was scored, and the baseline.
+std::string summary_text(const Model& model, const AblationResult& result,
+                         const std::string& scored_on) {
   std::ostringstream out;
   out << model.name() << ": " << plural(result.n_inputs, "text") << ", "
-      << plural(result.n_scored, "token") << " scored; baseline mean NLL " << std::fixed
-      << std::setprecision(6) << result.baseline_mean_nll() << "\n";
+      << plural(result.n_scored, "token") << " scored" << scored_on << "; baseline mean NLL "
+      << std::fixed << std::setprecision(6) << result.baseline_mean_nll() << "\n";
   out << "change in mean NLL with one head removed (zero) or replaced by its mean output (mean); "
          "positive: the model needs the head\n";
+  return out.str();
+}
+
+// The heads ranked, then the zero- and mean-ablation grids.
+std::string heads_text(const AblatedHeads& ablated) {
+  const AblationResult& result = ablated.result;
+  const AblationTable &zero = ablated.zero, &mean = ablated.mean;
+  std::ostringstream out;
   out << "rank  layer  head  zero        mean\n";
   for (std::size_t r = 0; r < zero.ranking.size(); ++r) {
     const int i = zero.ranking[r];
@@ -175,13 +221,12 @@ std::string ablation_text(const Model& model, const AblationResult& result,
       out << text << "\n";
     }
   }
-  out << cost_text(result, seconds) << "\n";
   return out.str();
 }
 
-nlohmann::ordered_json ablation_json(const Model& model, const AblationResult& result,
-                                     const AblationTable& zero, const AblationTable& mean,
-                                     const std::vector<ExcludedMask>& excluded, double seconds) {
+// The fields of one stack's (or kind of attention's) heads.
+nlohmann::ordered_json heads_json(const AblatedHeads& ablated) {
+  const AblationResult& result = ablated.result;
   nlohmann::ordered_json mu = nlohmann::ordered_json::array();
   for (int layer = 0; layer < result.n_layers; ++layer) {
     nlohmann::ordered_json heads = nlohmann::ordered_json::array();
@@ -194,23 +239,33 @@ nlohmann::ordered_json ablation_json(const Model& model, const AblationResult& r
     }
     mu.push_back(std::move(heads));
   }
-  nlohmann::ordered_json out = {{"model", model.name()},
-                                {"model_type", model.model_type},
-                                {"kind", model.spec().causal ? "decoder" : "encoder"},
-                                {"layers", result.n_layers},
-                                {"heads", result.n_heads},
-                                {"head_dim", result.head_dim},
-                                {"n_items", result.n_inputs},
-                                {"n_scored", result.n_scored},
-                                {"n_positions_in_mean", result.n_positions},
-                                {"baseline_mean_nll", shortest(float(result.baseline_mean_nll()))},
-                                {"zero_ablation", table_json(zero, result.n_heads)},
-                                {"mean_ablation", table_json(mean, result.n_heads)},
-                                {"mu", std::move(mu)},
-                                {"cost",
-                                 {{"token_blocks_run", result.blocks_run},
-                                  {"token_blocks_whole_passes", result.blocks_whole_passes()},
-                                  {"seconds", seconds}}}};
+  return {{"layers", result.n_layers},
+          {"heads", result.n_heads},
+          {"head_dim", result.head_dim},
+          {"n_positions_in_mean", result.n_positions},
+          {"zero_ablation", table_json(ablated.zero, result.n_heads)},
+          {"mean_ablation", table_json(ablated.mean, result.n_heads)},
+          {"mu", std::move(mu)}};
+}
+
+// The fields every model's JSON starts with.
+nlohmann::ordered_json summary_json(const Model& model, const AblationResult& result,
+                                    const char* kind) {
+  return {{"model", model.name()},
+          {"model_type", model.model_type},
+          {"kind", kind},
+          {"n_items", result.n_inputs},
+          {"n_scored", result.n_scored},
+          {"baseline_mean_nll", shortest(float(result.baseline_mean_nll()))}};
+}
+
+nlohmann::ordered_json ablation_json(const Model& model, const AblatedHeads& ablated,
+                                     const std::vector<ExcludedMask>& excluded,
+                                     const AblationCost& cost) {
+  nlohmann::ordered_json out =
+      summary_json(model, ablated.result, model.spec().causal ? "decoder" : "encoder");
+  out.update(heads_json(ablated));
+  out["cost"] = cost_json(cost);
   if (!model.spec().causal) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const ExcludedMask& mask : excluded) {
@@ -224,27 +279,148 @@ nlohmann::ordered_json ablation_json(const Model& model, const AblationResult& r
   return out;
 }
 
-std::string ablation_page(const Model& model, const AblationResult& result,
-                          const AblationTable& zero, const AblationTable& mean) {
+// The page: the zero- and mean-ablation grids of each kind of heads, titled `titles` (one
+// empty title for a single stack).
+std::string ablation_page(const Model& model, const std::vector<AblatedHeads>& kinds,
+                          const std::vector<std::string>& titles, const std::string& scored_on) {
+  const AblationResult& result = kinds.front().result;
   std::ostringstream summary;
   summary << model.name() << " (" << model.model_type << "): " << plural(result.n_inputs, "text")
-          << ", " << plural(result.n_scored, "token") << " scored, baseline mean NLL "
-          << std::setprecision(6) << result.baseline_mean_nll()
+          << ", " << plural(result.n_scored, "token") << " scored" << scored_on
+          << ", baseline mean NLL " << std::setprecision(6) << result.baseline_mean_nll()
           << ". Each cell: the change in mean NLL with that head ablated; red, the model needs "
              "the head; blue, it does better without it.";
-  const nlohmann::ordered_json data = {
-      {"title", "Head ablation"},
-      {"summary", summary.str()},
-      {"grids",
-       {{{"title", "zero-ablation"},
-         {"note", "the head's output removed"},
-         {"diverging", true},
-         {"values", grid_json(zero.delta, result.n_heads)}},
-        {{"title", "mean-ablation"},
+  nlohmann::ordered_json grids = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    const std::string prefix = titles[k].empty() ? "" : titles[k] + ", ";
+    grids.push_back({{"title", prefix + "zero-ablation"},
+                     {"note", "the head's output removed"},
+                     {"diverging", true},
+                     {"values", grid_json(kinds[k].zero.delta, kinds[k].result.n_heads)}});
+    grids.push_back(
+        {{"title", prefix + "mean-ablation"},
          {"note", "the head's output replaced by its mean over every position of the texts"},
          {"diverging", true},
-         {"values", grid_json(mean.delta, result.n_heads)}}}}};
+         {"values", grid_json(kinds[k].mean.delta, kinds[k].result.n_heads)}});
+  }
+  const nlohmann::ordered_json data = {
+      {"title", "Head ablation"}, {"summary", summary.str()}, {"grids", std::move(grids)}};
   return page_with_data(kHeadGridViewHtml, "{{GRID_DATA}}", data);
+}
+
+// The inputs of an encoder-decoder: each text a source, scored on its line of the targets file
+// (a reference translation) or, without one, on the model's own greedy translation.
+std::vector<TranslationAblationInput> translation_inputs(
+    const Model& model, const std::vector<InputText>& texts,
+    const std::optional<std::filesystem::path>& targets_path) {
+  const int start = decoder_prompt(model).front();
+  const int source_context = model.encoder->spec().max_positions;
+  const int target_context = model.spec().max_positions;
+  std::vector<std::string> lines;
+  if (targets_path) {
+    lines = split_lines(read_input_text(*targets_path, "--targets", kMaxInputTextBytes));
+  }
+  std::vector<TranslationAblationInput> inputs;
+  for (const InputText& text : texts) {
+    const std::size_t index = inputs.size();
+    std::vector<int> source = model.tokenizer->encode(text.text).ids;
+    if (source.empty()) text.fail("gives no tokens");
+    if (int(source.size()) > source_context) {
+      text.fail(std::to_string(source.size()) + " tokens, more than the encoder's context of " +
+                std::to_string(source_context));
+    }
+    // The labels, as Hugging Face's tokenizer(text_target=...) gives them: ending with EOS.
+    std::vector<int> labels;
+    std::string where = text.source;
+    if (targets_path) {
+      where = "--targets " + targets_path->string() + ": line " + std::to_string(index + 1);
+      if (index >= lines.size()) {
+        throw Error(where + " is missing: one translation per text (" + text.source + ")");
+      }
+      require_utf8(lines[index], where);
+      labels = model.tokenizer->encode_target(lines[index]).ids;
+    } else {
+      GenerateOptions options;
+      options.max_new_tokens = std::min(kMaxOwnTranslationTokens, target_context - 1);
+      options.sampling.temperature = 0;
+      const GenerateResult own = translate(model, source, options).generation;
+      labels = own.generated_ids;
+      if (own.stop_reason == "eos") labels.push_back(model.generation.eos_token_ids.front());
+    }
+    if (labels.empty()) throw Error(where + ": the translation gives no tokens");
+    if (int(labels.size()) > target_context) {
+      throw Error(where + ": " + std::to_string(labels.size()) +
+                  " target tokens, more than the decoder's context of " +
+                  std::to_string(target_context));
+    }
+    inputs.push_back(
+        {.source_ids = std::move(source), .decoder = teacher_forced_input(start, labels)});
+  }
+  return inputs;
+}
+
+int run_encoder_decoder_ablation(const AblateCommand& command, const Model& model,
+                                 const std::vector<InputText>& texts) {
+  check_translation_model(model, "ablate");
+  const ArchSpec& encoder_spec = model.encoder->spec();
+  const ArchSpec& decoder_spec = model.spec();
+  // --layers and --heads choose in both stacks: each index must exist in both.
+  const auto heads_of = [&](const ArchSpec& spec) {
+    return AblationHeads{
+        .layers = parse_index_list(command.layers, spec.n_layer, "--layers", "layer"),
+        .heads = parse_index_list(command.heads, spec.n_head, "--heads", "head")};
+  };
+  const AblationHeads encoder_heads = heads_of(encoder_spec);
+  const AblationHeads decoder_heads = heads_of(decoder_spec);
+  const std::vector<TranslationAblationInput> inputs =
+      translation_inputs(model, texts, command.targets);
+  if (inputs.empty()) throw Error("ablate: the texts have no token to score");
+  const std::string scored_on =
+      command.targets ? " in the reference translations" : " in the model's own translations";
+
+  OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
+  Progress progress("ablate", "texts (2 passes)", command.common.quiet);
+  const auto start = std::chrono::steady_clock::now();
+  const EncoderDecoderAblation result = ablate_encoder_decoder_heads(
+      model, inputs, encoder_heads, decoder_heads, [&](int pass, long done) {
+        progress.update((pass - 1) * long(inputs.size()) + done, 2 * long(inputs.size()), 0);
+      });
+  const AblationCost cost{
+      .blocks_run = result.blocks_run,
+      .blocks_whole_passes = result.blocks_whole_passes,
+      .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  const std::vector<AblatedHeads> kinds = {
+      AblatedHeads(result.encoder), AblatedHeads(result.decoder), AblatedHeads(result.cross)};
+  switch (command.format) {
+    case AblateFormat::kText: {
+      std::string text = summary_text(model, result.encoder, scored_on);
+      for (std::size_t k = 0; k < kinds.size(); ++k) {
+        text.append("\n").append(kEncoderDecoderKinds[k].title).append(":\n");
+        text += heads_text(kinds[k]);
+      }
+      out.write(text + "\n" + cost_text(cost) + "\n");
+      break;
+    }
+    case AblateFormat::kJson: {
+      nlohmann::ordered_json json = summary_json(model, result.encoder, "encoder-decoder");
+      json["targets"] = command.targets ? "reference" : "own translation";
+      for (std::size_t k = 0; k < kinds.size(); ++k) {
+        json[kEncoderDecoderKinds[k].key] = heads_json(kinds[k]);
+      }
+      json["cost"] = cost_json(cost);
+      out.write(json_text(json) + "\n");
+      break;
+    }
+    case AblateFormat::kHtml: {
+      std::vector<std::string> titles;
+      for (const HeadKind& kind : kEncoderDecoderKinds) titles.push_back(kind.title);
+      out.write(ablation_page(model, kinds, titles, scored_on));
+      spdlog::info("{}", cost_text(cost));
+      break;
+    }
+  }
+  out.commit();
+  return 0;
 }
 
 }  // namespace
@@ -259,7 +435,7 @@ int run_ablate(const AblateCommand& command) {
   auto model = load_model(command.common.model_dir, command.common.dtype);
   const ArchSpec& spec = model->spec();
   if (model->kind() == ModelKind::kEncoderDecoder) {
-    throw UsageError("ablate: not implemented for encoder-decoders ('" + model->model_type + "')");
+    return run_encoder_decoder_ablation(command, *model, texts);
   }
   if (!model->transformer->has_head()) {
     throw UsageError("ablate: the model in " + model->name() +
@@ -268,8 +444,8 @@ int run_ablate(const AblateCommand& command) {
   }
   if (spec.causal && command.targets) {
     throw UsageError(
-        "--targets: only for encoders (masked-LM targets); a decoder's loss is its "
-        "next-token NLL");
+        "--targets: only for encoders (masked-LM targets) and encoder-decoders (reference "
+        "translations); a decoder's loss is its next-token NLL");
   }
   if (!spec.causal && !command.targets) {
     throw UsageError(
@@ -319,20 +495,21 @@ int run_ablate(const AblateCommand& command) {
       ablate_heads(*model, inputs, heads, command.batch_tokens, [&](int pass, long done) {
         progress.update((pass - 1) * long(inputs.size()) + done, 2 * long(inputs.size()), 0);
       });
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const AblationTable zero = ablation_table(result, result.zero_nll_sum);
-  const AblationTable mean = ablation_table(result, result.mean_nll_sum);
+  const AblationCost cost{
+      .blocks_run = result.blocks_run,
+      .blocks_whole_passes = result.blocks_whole_passes(),
+      .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  const AblatedHeads ablated(result);
   switch (command.format) {
     case AblateFormat::kText:
-      out.write(ablation_text(*model, result, zero, mean, seconds));
+      out.write(summary_text(*model, result, "") + heads_text(ablated) + cost_text(cost) + "\n");
       break;
     case AblateFormat::kJson:
-      out.write(json_text(ablation_json(*model, result, zero, mean, excluded, seconds)) + "\n");
+      out.write(json_text(ablation_json(*model, ablated, excluded, cost)) + "\n");
       break;
     case AblateFormat::kHtml:
-      out.write(ablation_page(*model, result, zero, mean));
-      spdlog::info("{}", cost_text(result, seconds));
+      out.write(ablation_page(*model, {ablated}, {""}, ""));
+      spdlog::info("{}", cost_text(cost));
       break;
   }
   out.commit();

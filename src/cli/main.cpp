@@ -710,7 +710,8 @@ int run_command_line(int argc, char** argv) {
   add_common_options(*ablate_app, ablate.common, "tiny-gpt2-brown");
   add_output_options(*ablate_app, ablate.common, "the same as --format json");
   add_text_options(*ablate_app, ablate.input,
-                   "texts whose loss is measured (a decoder's next tokens, an encoder's masks)");
+                   "texts whose loss is measured (a decoder's next tokens, an encoder's masks, "
+                   "an encoder-decoder's translation of each)");
   const std::map<std::string, AblateFormat> ablate_formats = {
       {"text", AblateFormat::kText}, {"json", AblateFormat::kJson}, {"html", AblateFormat::kHtml}};
   ablate_app
@@ -724,8 +725,9 @@ int run_command_line(int argc, char** argv) {
                          "layers whose heads to ablate, e.g. 0,5-7 (default: all)");
   ablate_app->add_option("--heads", ablate.heads, "heads to ablate in those layers (default: all)");
   ablate_app->add_option("--targets", ablate.targets,
-                         "encoders: a file with a line per text, the original word behind each "
-                         "of its masks, separated by spaces");
+                         "a file with a line per text: for an encoder, the original word behind "
+                         "each of its masks, separated by spaces; for an encoder-decoder, the "
+                         "reference translation (default: the model's own greedy translation)");
   add_batch_tokens_option(*ablate_app, ablate.batch_tokens);
 
   TokenizeCommand tokenize;

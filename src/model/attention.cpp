@@ -236,9 +236,10 @@ void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys,
       (*report)(layer, h, int(s), all_keys.data(), seq.length, dropped + n_keys);
     }
   }
-  if (!cross && observer && observer->on_head_outputs) {
-    observer->on_head_outputs(layer, state.context.data(), batch.rows());
-  }
+  const auto* head_outputs = !observer ? nullptr
+                             : cross   ? &observer->on_cross_head_outputs
+                                       : &observer->on_head_outputs;
+  if (head_outputs && *head_outputs) (*head_outputs)(layer, state.context.data(), batch.rows());
   linear_forward(state.sublayer.data(), state.context.data(), batch.rows(), output,
                  batch.row_kind());
 }

@@ -312,6 +312,8 @@ struct ForwardObserver {
   std::function<void(int layer, int head, int sequence, const float* probabilities, int n_queries,
                      int n_keys)>
       on_cross_attention;
+  // The cross-attention's head outputs, as on_head_outputs.
+  std::function<void(int layer, float* head_outputs, int rows)> on_cross_head_outputs;
 };
 
 class Transformer {

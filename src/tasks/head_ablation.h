@@ -34,6 +34,17 @@ struct AblationInput {
 // A decoder's input: every position but the last, scored against the token after it.
 AblationInput next_token_input(Encoding encoding);
 
+// An encoder-decoder's input: the source, and the decoder's input over a target as Hugging
+// Face's sequence-to-sequence loss reads it (decoder_input_ids = the labels shifted right).
+struct TranslationAblationInput {
+  std::vector<int> source_ids;
+  AblationInput decoder;
+};
+
+// The decoder's input over `target` (its ids as the labels, ending with end-of-sequence):
+// [start_id] + target without its last token, position t scored against target[t].
+AblationInput teacher_forced_input(int start_id, std::span<const int> target);
+
 // The heads to ablate: every pair of a listed layer and a listed head.
 struct AblationHeads {
   std::vector<int> layers;
@@ -62,6 +73,28 @@ struct AblationResult {
 
 // Called after each batch of inputs, for each of the two passes over them.
 using AblationProgress = std::function<void(int pass, long inputs_done)>;
+
+// An encoder-decoder's three kinds of heads, each ablated as above over the same scored target
+// tokens: the encoder's self-attention (mu over the source positions), the decoder's
+// self-attention and its cross-attention (mu over the decoder positions). The cost counts an
+// encoder block over S source tokens as S token-blocks, a decoder block over T tokens as T; it
+// is the whole run's, and each result's own blocks_run is 0.
+struct EncoderDecoderAblation {
+  AblationResult encoder;
+  AblationResult decoder;
+  AblationResult cross;
+  long blocks_run = 0;
+  long blocks_whole_passes = 0;  // every pass through the encoder and the decoder whole
+};
+
+// Ablates the encoder's `encoder_heads` and the decoder's `decoder_heads` (its self- and
+// cross-attention), zero and mean, over `inputs` one at a time (each source and decoder input
+// within its stack's context). An encoder head's ablation reruns the encoder from its layer and
+// the decoder whole; a decoder head's, the decoder from its layer over the same encoder output.
+EncoderDecoderAblation ablate_encoder_decoder_heads(
+    const Model& model, std::span<const TranslationAblationInput> inputs,
+    const AblationHeads& encoder_heads, const AblationHeads& decoder_heads,
+    const AblationProgress& progress = {});
 
 // Ablates every head of `heads`, zero and mean, over `inputs` (each within the model's context),
 // packing inputs into batches of up to max_batch_tokens. Two passes: the first finds mu, the
