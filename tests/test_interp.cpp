@@ -808,6 +808,33 @@ TEST(AblationPage, ShowsBothGridsInChromium) {
   EXPECT_NE(dom.find("mean-ablation"), std::string::npos);
 }
 
+// An encoder-decoder's page: both grids for each of its three kinds of heads.
+TEST(AblationPage, EncoderDecoderShowsEachKindInChromium) {
+  ATTN_REQUIRE_SHARED();
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) ATTN_SKIP_UNLESS_CI("chromium not installed (apt-get install chromium)");
+  const TempDir scratch;
+  const fs::path page = scratch / "ablate.html";
+  const CommandResult made =
+      run_attn({"ablate", "-m", (shared_dir() / "models" / "tiny-marian-random").string(),
+                "The cat sat.", "--format", "html", "-o", page.string(), "-q"});
+  ASSERT_EQ(made.exit_status, 0) << describe(made);
+  const CommandResult shown = run_chromium(chromium, "file://" + page.string(), {"--dump-dom"});
+  ASSERT_EQ(shown.exit_status, 0) << describe(shown);
+  const std::string& dom = shown.out;
+  // 2 layers x 4 heads per grid.
+  const std::regex cell("<td class=\"value( dark)?\" data-layer=\"[0-1]\" data-head=\"[0-3]\"");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(dom.begin(), dom.end(), cell), std::sregex_iterator()),
+      6 * 8);
+  for (const char* title :
+       {"encoder self-attention, zero-ablation", "decoder self-attention, mean-ablation",
+        "cross-attention, zero-ablation"}) {
+    EXPECT_NE(dom.find(title), std::string::npos) << title;
+  }
+  EXPECT_NE(dom.find("in the model's own translations"), std::string::npos);
+}
+
 // ---- Dependency heads ------------------------------------------------------------------------
 
 fs::path treebank_file() { return shared_dir() / "data" / "ud-ewt-dev-300.conllu"; }

@@ -620,7 +620,8 @@ int run_command_line(int argc, char** argv) {
   add_attention_options(*attention_app, attention.attention);
   attention_app->add_flag("--rollout", attention.rollout,
                           "add attention rollout (Abnar & Zuidema 2020): what each input token "
-                          "contributes to each position of each layer, through the residuals");
+                          "contributes to each position of each layer, through the residuals "
+                          "(an encoder-decoder's encoder)");
   attention_app->add_flag("--flow", attention.flow,
                           "add attention flow (Abnar & Zuidema 2020): the same as maximum flows "
                           "through the layers (slow past about 64 tokens)");
@@ -670,7 +671,8 @@ int run_command_line(int argc, char** argv) {
                            [](double v) { return v >= 0 && v <= double(kMaxSeed); }));
   heads_app->add_option("--deps", heads.deps,
                         "score every head against a dependency treebank (CoNLL-U) as Clark et "
-                        "al. 2019 do: which heads find a word's syntactic head");
+                        "al. 2019 do: which heads find a word's syntactic head (an "
+                        "encoder-decoder's encoder heads)");
   heads_app->add_flag("--cross", heads.cross,
                       "encoder-decoders: the cross-attention heads (target tokens over the source) "
                       "instead of the encoder's and decoder's self-attention heads");
@@ -687,7 +689,9 @@ int run_command_line(int argc, char** argv) {
       "lens", "the logit lens: what each layer predicts at each position (nostalgebraist 2020)");
   add_common_options(*lens_app, lens.common, "tiny-gpt2-brown");
   add_output_options(*lens_app, lens.common, "the same as --format json");
-  add_text_options(*lens_app, lens.input, "texts to run through the model, each alone");
+  add_text_options(*lens_app, lens.input,
+                   "texts to run through the model, each alone (an encoder-decoder's decoder "
+                   "reads the model's own translation)");
   const std::map<std::string, LensFormat> lens_formats = {
       {"text", LensFormat::kText}, {"json", LensFormat::kJson}, {"html", LensFormat::kHtml}};
   lens_app
