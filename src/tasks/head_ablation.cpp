@@ -108,6 +108,43 @@ struct HeadOutputSums {
   std::vector<double> sums;
 };
 
+// The residual stream entering each layer of a stack, kept from a baseline pass so that an
+// ablation can restart at its layer: (n_layers, max_rows, d_model).
+class EnteringStreams {
+ public:
+  EnteringStreams(const ArchSpec& spec, int max_rows)
+      : spec_(spec),
+        max_rows_(max_rows),
+        streams_(std::size_t(spec.n_layer) * max_rows * spec.d_model) {
+    // The embeddings' output, reported as layer -1, enters layer 0.
+    keeping_.on_hidden = [this](int layer, const float* hidden, int rows) {
+      if (layer + 1 < spec_.n_layer) {
+        std::copy_n(hidden, std::size_t(rows) * spec_.d_model, entering(layer + 1));
+      }
+    };
+  }
+  // keeping_ points back here.
+  EnteringStreams(const EnteringStreams&) = delete;
+  EnteringStreams& operator=(const EnteringStreams&) = delete;
+
+  // The observer that keeps them, for the baseline pass.
+  const ForwardObserver* keeping() const { return &keeping_; }
+  // Copies the stream that entered `layer` (rows, d_model) into state.hidden.
+  void restore(int layer, int rows, RunState& state) {
+    std::copy_n(entering(layer), std::size_t(rows) * spec_.d_model, state.hidden.begin());
+  }
+
+ private:
+  float* entering(int layer) {
+    return streams_.data() + std::size_t(layer) * max_rows_ * spec_.d_model;
+  }
+
+  const ArchSpec& spec_;
+  int max_rows_;
+  std::vector<float> streams_;
+  ForwardObserver keeping_;
+};
+
 // The head being ablated, and the observer hook that takes it out of a layer's head outputs
 // (rows, n_head * head_dim): its slice is zeroed, or replaced by its mean.
 struct AblatedHead {
@@ -175,7 +212,7 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
                             const AblationProgress& progress) {
   const Transformer& transformer = *model.transformer;
   const ArchSpec& spec = model.spec();
-  const int n_layers = spec.n_layer, d = spec.d_model;
+  const int n_layers = spec.n_layer;
   int longest = 0;
   for (const AblationInput& input : inputs) longest = std::max(longest, int(input.ids.size()));
   const int max_rows = std::max(longest, max_batch_tokens);
@@ -209,14 +246,7 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
   // embeddings' output, reported as layer -1, enters layer 0), then each ablation from its
   // layer on.
   std::vector<float> logits(std::size_t(kLogitRows) * spec.vocab_size);
-  std::vector<float> entering(std::size_t(n_layers) * max_rows * d);  // (n_layers, rows, d)
-  ForwardObserver keeping;
-  keeping.on_hidden = [&](int layer, const float* hidden, int rows) {
-    if (layer + 1 < n_layers) {
-      std::copy_n(hidden, std::size_t(rows) * d,
-                  entering.begin() + std::size_t(layer + 1) * max_rows * d);
-    }
-  };
+  EnteringStreams entering(spec, max_rows);
   AblatedHead ablated;
   ForwardObserver ablating;
   ablating.on_head_outputs = [&](int layer, float* outputs, int rows) {
@@ -225,7 +255,7 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
   for (const auto& [first, end] : ranges) {
     const std::span<const AblationInput> part = inputs.subspan(first, end - first);
     fill_batch(batch, first, end);
-    transformer.forward(batch, cache, state, &keeping);
+    transformer.forward(batch, cache, state, entering.keeping());
     const int rows = batch.rows();
     result.baseline_nll_sum += scored_nll_sum(model, part, batch, state, logits);
     result.blocks_run += long(n_layers) * rows;
@@ -235,8 +265,7 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
         ablated = {.layer = layer, .head = head};
         for (const bool mean : {false, true}) {
           ablated.choose(result, spec, mean);
-          std::copy_n(entering.begin() + std::size_t(layer) * max_rows * d, std::size_t(rows) * d,
-                      state.hidden.begin());
+          entering.restore(layer, rows, state);
           transformer.forward_from(layer, batch, cache, state, &ablating);
           ablated_sum(result, ablated) += scored_nll_sum(model, part, batch, state, logits);
           result.blocks_run += long(n_layers - layer) * rows;
@@ -329,29 +358,8 @@ EncoderDecoderAblation ablate_encoder_decoder_heads(
 
   // Pass 2, input by input: the baseline, keeping the stream entering every layer of both
   // stacks, then each ablation from its layer on.
-  std::vector<float> encoder_entering(std::size_t(encoder_spec.n_layer) * longest_source *
-                                      encoder_spec.d_model);
-  std::vector<float> decoder_entering(std::size_t(decoder_spec.n_layer) * longest_target *
-                                      decoder_spec.d_model);
-  // An observer keeping the stream entering each layer of a stack into `entering`, and the copy
-  // of one layer's back into the state.
-  const auto keeping = [](const ArchSpec& spec, std::vector<float>& entering, int max_rows) {
-    ForwardObserver observer;
-    observer.on_hidden = [&spec, &entering, max_rows](int layer, const float* hidden, int rows) {
-      if (layer + 1 < spec.n_layer) {
-        std::copy_n(hidden, std::size_t(rows) * spec.d_model,
-                    entering.begin() + std::size_t(layer + 1) * max_rows * spec.d_model);
-      }
-    };
-    return observer;
-  };
-  const auto restore = [](const ArchSpec& spec, const std::vector<float>& entering, int max_rows,
-                          int layer, int rows, RunState& state) {
-    std::copy_n(entering.begin() + std::size_t(layer) * max_rows * spec.d_model,
-                std::size_t(rows) * spec.d_model, state.hidden.begin());
-  };
-  const ForwardObserver encoder_keeping = keeping(encoder_spec, encoder_entering, longest_source);
-  const ForwardObserver decoder_keeping = keeping(decoder_spec, decoder_entering, longest_target);
+  EnteringStreams encoder_entering(encoder_spec, longest_source);
+  EnteringStreams decoder_entering(decoder_spec, longest_target);
   AblatedHead ablated;
   ForwardObserver encoder_ablating, self_ablating, cross_ablating;
   encoder_ablating.on_head_outputs = [&](int layer, float* outputs, int rows) {
@@ -365,8 +373,8 @@ EncoderDecoderAblation ablate_encoder_decoder_heads(
   };
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const TranslationAblationInput& input = inputs[i];
-    const CrossAttentionMemory memory = encode(input, -1, &encoder_keeping);
-    decode(input, memory, -1, &decoder_keeping);
+    const CrossAttentionMemory memory = encode(input, -1, encoder_entering.keeping());
+    decode(input, memory, -1, decoder_entering.keeping());
     const double baseline = nll_sum(input);
     const long scored = long(input.decoder.scored_positions.size());
     for (AblationResult* kind : {&result.encoder, &result.decoder, &result.cross}) {
@@ -381,8 +389,7 @@ EncoderDecoderAblation ablate_encoder_decoder_heads(
           for (const bool mean : {false, true}) {
             ablated = {.layer = layer, .head = head};
             ablated.choose(*kind, decoder_spec, mean);
-            restore(decoder_spec, decoder_entering, longest_target, layer, target_rows,
-                    decoder_state);
+            decoder_entering.restore(layer, target_rows, decoder_state);
             decode(input, memory, layer, observer);
             ablated_sum(*kind, ablated) += nll_sum(input);
           }
@@ -394,8 +401,7 @@ EncoderDecoderAblation ablate_encoder_decoder_heads(
         for (const bool mean : {false, true}) {
           ablated = {.layer = layer, .head = head};
           ablated.choose(result.encoder, encoder_spec, mean);
-          restore(encoder_spec, encoder_entering, longest_source, layer, source_rows,
-                  encoder_state);
+          encoder_entering.restore(layer, source_rows, encoder_state);
           const CrossAttentionMemory changed = encode(input, layer, &encoder_ablating);
           decode(input, changed, -1, nullptr);
           ablated_sum(result.encoder, ablated) += nll_sum(input);
