@@ -308,6 +308,12 @@ std::string ablation_page(const Model& model, const std::vector<AblatedHeads>& k
   return page_with_data(kHeadGridViewHtml, "{{GRID_DATA}}", data);
 }
 
+// The heads --layers and --heads choose in a stack shaped by `spec`.
+AblationHeads chosen_heads(const AblateCommand& command, const ArchSpec& spec) {
+  return {.layers = parse_index_list(command.layers, spec.n_layer, "--layers", "layer"),
+          .heads = parse_index_list(command.heads, spec.n_head, "--heads", "head")};
+}
+
 // The inputs of an encoder-decoder: each text a source, scored on its line of the targets file
 // (a reference translation) or, without one, on the model's own greedy translation.
 std::vector<TranslationAblationInput> translation_inputs(
@@ -340,10 +346,8 @@ std::vector<TranslationAblationInput> translation_inputs(
       require_utf8(lines[index], where);
       labels = model.tokenizer->encode_target(lines[index]).ids;
     } else {
-      GenerateOptions options;
-      options.max_new_tokens = std::min(kMaxOwnTranslationTokens, target_context - 1);
-      options.sampling.temperature = 0;
-      const GenerateResult own = translate(model, source, options).generation;
+      const GenerateResult own =
+          greedy_translation(model, encode_source(model, source), kMaxOwnTranslationTokens);
       labels = own.generated_ids;
       if (own.stop_reason == "eos") labels.push_back(model.generation.eos_token_ids.front());
     }
@@ -362,16 +366,9 @@ std::vector<TranslationAblationInput> translation_inputs(
 int run_encoder_decoder_ablation(const AblateCommand& command, const Model& model,
                                  const std::vector<InputText>& texts) {
   check_translation_model(model, "ablate");
-  const ArchSpec& encoder_spec = model.encoder->spec();
-  const ArchSpec& decoder_spec = model.spec();
   // --layers and --heads choose in both stacks: each index must exist in both.
-  const auto heads_of = [&](const ArchSpec& spec) {
-    return AblationHeads{
-        .layers = parse_index_list(command.layers, spec.n_layer, "--layers", "layer"),
-        .heads = parse_index_list(command.heads, spec.n_head, "--heads", "head")};
-  };
-  const AblationHeads encoder_heads = heads_of(encoder_spec);
-  const AblationHeads decoder_heads = heads_of(decoder_spec);
+  const AblationHeads encoder_heads = chosen_heads(command, model.encoder->spec());
+  const AblationHeads decoder_heads = chosen_heads(command, model.spec());
   const std::vector<TranslationAblationInput> inputs =
       translation_inputs(model, texts, command.targets);
   if (inputs.empty()) throw Error("ablate: the texts have no token to score");
@@ -452,9 +449,7 @@ int run_ablate(const AblateCommand& command) {
         "ablate: an encoder needs --targets FILE: a line per text with the original "
         "word behind each of its masks");
   }
-  const AblationHeads heads{
-      .layers = parse_index_list(command.layers, spec.n_layer, "--layers", "layer"),
-      .heads = parse_index_list(command.heads, spec.n_head, "--heads", "head")};
+  const AblationHeads heads = chosen_heads(command, spec);
 
   std::vector<ExcludedMask> excluded;
   std::vector<AblationInput> inputs;

@@ -61,13 +61,19 @@ std::vector<int> target_ids(const Model& model, std::string_view target) {
   return ids;
 }
 
-std::vector<int> greedy_decoder_input(const Model& model, const CrossAttentionMemory& memory,
-                                      int max_new_tokens) {
+GenerateResult greedy_translation(const Model& model, const CrossAttentionMemory& memory,
+                                  int max_new_tokens) {
   GenerateOptions options;
   options.max_new_tokens = std::min(max_new_tokens, model.spec().max_positions - 1);
   options.sampling.temperature = 0;
+  return generate(model, decoder_prompt(model), options, {}, &memory);
+}
+
+std::vector<int> greedy_decoder_input(const Model& model, const CrossAttentionMemory& memory,
+                                      int max_new_tokens) {
   std::vector<int> ids = decoder_prompt(model);
-  const std::vector<int> generated = generate(model, ids, options, {}, &memory).generated_ids;
+  const std::vector<int> generated =
+      greedy_translation(model, memory, max_new_tokens).generated_ids;
   ids.insert(ids.end(), generated.begin(), generated.end());
   return ids;
 }

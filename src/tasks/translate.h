@@ -45,6 +45,11 @@ std::vector<int> target_ids(const Model& model, std::string_view target);
 // translation (greedy_decoder_input) instead of a given one.
 constexpr int kMaxOwnTranslationTokens = 64;
 
+// The model's own greedy translation of a source, given the source's encoder output
+// (encode_source): at most max_new_tokens (and the decoder's context) tokens.
+GenerateResult greedy_translation(const Model& model, const CrossAttentionMemory& memory,
+                                  int max_new_tokens);
+
 // The decoder's input over the model's own greedy translation of a source, given the source's
 // encoder output (encode_source): [start] + at most max_new_tokens generated tokens (the final
 // EOS not among them), as the decoder read them.
