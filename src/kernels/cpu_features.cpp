@@ -1,5 +1,10 @@
 #include "src/kernels/cpu_features.h"
 
+#include <cstdlib>
+#include <string>
+
+#include "src/base/error.h"
+
 namespace attn {
 
 namespace {
@@ -11,17 +16,43 @@ CpuFeatures read_cpu_features() {
   __builtin_cpu_init();
   // Every CPU with AVX2 and FMA has F16C too (clang cannot ask for it by name).
   features.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  features.avx_vnni = features.avx2 && __builtin_cpu_supports("avxvnni");
   features.avx512 = features.avx2 && __builtin_cpu_supports("avx512f") &&
                     __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  features.avx512_bf16 = features.avx512 && __builtin_cpu_supports("avx512bf16");
 #endif
   return features;
 }
 
 }  // namespace
 
-const CpuFeatures& cpu_features() {
+CpuFeatures capped_features(const CpuFeatures& hardware, const char* cap) {
+  const std::string name = cap;
+  if (name == "avx512") {
+    if (!hardware.avx512)
+      throw Error("ATTN_KERNELS=avx512: this CPU has no AVX-512 (F, BW, DQ, VL and VNNI)");
+    return hardware;
+  }
+  if (name == "avx2") {
+    if (!hardware.avx2) throw Error("ATTN_KERNELS=avx2: this CPU has no AVX2 and FMA");
+    return {.avx2 = true, .avx_vnni = hardware.avx_vnni};
+  }
+  if (name == "scalar") return {};
+  throw Error("ATTN_KERNELS=" + name +
+              ": not an instruction set attn has kernels for (scalar, avx2, avx512)");
+}
+
+const CpuFeatures& cpu_hardware_features() {
   static const CpuFeatures features = read_cpu_features();
+  return features;
+}
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = [] {
+    const char* cap = std::getenv("ATTN_KERNELS");
+    return cap && *cap ? capped_features(cpu_hardware_features(), cap) : cpu_hardware_features();
+  }();
   return features;
 }
 
