@@ -97,17 +97,19 @@ def write_safetensors(path, tensors):
             f.write(tensors[n].tobytes())
 
 
-def forward(W, ids, rope_layers):
-    """Float64 logits [n, vocab] of SmolLM3ForCausalLM for one unpadded sequence at positions 0..n-1."""
-    w = lambda name: W[name].astype(np.float64)
+def forward(W, ids, rope_layers, dtype=np.float64):
+    """Logits [n, vocab] of SmolLM3ForCausalLM for one unpadded sequence at positions 0..n-1, computed in
+    `dtype` (float64 for the reference; float32 to measure how far a float32 computation lands from it)."""
+    w = lambda name: W[name].astype(dtype)
     rms = lambda x, g: x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * g
     n = len(ids)
     x = w("model.embed_tokens.weight")[ids]
     inv_freq = 1.0 / THETA ** (np.arange(0, HD, 2, dtype=np.float64) / HD)
     ang = np.arange(n, dtype=np.float64)[:, None] * inv_freq[None, :]
-    cos, sin = np.cos(np.concatenate([ang, ang], -1))[:, None], np.sin(np.concatenate([ang, ang], -1))[:, None]
+    cos = np.cos(np.concatenate([ang, ang], -1))[:, None].astype(dtype)
+    sin = np.sin(np.concatenate([ang, ang], -1))[:, None].astype(dtype)
     rope = lambda t: t * cos + np.concatenate([-t[..., HD // 2:], t[..., :HD // 2]], -1) * sin  # rotate_half
-    mask = np.triu(np.full((n, n), -np.inf), 1)
+    mask = np.triu(np.full((n, n), -np.inf), 1).astype(dtype)
     for i in range(L):
         p = f"model.layers.{i}."
         h = rms(x, w(p + "input_layernorm.weight"))
@@ -169,7 +171,11 @@ def main():
     ref = {"no_rope_layers": NO_ROPE_LAYERS, "sequences": []}
     for ids in seqs:
         lg = forward(W, ids, NO_ROPE_LAYERS)
+        # The same forward in float32: its distance from float64 is the rounding any float32 engine carries
+        # (the test allows attn that much beyond its tolerance against a float32 golden).
+        float32_distance = float(np.abs(forward(W, ids, NO_ROPE_LAYERS, np.float32)[-1] - lg[-1]).max())
         ref["sequences"].append({"ids": ids, "last_logits": [float(v) for v in lg[-1]],
+                                 "float32_max_abs_dlogit": float32_distance,
                                  "argmax": lg.argmax(-1).tolist(),
                                  "argmax_margin": min(top2_gap(r) for r in lg)})
         # Wrong RoPE placements an implementation might make; each must move the logits clearly.

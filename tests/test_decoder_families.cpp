@@ -192,11 +192,21 @@ TEST(SmolLm3, MatchesAFloat64ForwardWithoutRopeOnEveryThirdLayer) {
   for (const auto& sequence : reference["sequences"]) {
     const auto ids = sequence["ids"].get<std::vector<int>>();
     const auto want = sequence["last_logits"].get<std::vector<float>>();
+    // The reference is float64, not a float32 golden: attn is held to the decoders' tolerance
+    // against a float32 computation (kLogitAtol, kLogitRtol), plus how far the same forward in
+    // float32 (numpy, another summation order) lands from float64, by the triangle inequality.
+    // (1e-4 + 1e-5 |logit| alone failed on AVX-512 at 120 tokens by 6e-8: a float32 forward is
+    // up to 9e-5 from this reference.)
+    ASSERT_TRUE(sequence.contains("float32_max_abs_dlogit"))
+        << "an old reference.json: remove " << dir << " and run tests/make_random_models.sh";
+    const double float32_distance = sequence["float32_max_abs_dlogit"].get<double>();
     const auto got = last_logits(*model, ids);
     ASSERT_EQ(got.size(), want.size());
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
-      EXPECT_LE(std::abs(got[i] - want[i]), 1e-4 + 1e-5 * std::abs(want[i])) << "logit " << i;
+      EXPECT_LE(std::abs(got[i] - want[i]),
+                kLogitAtol + kLogitRtol * std::abs(want[i]) + float32_distance)
+          << "logit " << i;
       worst = std::max(worst, double(std::abs(got[i] - want[i])));
     }
     std::cout << "smollm3 " << ids.size() << " tokens: max |Δ| logits " << worst << "\n";
