@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A function that several translation units define (an inline function or a template of the
 # standard library, a weak symbol) is kept once by the linker, from whichever object comes first.
-# If the copy kept came from weight_kernels_avx512.cpp, compiled with AVX-512 enabled, code that
-# runs on any CPU would call AVX-512 instructions, and an AVX2 machine would stop on the first.
-# So the AVX-512 object may define weak functions only if they use no vector register at all.
+# If the copy kept came from weight_kernels_avx512.cpp or gemm_bf16_avx512.cpp, compiled with
+# AVX-512 enabled, code that runs on any CPU would call AVX-512 instructions, and an AVX2 machine
+# would stop on the first. So an AVX-512 object may define weak functions only if they use no
+# vector register at all.
 #   check_isa_objects.sh OBJECT
 set -euo pipefail
 object=$1

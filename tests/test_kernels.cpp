@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -269,6 +270,16 @@ uint16_t nearest_half(double v, double (*value)(uint16_t), int infinity) {
 
 bool is_f16_nan(uint16_t bits) { return (bits & 0x7C00) == 0x7C00 && (bits & 0x3FF) != 0; }
 bool is_bf16_nan(uint16_t bits) { return (bits & 0x7F80) == 0x7F80 && (bits & 0x7F) != 0; }
+
+// The bf16 that vcvtne2ps2bf16 makes of a finite float, computed apart from it: the nearest, ties
+// to even, except that a denormal float (below 2^-126) becomes a zero of its sign, as the
+// instruction reads denormals as zero (gemm_bf16_avx512.cpp).
+uint16_t bf16_of_activation(float x) {
+  if (std::abs(x) < std::numeric_limits<float>::min()) return std::signbit(x) ? 0x8000 : 0;
+  return nearest_half(x, bf16_value, 0x7F80);
+}
+
+double bf16_rounded(float x) { return bf16_value(bf16_of_activation(x)); }
 
 struct HalfType {
   const char* name;
@@ -832,7 +843,17 @@ TEST(WeightKernels, Q4ToFloatsIsExact) {
 // block types have no accumulate_rows.
 TEST(WeightKernels, DispatchPicksTheWidestInstructionSet) {
   const InstructionSet widest = built_instruction_sets().back();
+#if ATTN_KERNELS_X86
+  // avx512_bf16 is avx512's micro-kernels with bf16 products added, in its place.
+  if (cpu_features().avx512_bf16) {
+    EXPECT_EQ(&gemm_kernels(), &avx512_bf16_gemm_kernels());
+    EXPECT_EQ(gemm_kernels().multiply_tile, avx512_gemm_kernels().multiply_tile);
+  } else {
+    EXPECT_EQ(&gemm_kernels(), &widest.gemm()) << widest.name;
+  }
+#else
   EXPECT_EQ(&gemm_kernels(), &widest.gemm()) << widest.name;
+#endif
   for (WeightType type : kAllTypes) {
     EXPECT_EQ(weight_kernels(type).dot_rows, widest.kernels(type).dot_rows) << widest.name;
     EXPECT_EQ(weight_kernels(type).accumulate_rows, widest.kernels(type).accumulate_rows)
@@ -876,6 +897,9 @@ TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
           linear.weight = linear.element(first);  // the slice starts `first` elements in
           for (int rows : {1, 4}) {
             const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
+            // Several rows by bf16 weights are bf16 products where the CPU has them (gemm.h):
+            // x is rounded to bf16 first.
+            const bool rounds_x = rows > 1 && type == WeightType::kBF16 && gemm_kernels().bf16;
             std::vector<float> y(std::size_t(rows) * out, std::nanf(""));
             linear_forward(y.data(), x.data(), rows, linear);
             for (int r = 0; r < rows; ++r) {
@@ -883,8 +907,10 @@ TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
                 double exact = with_bias ? bias_values[j] : 0.0;
                 double magnitude = std::abs(exact);
                 for (int i = 0; i < in; ++i) {
-                  exact += x[std::size_t(r) * in + i] * w(i, j);
-                  magnitude += std::abs(x[std::size_t(r) * in + i] * w(i, j));
+                  const float x_ri = x[std::size_t(r) * in + i];
+                  const double product = (rounds_x ? bf16_rounded(x_ri) : x_ri) * w(i, j);
+                  exact += product;
+                  magnitude += std::abs(product);
                 }
                 const double error = std::abs(y[std::size_t(r) * out + j] - exact);
                 ASSERT_LE(error, gamma(in + 1) * magnitude)
@@ -1043,6 +1069,210 @@ TEST(Gemm, EveryMicroKernelMatchesFloat64) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// ---- bf16 products (Bf16GemmKernels, gemm_bf16_avx512.cpp) ----
+//
+// A is rounded to bf16 and multiplied by B's bf16 in vdpbf16ps: a product of two bf16 (8
+// significant bits each) is exact in f32, so the only error left is the f32 summation's, and
+// the bound is the f32 path's: gamma(n) * sum |product| per output (Higham, 3.1), the products
+// being those of the rounded A, summed exactly in float64.
+
+#if ATTN_KERNELS_X86
+// The bf16 kernels, or nullptr with a message where the CPU cannot run them (or ATTN_KERNELS
+// caps them off).
+const Bf16GemmKernels* runnable_bf16_kernels() {
+  if (!cpu_features().avx512_bf16) return nullptr;
+  return avx512_bf16_gemm_kernels().bf16;
+}
+#define ATTN_REQUIRE_BF16_KERNELS()                                                             \
+  if (!runnable_bf16_kernels()) {                                                               \
+    GTEST_SKIP() << "this CPU has no AVX512_BF16 (or ATTN_KERNELS caps it off): the bf16 GEMM " \
+                    "kernels are built but not tested here";                                    \
+  }
+#endif
+
+// Activations of every finite kind: random bit patterns over the whole range, denormals, exact
+// midpoints between two bf16 (ties, both to an even and from an odd kept bit), and zeros.
+TEST(Bf16Gemm, RoundRowsIsNearestEven) {
+#if ATTN_KERNELS_X86
+  ATTN_REQUIRE_BF16_KERNELS();
+  const Bf16GemmKernels& kernels = *runnable_bf16_kernels();
+  std::mt19937 random(7);
+  std::uniform_int_distribution<uint32_t> bits(0, 0xFFFFFFFFu);
+  auto random_activation = [&](int kind) {
+    uint32_t pattern = bits(random);
+    if (kind == 1) pattern &= 0x807FFFFFu;                               // denormal (or zero)
+    if (kind == 2) pattern = (pattern & 0xFFFF0000u) | 0x8000u;          // a tie
+    if (kind == 3) pattern &= 0x80000000u;                               // a zero
+    if ((pattern & 0x7F800000u) == 0x7F800000u) pattern &= 0xBFFFFFFFu;  // finite
+    return std::bit_cast<float>(pattern);
+  };
+  std::uniform_int_distribution<int> kind(0, 5);  // half random patterns, half the others
+  for (int depth : {1, 2, 3, 31, 32, 33, 64, 255, 256}) {
+    const int rows = 3, pairs = (depth + 1) / 2;
+    const long a_stride = depth + 5, pair_stride = pairs + 2;
+    std::vector<float> a(std::size_t(rows) * a_stride, std::nanf(""));  // NaN past depth
+    for (int r = 0; r < rows; ++r) {
+      for (int k = 0; k < depth; ++k)
+        a[r * a_stride + k] = random_activation(std::max(0, kind(random) - 2));
+    }
+    constexpr uint32_t kUntouched = 0xDEADBEEF;
+    std::vector<uint32_t> rounded(std::size_t(rows) * pair_stride, kUntouched);
+    kernels.round_rows(rounded.data(), pair_stride, a.data(), a_stride, depth, rows);
+    for (int r = 0; r < rows; ++r) {
+      for (int p = 0; p < pair_stride; ++p) {
+        const uint32_t pair = rounded[r * pair_stride + p];
+        if (p >= pairs) {
+          ASSERT_EQ(pair, kUntouched) << "depth=" << depth << ": row " << r << " past its pairs";
+          continue;
+        }
+        for (int half = 0; half < 2; ++half) {
+          const int k = 2 * p + half;
+          const uint16_t expected = k < depth ? bf16_of_activation(a[r * a_stride + k]) : 0;
+          ASSERT_EQ(uint16_t(pair >> (16 * half)), expected)
+              << "depth=" << depth << ": a[" << r << ", " << k
+              << "] = " << (k < depth ? a[r * a_stride + k] : 0.0f) << " (bits " << std::hex
+              << (k < depth ? std::bit_cast<uint32_t>(a[r * a_stride + k]) : 0u) << ")";
+        }
+      }
+    }
+  }
+#else
+  GTEST_SKIP() << "not an x86-64 build: no bf16 GEMM kernels";
+#endif
+}
+
+// gemm_columns with bf16 weights through the bf16 kernels, in both layouts, on every row count
+// of a tile and past three tiles, depths of 1 and 2 elements, odd depths (one pair half empty)
+// within one depth block of 256 and past it, and widths that leave edge panels. The elements
+// that lie beyond the product in the stored rows of B and of A are NaN, so that reading one
+// shows; C starts from random values, and only columns [begin, end) may change.
+TEST(Bf16Gemm, ProductsMatchFloat64OfRoundedA) {
+#if ATTN_KERNELS_X86
+  ATTN_REQUIRE_BF16_KERNELS();
+  const GemmKernels& kernels = avx512_bf16_gemm_kernels();
+  std::mt19937 random(8);
+  std::vector<int> row_counts;
+  for (int rows = 1; rows <= 13; ++rows) row_counts.push_back(rows);
+  row_counts.push_back(37);
+  double worst = 0;  // the largest error as a fraction of its bound
+  for (bool in_out_layout : {false, true}) {
+    for (int in : {1, 2, 31, 32, 33, 301, 768}) {
+      for (int out : {1, 17, 31, 33, 773}) {
+        // Rows of the stored matrix 32 elements longer than the product's, all NaN.
+        const int stride = (in_out_layout ? out : in) + 32;
+        const int stored_rows = in_out_layout ? in : out;
+        Matrix weight(WeightType::kBF16, stored_rows, stride, random);
+        for (int row = 0; row < stored_rows; ++row) {
+          for (int e = stride - 32; e < stride; ++e)
+            weight.halves[std::size_t(row) * stride + e] = 0x7FC0;
+        }
+        auto b = [&](int k, int j) {  // B[k, j]
+          return in_out_layout ? weight.values[std::size_t(k) * stride + j]
+                               : weight.values[std::size_t(j) * stride + k];
+        };
+        const Linear linear{.weight = weight.data(),
+                            .bias = nullptr,
+                            .in = in,
+                            .out = out,
+                            .in_out_layout = in_out_layout,
+                            .row_stride = stride,
+                            .type = WeightType::kBF16};
+        // All columns, and an inner range (as a thread's share is).
+        const int begin = out / 5, end = out - out / 7;
+        for (int rows : row_counts) {
+          const long a_stride = in + 5, c_stride = out + 5;
+          std::vector<float> a = random_floats(std::size_t(rows) * a_stride, random);
+          for (int r = 0; r < rows; ++r)
+            std::fill_n(a.begin() + r * a_stride + in, 5, std::nanf(""));
+          std::vector<double> a_rounded(a.size());  // each element of A as bf16
+          for (std::size_t i = 0; i < a.size(); ++i) a_rounded[i] = bf16_rounded(a[i]);
+          const std::vector<float> c_before = random_floats(std::size_t(rows) * c_stride, random);
+          std::vector<float> c = c_before;
+          gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, rows, linear, begin, end);
+          for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < c_stride; ++j) {
+              const std::size_t at = std::size_t(r) * c_stride + j;
+              const std::string where = std::string(in_out_layout ? "[in, out]" : "[out, in]") +
+                                        " rows=" + std::to_string(rows) +
+                                        " in=" + std::to_string(in) +
+                                        " out=" + std::to_string(out) + ": c[" + std::to_string(r) +
+                                        ", " + std::to_string(j) + "]";
+              if (j < begin || j >= end) {
+                ASSERT_EQ(c[at], c_before[at]) << where << " is outside the columns asked for";
+                continue;
+              }
+              double exact = c_before[at], magnitude = std::abs(exact);
+              for (int k = 0; k < in; ++k) {
+                const double product = a_rounded[std::size_t(r) * a_stride + k] * b(k, j);
+                exact += product;
+                magnitude += std::abs(product);
+              }
+              const double bound = gamma(in + 1) * magnitude;
+              ASSERT_LE(std::abs(c[at] - exact), bound) << where;
+              worst = std::max(worst, std::abs(c[at] - exact) / bound);
+            }
+          }
+        }
+      }
+    }
+  }
+  std::printf("bf16 products: the largest error is %.3g of its bound gamma(in + 1) sum |product|\n",
+              worst);
+#else
+  GTEST_SKIP() << "not an x86-64 build: no bf16 GEMM kernels";
+#endif
+}
+
+// The same product of bf16 weights through the f32 path (avx512's kernels) and the bf16 one
+// differ, and only by the rounding of A: multiplying the bf16 path's A, rounded beforehand, on the
+// f32 path gives sums within the summation bound of each other.
+TEST(Bf16Gemm, DiffersFromTheF32PathByTheRoundingOfA) {
+#if ATTN_KERNELS_X86
+  ATTN_REQUIRE_BF16_KERNELS();
+  std::mt19937 random(9);
+  const int rows = 16, in = 300, out = 70;
+  const Matrix weight(WeightType::kBF16, out, in, random);
+  const Linear linear{.weight = weight.data(),
+                      .bias = nullptr,
+                      .in = in,
+                      .out = out,
+                      .in_out_layout = false,
+                      .row_stride = in,
+                      .type = WeightType::kBF16};
+  const std::vector<float> a = random_floats(std::size_t(rows) * in, random);
+  std::vector<float> a_rounded(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) a_rounded[i] = float(bf16_rounded(a[i]));
+  std::vector<float> f32_path(std::size_t(rows) * out), bf16_path(f32_path.size()),
+      rounded_f32_path(f32_path.size());
+  gemm_columns(avx512_gemm_kernels(), f32_path.data(), out, a.data(), in, rows, linear, 0, out);
+  gemm_columns(avx512_gemm_kernels(), rounded_f32_path.data(), out, a_rounded.data(), in, rows,
+               linear, 0, out);
+  gemm_columns(avx512_bf16_gemm_kernels(), bf16_path.data(), out, a.data(), in, rows, linear, 0,
+               out);
+  EXPECT_NE(f32_path, bf16_path) << "the bf16 path did not round A";
+  for (int r = 0; r < rows; ++r) {
+    for (int j = 0; j < out; ++j) {
+      double magnitude = 0;
+      for (int k = 0; k < in; ++k) {
+        magnitude +=
+            std::abs(a_rounded[std::size_t(r) * in + k] * weight.values[std::size_t(j) * in + k]);
+      }
+      const std::size_t at = std::size_t(r) * out + j;
+      ASSERT_LE(std::abs(double(bf16_path[at]) - rounded_f32_path[at]), 2 * gamma(in) * magnitude)
+          << "c[" << r << ", " << j << "]";
+    }
+  }
+#else
+  GTEST_SKIP() << "not an x86-64 build: no bf16 GEMM kernels";
+#endif
 }
 
 }  // namespace

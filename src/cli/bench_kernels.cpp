@@ -1,7 +1,9 @@
 // attn bench --kernels: what one core does with each instruction set attn has kernels for. The
 // peak is a loop of independent multiply-adds (GemmKernels::peak_loop); the GEMM rates are
 // gemm_columns on a BERT-base layer's shapes, 128 rows by weights of each type stored [out, in],
-// as fractions of that peak. Each figure is the best of -r timings of at least 0.2 s.
+// as fractions of that peak. A set with bf16 products (GemmKernels::bf16) also gives its bf16
+// peak, a loop of independent vdpbf16ps, and its bf16 GEMM rates are fractions of that one.
+// Each figure is the best of -r timings of at least 0.2 s.
 #include <spdlog/fmt/fmt.h>
 
 #include <chrono>
@@ -66,10 +68,10 @@ void write_rows(const BenchCommand& command, const std::vector<Json>& rows) {
                                row["fraction_of_peak"].get<double>()));
     }
   } else {
-    write_stdout("| isa    | test                     |  GFLOP/s | of peak |\n");
-    write_stdout("| ------ | ------------------------ | -------: | ------: |\n");
+    write_stdout("| isa         | test                     |  GFLOP/s | of peak |\n");
+    write_stdout("| ----------- | ------------------------ | -------: | ------: |\n");
     for (const Json& row : rows) {
-      write_stdout(fmt::format("| {:<6} | {:<24} | {:8.1f} | {:6.1f}% |\n",
+      write_stdout(fmt::format("| {:<11} | {:<24} | {:8.1f} | {:6.1f}% |\n",
                                row["isa"].get<std::string>(), row["test"].get<std::string>(),
                                row["gflops"].get<double>(),
                                100 * row["fraction_of_peak"].get<double>()));
@@ -92,6 +94,14 @@ int run_kernel_bench(const BenchCommand& command) {
                     {"test", "multiply-add peak"},
                     {"gflops", peak / 1e9},
                     {"fraction_of_peak", 1.0}});
+    double bf16_peak = peak;  // what the bf16 GEMM rows are fractions of
+    if (kernels->bf16) {
+      bf16_peak = best_rate(command.repetitions, [&] { return kernels->bf16->peak_loop(1 << 20); });
+      rows.push_back({{"isa", kernels->name},
+                      {"test", "bf16 dot-product peak"},
+                      {"gflops", bf16_peak / 1e9},
+                      {"fraction_of_peak", 1.0}});
+    }
     for (WeightType type : types) {
       for (const Shape& shape : shapes) {
         const std::vector<std::byte> weights = random_weights(type, shape, random);
@@ -111,11 +121,12 @@ int run_kernel_bench(const BenchCommand& command) {
                        shape.out);
           return 2.0 * shape.rows * shape.in * shape.out;
         });
-        rows.push_back({{"isa", kernels->name},
-                        {"test", fmt::format("gemm {} {}x{}x{}", weight_type_name(type), shape.rows,
-                                             shape.in, shape.out)},
-                        {"gflops", rate / 1e9},
-                        {"fraction_of_peak", rate / peak}});
+        rows.push_back(
+            {{"isa", kernels->name},
+             {"test", fmt::format("gemm {} {}x{}x{}", weight_type_name(type), shape.rows, shape.in,
+                                  shape.out)},
+             {"gflops", rate / 1e9},
+             {"fraction_of_peak", rate / (type == WeightType::kBF16 ? bf16_peak : peak)}});
       }
     }
   }

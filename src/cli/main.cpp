@@ -916,7 +916,8 @@ int run_command_line(int argc, char** argv) {
   CLI::Option* kernels_flag = bench_app->add_flag(
       "--kernels", bench.kernels,
       "no model: each instruction set's multiply-add peak on one core, and its GEMM rate on "
-      "BERT-base's layer shapes (128 rows), as a fraction of it");
+      "BERT-base's layer shapes (128 rows), as a fraction of it (with AVX512_BF16, bf16 weights' "
+      "as a fraction of the bf16 dot-product peak)");
   // The options that say what model run to measure do not apply to the kernels' own.
   for (const char* name :
        {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {

@@ -65,15 +65,93 @@ void pack_panels(const GemmKernels& gemm, float* panels, const Linear& b, int k0
   }
 }
 
+// Calls multiply(c_tile, c_tile_stride, panel, i0, height) for each tile of C: rows [i0, i0 +
+// height) by the panel of tile_columns columns from `first` + panel * tile_columns, of a block of
+// `width` columns from `first`. An edge panel's columns past `width` are not ours to write, so its
+// tiles go through `edge` (tile_rows, tile_columns), a buffer of full width.
+template <class Multiply>
+void for_each_tile(float* c, long c_stride, int rows, int first, int width, int tile_rows,
+                   int tile_columns, std::vector<float>& edge, const Multiply& multiply) {
+  edge.resize(std::size_t(tile_rows) * tile_columns);
+  for (int j = 0; j < width; j += tile_columns) {
+    const int panel = j / tile_columns;
+    const int panel_width = std::min(tile_columns, width - j);
+    for (int i0 = 0; i0 < rows; i0 += tile_rows) {
+      const int height = std::min(tile_rows, rows - i0);
+      float* c_tile = c + i0 * c_stride + first + j;
+      if (panel_width == tile_columns) {
+        multiply(c_tile, c_stride, panel, i0, height);
+        continue;
+      }
+      for (int r = 0; r < height; ++r) {
+        std::copy_n(c_tile + r * c_stride, panel_width, edge.data() + r * tile_columns);
+      }
+      multiply(edge.data(), long(tile_columns), panel, i0, height);
+      for (int r = 0; r < height; ++r) {
+        std::copy_n(edge.data() + r * tile_columns, panel_width, c_tile + r * c_stride);
+      }
+    }
+  }
+}
+
+// gemm_columns with bf16 weights, in bf16 (Bf16GemmKernels): the same blocking as the f32 path.
+// A is rounded once per depth block, so each thread rounds all of A once per call (one
+// vcvtne2ps2bf16 per 32 elements, against rows x columns / 16 vdpbf16ps per pair of k for the
+// product); rounding each tile as it is multiplied would redo it for every panel. The panels of
+// pairs are packed from the weights as stored.
+void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, const float* a,
+                       long a_stride, int rows, const Linear& b, int begin, int end) {
+  const int tile_rows = kernels.tile_rows, tile_columns = kernels.tile_columns;
+  // Each thread keeps its own between calls: a depth block of A rounded to pairs of bf16,
+  // (rows, pairs); the packed panels of a block of B, (panels, pairs, tile_columns); an edge
+  // tile of C, (tile_rows, tile_columns).
+  static thread_local std::vector<uint32_t> a_pairs, panels;
+  static thread_local std::vector<float> edge;
+  const long stride = b.row_stride;
+  for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
+    const int depth = std::min(kDepthBlock, b.in - k0);
+    const int pairs = (depth + 1) / 2;
+    const long panel_size = long(pairs) * tile_columns;
+    a_pairs.resize(std::size_t(rows) * pairs);
+    kernels.round_rows(a_pairs.data(), pairs, a + k0, a_stride, depth, rows);
+    for (int block = begin; block < end; block += kBlockColumns) {
+      const int block_width = std::min(kBlockColumns, end - block);
+      panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_size));
+      for (int j = 0; j < block_width; j += tile_columns) {
+        uint32_t* panel = panels.data() + (j / tile_columns) * panel_size;
+        const int width = std::min(tile_columns, block_width - j);
+        if (b.in_out_layout) {  // B's rows k as stored, `width` columns from block + j
+          kernels.pack_interleaved(panel,
+                                   static_cast<const uint16_t*>(b.element(k0 * stride + block + j)),
+                                   stride, depth, width);
+        } else {  // B's columns as stored rows, `depth` elements from k0
+          kernels.pack_transposed(
+              panel, static_cast<const uint16_t*>(b.element((block + j) * stride + k0)), stride,
+              depth, width);
+        }
+      }
+      for_each_tile(c, c_stride, rows, block, block_width, tile_rows, tile_columns, edge,
+                    [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
+                      kernels.multiply_tile(c_tile, c_tile_stride, a_pairs.data() + i0 * pairs,
+                                            pairs, panels.data() + panel * panel_size, pairs,
+                                            height);
+                    });
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
                   long a_stride, int rows, const Linear& b, int begin, int end) {
+  if (b.type == WeightType::kBF16 && kernels.bf16) {
+    gemm_bf16_columns(*kernels.bf16, c, c_stride, a, a_stride, rows, b, begin, end);
+    return;
+  }
   const int tile_rows = kernels.tile_rows, tile_columns = kernels.tile_columns;
   // Each thread keeps its own between calls: the packed panels of a block of B, (panels,
   // depth, tile_columns); converted rows of B; an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<float> panels, scratch, edge;
-  edge.resize(std::size_t(tile_rows) * tile_columns);
   for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
     const int depth = std::min(kDepthBlock, b.in - k0);
     const long panel_size = long(depth) * tile_columns;
@@ -81,28 +159,11 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
       const int block_width = std::min(kBlockColumns, end - block);
       panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_size));
       pack_panels(kernels, panels.data(), b, k0, depth, block, block_width, scratch);
-      for (int j = 0; j < block_width; j += tile_columns) {
-        const float* panel = panels.data() + (j / tile_columns) * panel_size;
-        const int width = std::min(tile_columns, block_width - j);
-        for (int i0 = 0; i0 < rows; i0 += tile_rows) {
-          const int height = std::min(tile_rows, rows - i0);
-          const float* a_tile = a + i0 * a_stride + k0;
-          float* c_tile = c + i0 * c_stride + block + j;
-          if (width == tile_columns) {
-            kernels.multiply_tile(c_tile, c_stride, a_tile, a_stride, panel, depth, height);
-            continue;
-          }
-          // An edge panel: C's columns past the end are not ours to write, so the tile goes
-          // through a buffer of full width.
-          for (int r = 0; r < height; ++r) {
-            std::copy_n(c_tile + r * c_stride, width, edge.data() + r * tile_columns);
-          }
-          kernels.multiply_tile(edge.data(), tile_columns, a_tile, a_stride, panel, depth, height);
-          for (int r = 0; r < height; ++r) {
-            std::copy_n(edge.data() + r * tile_columns, width, c_tile + r * c_stride);
-          }
-        }
-      }
+      for_each_tile(c, c_stride, rows, block, block_width, tile_rows, tile_columns, edge,
+                    [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
+                      kernels.multiply_tile(c_tile, c_tile_stride, a + i0 * a_stride + k0, a_stride,
+                                            panels.data() + panel * panel_size, depth, height);
+                    });
     }
   }
 }

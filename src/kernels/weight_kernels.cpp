@@ -18,7 +18,11 @@ std::vector<const GemmKernels*> runnable_gemm_kernels() {
   std::vector<const GemmKernels*> kernels = {&scalar_gemm_kernels()};
 #if ATTN_KERNELS_X86
   if (cpu_features().avx2) kernels.push_back(&avx2_gemm_kernels());
-  if (cpu_features().avx512) kernels.push_back(&avx512_gemm_kernels());
+  // avx512_bf16 is avx512's kernels with bf16 products for bf16 weights: one or the other.
+  if (cpu_features().avx512) {
+    kernels.push_back(cpu_features().avx512_bf16 ? &avx512_bf16_gemm_kernels()
+                                                 : &avx512_gemm_kernels());
+  }
 #endif
   return kernels;
 }
