@@ -280,33 +280,48 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.test_name); });
 
 // bench --kernels: every instruction set this CPU runs (scalar always) gives its multiply-add
-// peak and a GEMM rate for each weight type and shape, as a fraction of that peak; a set with
-// bf16 products (avx512_bf16) gives its bf16 dot-product peak too, of which its bf16 GEMM rates
-// are fractions. Rates are measured, so only their consistency is checked: a rate is positive,
-// and its fraction is the rate over the same set's peak.
+// peak and a GEMM rate for each element-wise weight type and shape, as a fraction of that peak
+// (a set with bf16 products, avx512_bf16, gives its bf16 dot-product peak too, of which its bf16
+// GEMM rates are fractions); and every int8 kernel set (scalar always) its int8 multiply-add
+// peak and a GEMM rate for q8_0 and q4_0 on each shape, as a fraction of that one. Rates are
+// measured, so only their consistency is checked: a rate is positive, and its fraction is the
+// rate over the same set's peak of the same kind.
 TEST(BenchCli, KernelsGiveEachInstructionSetsPeakAndGemmRates) {
   const CommandResult result = bench({"--kernels", "-r", "1", "--json", "-q"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
+  // Keyed by the set's name, "int8 " before it for the int8 kernels.
   std::map<std::string, double> peaks, bf16_peaks;
   std::map<std::string, int> gemm_rows;
   for (const json& row : json_lines(result)) {
     const std::string isa = row.at("isa"), test = row.at("test");
     const double gflops = row.at("gflops"), fraction = row.at("fraction_of_peak");
     EXPECT_GT(gflops, 0) << isa << " " << test;
-    if (test == "multiply-add peak" || test == "bf16 dot-product peak") {
-      (test == "multiply-add peak" ? peaks : bf16_peaks)[isa] = gflops;
+    if (test == "bf16 dot-product peak") {
+      bf16_peaks[isa] = gflops;
       EXPECT_EQ(fraction, 1.0);
       continue;
     }
-    ASSERT_TRUE(peaks.contains(isa)) << isa << ": a GEMM row before the peak";
+    if (test == "multiply-add peak" || test == "int8 multiply-add peak") {
+      peaks[(test == "multiply-add peak" ? "" : "int8 ") + isa] = gflops;
+      EXPECT_EQ(fraction, 1.0);
+      continue;
+    }
+    const bool in_integers = test.starts_with("gemm q8_0 ") || test.starts_with("gemm q4_0 ");
+    const std::string set = (in_integers ? "int8 " : "") + isa;
+    ASSERT_TRUE(peaks.contains(set)) << set << ": a GEMM row before the peak";
     const bool bf16_product = test.starts_with("gemm bf16 ") && bf16_peaks.contains(isa);
-    const double peak = bf16_product ? bf16_peaks[isa] : peaks[isa];
-    EXPECT_NEAR(fraction, gflops / peak, 1e-9 * fraction) << isa << " " << test;
-    ++gemm_rows[isa];
+    const double peak = bf16_product ? bf16_peaks[isa] : peaks[set];
+    EXPECT_NEAR(fraction, gflops / peak, 1e-9 * fraction) << set << " " << test;
+    ++gemm_rows[set];
   }
   ASSERT_TRUE(peaks.contains("scalar")) << result.out;
-  for (const auto& [isa, rows] : gemm_rows) {
-    EXPECT_EQ(rows, 15) << isa << ": 5 weight types x 3 shapes";
+  ASSERT_TRUE(peaks.contains("int8 scalar")) << result.out;
+  for (const auto& [set, rows] : gemm_rows) {
+    if (set.starts_with("int8 ")) {
+      EXPECT_EQ(rows, 6) << set << ": 2 block types x 3 shapes";
+    } else {
+      EXPECT_EQ(rows, 9) << set << ": 3 element-wise types x 3 shapes";
+    }
   }
   EXPECT_EQ(gemm_rows.size(), peaks.size());
   for (const auto& [isa, peak] : bf16_peaks) EXPECT_EQ(isa, "avx512_bf16");

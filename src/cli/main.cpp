@@ -915,9 +915,10 @@ int run_command_line(int argc, char** argv) {
           ->default_str("md");
   CLI::Option* kernels_flag = bench_app->add_flag(
       "--kernels", bench.kernels,
-      "no model: each instruction set's multiply-add peak on one core, and its GEMM rate on "
-      "BERT-base's layer shapes (128 rows), as a fraction of it (with AVX512_BF16, bf16 weights' "
-      "as a fraction of the bf16 dot-product peak)");
+      "no model: each instruction set's multiply-add peaks on one core (f32, int8 byte products "
+      "and, with AVX512_BF16, bf16 pairs), and its GEMM rates on BERT-base's layer shapes (128 "
+      "rows), as fractions of the peak of the same kind (q8_0 and q4_0 multiply in int8, bf16 in "
+      "bf16 where the CPU has AVX512_BF16)");
   // The options that say what model run to measure do not apply to the kernels' own.
   for (const char* name :
        {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {

@@ -12,7 +12,8 @@
 // registers from nn.Linear's [out, in]), and a register-blocked micro-kernel multiplies a tile of
 // tile_rows rows of A by one panel: each element of B loaded into a register serves tile_rows rows,
 // each broadcast element of A a whole panel's row. B is packed at each call, which costs one pass
-// over the weights (a product of 128 rows reads each weight 128 times).
+// over the weights (a product of 128 rows reads each weight 128 times). (linear_forward multiplies
+// by q8_0 and q4_0 weights in integers instead: gemm_int8.h.)
 //
 // The micro-kernel exists once per instruction set (gemm_simd.h, instantiated in
 // weight_kernels_avx2.cpp and weight_kernels_avx512.cpp; a scalar one in

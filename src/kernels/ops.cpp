@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "src/kernels/gemm.h"
+#include "src/kernels/gemm_int8.h"
 #include "src/kernels/thread_pool.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -176,9 +177,14 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear, Ro
     linear_forward_shared_input(std::span(&output, 1), x, rows, RowKind::kSeparate);
     return;
   }
-  // Each thread multiplies all rows by its own block of output columns.
+  // Each thread multiplies all rows by its own block of output columns, in integers for the
+  // block types (gemm_int8.h), once x is quantized.
+  const bool in_integers = is_block_type(linear.type);
   const GemmKernels& kernels = gemm_kernels();
-  const ColumnBlocks blocks(out, kernels.tile_columns);
+  const Int8GemmKernels& int8_kernels = int8_gemm_kernels();
+  const QuantizedRows quantized =
+      in_integers ? quantize_rows(int8_kernels, x, rows, in) : QuantizedRows{};
+  const ColumnBlocks blocks(out, in_integers ? int8_kernels.tile_columns : kernels.tile_columns);
   thread_pool().run(blocks.count, [&](int block) {
     const int begin = blocks.begin(block), end = blocks.end(block);
     for (int r = 0; r < rows; ++r) {
@@ -189,7 +195,11 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear, Ro
         std::fill(y_row + begin, y_row + end, 0.0f);
       }
     }
-    gemm_columns(kernels, y, out, x, in, rows, linear, begin, end);
+    if (in_integers) {
+      quantized_gemm_columns(int8_kernels, y, out, quantized, linear, begin, end);
+    } else {
+      gemm_columns(kernels, y, out, x, in, rows, linear, begin, end);
+    }
   });
 }
 

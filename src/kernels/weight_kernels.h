@@ -11,6 +11,7 @@
 //   weight_kernels_scalar.cpp  no SIMD flags; the fallback, built everywhere
 //   weight_kernels_avx2.cpp    -mavx2 -mfma -mf16c (no AVX-512)       } built on every x86-64
 //   weight_kernels_avx512.cpp  AVX-512 F, BW, DQ, VL and VNNI          } build (ATTN_KERNELS_X86)
+// (and gemm_int8_avxvnni.cpp, AVX2 + AVX-VNNI, for the int8 GEMM of gemm_int8.h alone)
 // and weight_kernels() picks the widest one the CPU has at run time (cpu_features.h), so that one
 // binary runs on AVX2-only machines and uses AVX-512 where it exists, and an AVX-512 machine also
 // runs the AVX2 kernels' tests. The vector

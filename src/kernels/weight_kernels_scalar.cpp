@@ -2,9 +2,11 @@
 // compiled without SIMD flags (CMakeLists.txt): for machines with neither AVX2 nor AVX-512.
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "src/kernels/gemm.h"
+#include "src/kernels/gemm_int8.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -145,7 +147,108 @@ double peak_loop(long iterations) {
   return 2.0 * kChains * double(iterations);
 }
 
+// The int8 GEMM (gemm_int8.h): panels of 16 columns, tiles of 4 rows, activations signed (no
+// corrections).
+constexpr int kInt8TileRows = 4, kInt8TileColumns = 16;
+
+// Int8GemmKernels::quantize_rows with the one-row kernel's quantization, quantize_q8_block.
+void quantize_rows(int8_t* values, float* scales, const float* a, long a_stride, int rows, int in) {
+  const int n_blocks = in / kQuantBlockSize;
+  for (int r = 0; r < rows; ++r) {
+    for (int b = 0; b < n_blocks; ++b) {
+      scales[long(r) * n_blocks + b] = quantize_q8_block(
+          a + r * a_stride + b * kQuantBlockSize, values + long(r) * in + b * kQuantBlockSize);
+    }
+  }
+}
+
+template <class Block>
+void pack_panel_blocks(std::byte* panel, const Block* rows, long row_blocks, int n_blocks,
+                       int width) {
+  for (int b = 0; b < n_blocks; ++b) {
+    std::byte* block = panel + b * panel_block_bytes(kInt8TileColumns);
+    auto* values = reinterpret_cast<int8_t*>(block);    // (8, 16, 4)
+    std::byte* scales = block + 36 * kInt8TileColumns;  // (16) f32
+    // corrections (16) int32: zero, as the activations are signed
+    std::memset(block + 32 * kInt8TileColumns, 0, 4 * kInt8TileColumns);
+    for (int column = 0; column < kInt8TileColumns; ++column) {
+      const Block* stored = column < width ? &rows[column * row_blocks + b] : nullptr;
+      for (int k = 0; k < kQuantBlockSize; ++k) {
+        values[(k / 4 * kInt8TileColumns + column) * 4 + k % 4] =
+            int8_t(stored ? block_value(*stored, k) : 0);
+      }
+      const float scale = stored ? f16_to_float(stored->scale) : 0.0f;
+      std::memcpy(scales + 4 * column, &scale, 4);
+    }
+  }
+}
+
+void pack_panel(std::byte* panel, WeightType type, const void* weight, long row_blocks,
+                int n_blocks, int width) {
+  if (type == WeightType::kQ8_0) {
+    pack_panel_blocks(panel, static_cast<const BlockQ8_0*>(weight), row_blocks, n_blocks, width);
+  } else {
+    pack_panel_blocks(panel, static_cast<const BlockQ4_0*>(weight), row_blocks, n_blocks, width);
+  }
+}
+
+// c (rows, 16) += the quantized rows . n_blocks blocks of a panel: per block, the integer dot
+// products of each row with each column, then scaled as the one-row kernel scales its own.
+void multiply_int8_tile(float* c, long c_stride, const int8_t* values, long values_stride,
+                        const float* scales, long scales_stride, const std::byte* panel,
+                        int n_blocks, int rows) {
+  float sums[kInt8TileRows][kInt8TileColumns] = {};
+  for (int b = 0; b < n_blocks; ++b) {
+    const std::byte* block = panel + b * panel_block_bytes(kInt8TileColumns);
+    const auto* weights = reinterpret_cast<const int8_t*>(block);  // (8, 16, 4)
+    float column_scales[kInt8TileColumns];
+    std::memcpy(column_scales, block + 36 * kInt8TileColumns, sizeof(column_scales));
+    for (int r = 0; r < rows; ++r) {
+      const int8_t* row = values + r * values_stride + b * kQuantBlockSize;
+      int32_t dots[kInt8TileColumns] = {};
+      for (int k = 0; k < kQuantBlockSize; ++k) {
+        for (int j = 0; j < kInt8TileColumns; ++j) {
+          dots[j] += row[k] * weights[(k / 4 * kInt8TileColumns + j) * 4 + k % 4];
+        }
+      }
+      const float row_scale = scales[r * scales_stride + b];
+      for (int j = 0; j < kInt8TileColumns; ++j) {
+        sums[r][j] += row_scale * column_scales[j] * float(dots[j]);
+      }
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    for (int j = 0; j < kInt8TileColumns; ++j) c[r * c_stride + j] += sums[r][j];
+  }
+}
+
+// Int8GemmKernels::peak_loop in scalar integer arithmetic: 10 chains of c * m + a, unsigned so
+// that they wrap.
+double int8_peak_loop(long iterations) {
+  constexpr int kChains = 10;
+  uint32_t chains[kChains];
+  for (int i = 0; i < kChains; ++i) chains[i] = uint32_t(i);
+  for (long n = 0; n < iterations; ++n) {
+    for (uint32_t& chain : chains) chain = chain * 2654435761u + 12345u;
+  }
+  volatile uint32_t sink = 0;
+  for (uint32_t chain : chains) sink = sink + chain;
+  return 2.0 * kChains * double(iterations);
+}
+
 }  // namespace
+
+const Int8GemmKernels& scalar_int8_gemm_kernels() {
+  static constexpr Int8GemmKernels kernels{.tile_rows = kInt8TileRows,
+                                           .tile_columns = kInt8TileColumns,
+                                           .unsigned_activations = false,
+                                           .quantize_rows = quantize_rows,
+                                           .pack_panel = pack_panel,
+                                           .multiply_tile = multiply_int8_tile,
+                                           .peak_loop = int8_peak_loop,
+                                           .name = "scalar"};
+  return kernels;
+}
 
 const GemmKernels& scalar_gemm_kernels() {
   static constexpr GemmKernels kernels{.tile_rows = kScalarTileRows,

@@ -1,0 +1,114 @@
+#include "src/kernels/gemm_int8.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/kernels/cpu_features.h"
+#include "src/kernels/thread_pool.h"
+
+namespace attn {
+
+namespace {
+
+// Blocking, as gemm.cpp's: the panel of one block of depth (kDepthBlocks blocks of 32, 20 KiB
+// at 16 columns) stays in L1 while every tile of rows of A passes over it, and the panels of
+// kBlockColumns columns (160 KiB at most) stay in L2 from one tile of rows to the next.
+constexpr int kDepthBlocks = 32;
+constexpr int kBlockColumns = 128;
+
+}  // namespace
+
+std::vector<const Int8GemmKernels*> runnable_int8_gemm_kernels() {
+  std::vector<const Int8GemmKernels*> kernels = {&scalar_int8_gemm_kernels()};
+#if ATTN_KERNELS_X86
+  if (cpu_features().avx2) kernels.push_back(&avx2_int8_gemm_kernels());
+  if (cpu_features().avx_vnni) kernels.push_back(&avxvnni_int8_gemm_kernels());
+  if (cpu_features().avx512) kernels.push_back(&avx512_int8_gemm_kernels());
+#endif
+  return kernels;
+}
+
+const Int8GemmKernels& int8_gemm_kernels() {
+  static const Int8GemmKernels& widest = *runnable_int8_gemm_kernels().back();
+  return widest;
+}
+
+QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int rows, int in) {
+  const int n_blocks = in / kQuantBlockSize;
+  // (rows, in) values and (rows, n_blocks) scales.
+  static thread_local std::vector<int8_t> values;
+  static thread_local std::vector<float> scales;
+  values.resize(std::size_t(rows) * in);
+  scales.resize(std::size_t(rows) * n_blocks);
+  // The workers must see this thread's buffers, not their own thread_local copies.
+  int8_t* all_values = values.data();
+  float* all_scales = scales.data();
+  const int parts = std::min(thread_pool().size(), rows);
+  thread_pool().run(parts, [&](int part) {
+    const int first = int(long(rows) * part / parts), last = int(long(rows) * (part + 1) / parts);
+    kernels.quantize_rows(all_values + long(first) * in, all_scales + long(first) * n_blocks,
+                          a + long(first) * in, in, last - first, in);
+  });
+  return {.values = all_values, .scales = all_scales, .rows = rows, .in = in};
+}
+
+void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_stride,
+                            const QuantizedRows& a, const Linear& b, int begin, int end) {
+  if (!is_block_type(b.type) || b.in_out_layout) {
+    throw Error("quantized_gemm_columns: weights not of a block type stored [out, in]");
+  }
+  const int tile_rows = kernels.tile_rows, tile_columns = kernels.tile_columns;
+  const long block_bytes = panel_block_bytes(tile_columns);
+  const int n_blocks = a.in / kQuantBlockSize;
+  const long row_blocks = b.row_stride / kQuantBlockSize;  // of B's stored rows
+  // Each thread keeps its own between calls: the packed panels of a block of B, (panels,
+  // depth blocks, panel_block_bytes); an edge tile of C, (tile_rows, tile_columns).
+  static thread_local std::vector<std::byte> panels;
+  static thread_local std::vector<float> edge;
+  edge.resize(std::size_t(tile_rows) * tile_columns);
+  for (int first_block = 0; first_block < n_blocks; first_block += kDepthBlocks) {
+    const int depth_blocks = std::min(kDepthBlocks, n_blocks - first_block);
+    const long panel_bytes = depth_blocks * block_bytes;
+    for (int block = begin; block < end; block += kBlockColumns) {
+      const int block_width = std::min(kBlockColumns, end - block);
+      const int n_panels = (block_width + tile_columns - 1) / tile_columns;
+      panels.resize(std::size_t(n_panels * panel_bytes));
+      for (int p = 0; p < n_panels; ++p) {
+        const int first_column = block + p * tile_columns;
+        kernels.pack_panel(
+            panels.data() + p * panel_bytes, b.type,
+            b.element(long(first_column) * b.row_stride + long(first_block) * kQuantBlockSize),
+            row_blocks, depth_blocks, std::min(tile_columns, end - first_column));
+      }
+      for (int p = 0; p < n_panels; ++p) {
+        const std::byte* panel = panels.data() + p * panel_bytes;
+        const int first_column = block + p * tile_columns;
+        const int width = std::min(tile_columns, end - first_column);
+        for (int i0 = 0; i0 < a.rows; i0 += tile_rows) {
+          const int height = std::min(tile_rows, a.rows - i0);
+          const int8_t* values = a.values + long(i0) * a.in + long(first_block) * kQuantBlockSize;
+          const float* scales = a.scales + long(i0) * n_blocks + first_block;
+          float* c_tile = c + i0 * c_stride + first_column;
+          if (width == tile_columns) {
+            kernels.multiply_tile(c_tile, c_stride, values, a.in, scales, n_blocks, panel,
+                                  depth_blocks, height);
+            continue;
+          }
+          // An edge panel: C's columns past the end are not ours to write, so the tile goes
+          // through a buffer of full width.
+          for (int r = 0; r < height; ++r) {
+            std::copy_n(c_tile + r * c_stride, width, edge.data() + r * tile_columns);
+          }
+          kernels.multiply_tile(edge.data(), tile_columns, values, a.in, scales, n_blocks, panel,
+                                depth_blocks, height);
+          for (int r = 0; r < height; ++r) {
+            std::copy_n(edge.data() + r * tile_columns, width, c_tile + r * c_stride);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace attn
