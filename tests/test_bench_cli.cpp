@@ -279,33 +279,57 @@ INSTANTIATE_TEST_SUITE_P(
                 "bench: -p + -n is 520 tokens, more than the model's context of 512"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
-// bench --kernels: every instruction set this CPU runs (scalar always) gives its multiply-add
-// peak and a GEMM rate for each weight type and shape, as a fraction of that peak. Rates are
-// measured, so only their consistency is checked: a rate is positive, and its fraction is the
-// rate over the same set's peak.
-TEST(BenchCli, KernelsGiveEachInstructionSetsPeakAndGemmRates) {
+// bench --kernels: the read bandwidth of one core and of all cores first, then every instruction
+// set this CPU runs (scalar always) gives its multiply-add peak, a GEMM rate for each weight type
+// and shape as a fraction of that peak, and a rate for each one-row kernel (dot_rows of every
+// type, accumulate_rows of the element types) as a fraction of one core's read bandwidth. Rates
+// are measured, so only their consistency is checked: a rate is positive, in its unit, and its
+// fraction is the rate over the reference it names.
+TEST(BenchCli, KernelsGiveBandwidthAndEachInstructionSetsPeakGemmAndOneRowRates) {
   const CommandResult result = bench({"--kernels", "-r", "1", "--json", "-q"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
+  const std::vector<json> rows = json_lines(result);
+  ASSERT_GE(rows.size(), 2u) << result.out;
+  ASSERT_EQ(rows[0].at("test"), "read 512 MiB, 1 core");
+  const double bandwidth = rows[0].at("rate");
+  EXPECT_GT(bandwidth, 0);
+  EXPECT_EQ(rows[0].at("fraction"), 1.0);
+  EXPECT_EQ(rows[1].at("of"), "1-core read");
   std::map<std::string, double> peaks;
-  std::map<std::string, int> gemm_rows;
-  for (const json& row : json_lines(result)) {
-    const std::string isa = row.at("isa"), test = row.at("test");
-    const double gflops = row.at("gflops"), fraction = row.at("fraction_of_peak");
-    EXPECT_GT(gflops, 0) << isa << " " << test;
+  std::map<std::string, int> gemm_rows, one_row_rows;
+  for (const json& row : rows) {
+    const std::string isa = row.at("isa"), test = row.at("test"), unit = row.at("unit"),
+                      of = row.at("of");
+    const double rate = row.at("rate"), fraction = row.at("fraction");
+    EXPECT_GT(rate, 0) << isa << " " << test;
     if (test == "multiply-add peak") {
-      peaks[isa] = gflops;
+      EXPECT_EQ(unit, "GFLOP/s");
       EXPECT_EQ(fraction, 1.0);
-      continue;
+      peaks[isa] = rate;
+    } else if (test.starts_with("gemm ")) {
+      ASSERT_TRUE(peaks.contains(isa)) << isa << ": a GEMM row before the peak";
+      EXPECT_EQ(unit, "GFLOP/s");
+      EXPECT_EQ(of, "peak");
+      EXPECT_NEAR(fraction, rate / peaks[isa], 1e-9 * fraction) << isa << " " << test;
+      ++gemm_rows[isa];
+    } else {
+      EXPECT_EQ(unit, "GB/s") << isa << " " << test;
+      EXPECT_EQ(of, "1-core read") << isa << " " << test;
+      EXPECT_NEAR(fraction, rate / bandwidth, 1e-9 * fraction) << isa << " " << test;
+      if (test.starts_with("dot_rows ") || test.starts_with("accumulate_rows ")) {
+        ++one_row_rows[isa];
+      }
     }
-    ASSERT_TRUE(peaks.contains(isa)) << isa << ": a GEMM row before the peak";
-    EXPECT_NEAR(fraction, gflops / peaks[isa], 1e-9 * fraction) << isa << " " << test;
-    ++gemm_rows[isa];
   }
   ASSERT_TRUE(peaks.contains("scalar")) << result.out;
-  for (const auto& [isa, rows] : gemm_rows) {
-    EXPECT_EQ(rows, 15) << isa << ": 5 weight types x 3 shapes";
+  for (const auto& [isa, count] : gemm_rows) {
+    EXPECT_EQ(count, 15) << isa << ": 5 weight types x 3 shapes";
+  }
+  for (const auto& [isa, count] : one_row_rows) {
+    EXPECT_EQ(count, 8) << isa << ": dot_rows of 5 weight types, accumulate_rows of 3";
   }
   EXPECT_EQ(gemm_rows.size(), peaks.size());
+  EXPECT_EQ(one_row_rows.size(), peaks.size());
 }
 
 TEST(BenchCli, KernelsTakeNoModelOptions) {

@@ -915,8 +915,10 @@ int run_command_line(int argc, char** argv) {
           ->default_str("md");
   CLI::Option* kernels_flag = bench_app->add_flag(
       "--kernels", bench.kernels,
-      "no model: each instruction set's multiply-add peak on one core, and its GEMM rate on "
-      "BERT-base's layer shapes (128 rows), as a fraction of it");
+      "no model: the read bandwidth of one core and of all cores; each instruction set's "
+      "multiply-add peak on one core, its GEMM rate on BERT-base's layer shapes (128 rows) as a "
+      "fraction of that peak, and its one-row kernels' rates (a decode step's dot_rows and "
+      "accumulate_rows over 256 MiB of weights) as a fraction of one core's read bandwidth");
   // The options that say what model run to measure do not apply to the kernels' own.
   for (const char* name :
        {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {
