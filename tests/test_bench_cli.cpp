@@ -279,52 +279,74 @@ INSTANTIATE_TEST_SUITE_P(
                 "bench: -p + -n is 520 tokens, more than the model's context of 512"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
-// bench --kernels: every instruction set this CPU runs (scalar always) gives its multiply-add
-// peak and a GEMM rate for each element-wise weight type and shape, as a fraction of that peak
-// (a set with bf16 products, avx512_bf16, gives its bf16 dot-product peak too, of which its bf16
-// GEMM rates are fractions); and every int8 kernel set (scalar always) its int8 multiply-add
-// peak and a GEMM rate for q8_0 and q4_0 on each shape, as a fraction of that one. Rates are
-// measured, so only their consistency is checked: a rate is positive, and its fraction is the
-// rate over the same set's peak of the same kind.
-TEST(BenchCli, KernelsGiveEachInstructionSetsPeakAndGemmRates) {
+// bench --kernels: the read bandwidth of one core and of all cores first, then every instruction
+// set this CPU runs (scalar always) gives its multiply-add peak (and, with bf16 products, its
+// bf16 dot-product peak), a GEMM rate for each element-wise weight type and shape as a fraction
+// of the peak of its kind, and a rate for each one-row kernel (dot_rows of every type,
+// accumulate_rows of the element types) as a fraction of one core's read bandwidth; and every
+// int8 kernel set (scalar always) its int8 multiply-add peak and a GEMM rate for q8_0 and q4_0 on
+// each shape, as a fraction of that one. Rates are measured, so only their consistency is
+// checked: a rate is positive, in its unit, and its fraction is the rate over the reference it
+// names.
+TEST(BenchCli, KernelsGiveBandwidthAndEachInstructionSetsPeakGemmAndOneRowRates) {
   const CommandResult result = bench({"--kernels", "-r", "1", "--json", "-q"});
   ASSERT_EQ(result.exit_status, 0) << result.err;
-  // Keyed by the set's name, "int8 " before it for the int8 kernels.
-  std::map<std::string, double> peaks, bf16_peaks;
-  std::map<std::string, int> gemm_rows;
-  for (const json& row : json_lines(result)) {
-    const std::string isa = row.at("isa"), test = row.at("test");
-    const double gflops = row.at("gflops"), fraction = row.at("fraction_of_peak");
-    EXPECT_GT(gflops, 0) << isa << " " << test;
-    if (test == "bf16 dot-product peak") {
-      bf16_peaks[isa] = gflops;
+  const std::vector<json> rows = json_lines(result);
+  ASSERT_GE(rows.size(), 2u) << result.out;
+  ASSERT_EQ(rows[0].at("test"), "read 512 MiB, 1 core");
+  const double bandwidth = rows[0].at("rate");
+  EXPECT_GT(bandwidth, 0);
+  EXPECT_EQ(rows[0].at("fraction"), 1.0);
+  EXPECT_EQ(rows[1].at("of"), "1-core read");
+  // Each set's peaks, keyed by what a row names as its reference ("peak", "bf16 peak", "int8
+  // peak") and the set.
+  std::map<std::pair<std::string, std::string>, double> peaks;
+  std::map<std::string, int> gemm_rows, int8_gemm_rows, one_row_rows;
+  for (const json& row : rows) {
+    const std::string isa = row.at("isa"), test = row.at("test"), unit = row.at("unit"),
+                      of = row.at("of");
+    const double rate = row.at("rate"), fraction = row.at("fraction");
+    EXPECT_GT(rate, 0) << isa << " " << test;
+    if (test.ends_with(" peak")) {
       EXPECT_EQ(fraction, 1.0);
-      continue;
-    }
-    if (test == "multiply-add peak" || test == "int8 multiply-add peak") {
-      peaks[(test == "multiply-add peak" ? "" : "int8 ") + isa] = gflops;
-      EXPECT_EQ(fraction, 1.0);
-      continue;
-    }
-    const bool in_integers = test.starts_with("gemm q8_0 ") || test.starts_with("gemm q4_0 ");
-    const std::string set = (in_integers ? "int8 " : "") + isa;
-    ASSERT_TRUE(peaks.contains(set)) << set << ": a GEMM row before the peak";
-    const bool bf16_product = test.starts_with("gemm bf16 ") && bf16_peaks.contains(isa);
-    const double peak = bf16_product ? bf16_peaks[isa] : peaks[set];
-    EXPECT_NEAR(fraction, gflops / peak, 1e-9 * fraction) << set << " " << test;
-    ++gemm_rows[set];
-  }
-  ASSERT_TRUE(peaks.contains("scalar")) << result.out;
-  ASSERT_TRUE(peaks.contains("int8 scalar")) << result.out;
-  for (const auto& [set, rows] : gemm_rows) {
-    if (set.starts_with("int8 ")) {
-      EXPECT_EQ(rows, 6) << set << ": 2 block types x 3 shapes";
+      EXPECT_EQ(unit, of == "int8 peak" ? "GOP/s" : "GFLOP/s") << isa << " " << test;
+      peaks[{of, isa}] = rate;
+    } else if (test.starts_with("gemm ")) {
+      ASSERT_TRUE(peaks.contains({of, isa}))
+          << isa << " " << test << ": a GEMM row before its peak";
+      EXPECT_NEAR(fraction, rate / peaks[{of, isa}], 1e-9 * fraction) << isa << " " << test;
+      const bool in_integers = test.starts_with("gemm q8_0 ") || test.starts_with("gemm q4_0 ");
+      EXPECT_EQ(of, in_integers                                              ? "int8 peak"
+                    : test.starts_with("gemm bf16 ") && isa == "avx512_bf16" ? "bf16 peak"
+                                                                             : "peak")
+          << isa << " " << test;
+      ++(in_integers ? int8_gemm_rows : gemm_rows)[isa];
     } else {
-      EXPECT_EQ(rows, 9) << set << ": 3 element-wise types x 3 shapes";
+      EXPECT_EQ(unit, "GB/s") << isa << " " << test;
+      EXPECT_EQ(of, "1-core read") << isa << " " << test;
+      EXPECT_NEAR(fraction, rate / bandwidth, 1e-9 * fraction) << isa << " " << test;
+      if (test.starts_with("dot_rows ") || test.starts_with("accumulate_rows ")) {
+        ++one_row_rows[isa];
+      }
     }
   }
-  EXPECT_EQ(gemm_rows.size(), peaks.size());
-  for (const auto& [isa, peak] : bf16_peaks) EXPECT_EQ(isa, "avx512_bf16");
+  ASSERT_TRUE(peaks.contains({"peak", "scalar"})) << result.out;
+  ASSERT_TRUE(peaks.contains({"int8 peak", "scalar"})) << result.out;
+  for (const auto& [isa, count] : gemm_rows) {
+    EXPECT_EQ(count, 9) << isa << ": 3 element-wise types x 3 shapes";
+  }
+  for (const auto& [isa, count] : int8_gemm_rows) {
+    EXPECT_EQ(count, 6) << isa << ": 2 block types x 3 shapes";
+  }
+  for (const auto& [isa, count] : one_row_rows) {
+    EXPECT_EQ(count, 8) << isa << ": dot_rows of 5 weight types, accumulate_rows of 3";
+  }
+  EXPECT_EQ(one_row_rows.size(), gemm_rows.size());
+  for (const auto& [key, peak] : peaks) {
+    const auto& [of, isa] = key;
+    if (of == "bf16 peak") EXPECT_EQ(isa, "avx512_bf16");
+    EXPECT_TRUE((of == "int8 peak" ? int8_gemm_rows : gemm_rows).contains(isa)) << isa;
+  }
 }
 
 TEST(BenchCli, KernelsTakeNoModelOptions) {

@@ -915,10 +915,12 @@ int run_command_line(int argc, char** argv) {
           ->default_str("md");
   CLI::Option* kernels_flag = bench_app->add_flag(
       "--kernels", bench.kernels,
-      "no model: each instruction set's multiply-add peaks on one core (f32, int8 byte products "
-      "and, with AVX512_BF16, bf16 pairs), and its GEMM rates on BERT-base's layer shapes (128 "
-      "rows), as fractions of the peak of the same kind (q8_0 and q4_0 multiply in int8, bf16 in "
-      "bf16 where the CPU has AVX512_BF16)");
+      "no model: the read bandwidth of one core and of all cores; each instruction set's "
+      "multiply-add peaks on one core (f32, int8 byte products and, with AVX512_BF16, bf16 "
+      "pairs), its GEMM rates on BERT-base's layer shapes (128 rows) as fractions of the peak of "
+      "the same kind (q8_0 and q4_0 multiply in int8, bf16 in bf16 with AVX512_BF16), and its "
+      "one-row kernels' rates (a decode step's dot_rows and accumulate_rows over 256 MiB of "
+      "weights) as a fraction of one core's read bandwidth");
   // The options that say what model run to measure do not apply to the kernels' own.
   for (const char* name :
        {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {

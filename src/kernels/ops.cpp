@@ -65,10 +65,10 @@ const std::vector<Linear>& merge_adjacent_slices(std::span<const LinearOutput> o
 // (512 KiB and up) between the rows, so that each weight comes from memory once for all rows.
 constexpr long kChunkBytes = 128 * 1024;
 
-// Stored rows of `width` elements of `type` in a chunk: a multiple of 4 (the kernels take 4 rows
-// at a time), at least 4.
+// Stored rows of `width` elements of `type` in a chunk: a multiple of 8 (dot_rows takes 8 rows
+// at a time, accumulate_rows 4), at least 8.
 int rows_per_chunk(WeightType type, int width) {
-  return std::max(4, int(kChunkBytes / std::max(1L, storage_bytes(type, width))) & ~3);
+  return std::max(8, int(kChunkBytes / std::max(1L, storage_bytes(type, width))) & ~7);
 }
 
 // Separate rows (RowKind) through maps stored [in, out]: each thread streams its own block of
