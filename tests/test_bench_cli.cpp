@@ -314,7 +314,8 @@ TEST(BenchCli, KernelsGiveBandwidthAndEachInstructionSetsPeakGemmAndOneRowRates)
     } else if (test.starts_with("gemm ")) {
       ASSERT_TRUE(peaks.contains({of, isa}))
           << isa << " " << test << ": a GEMM row before its peak";
-      EXPECT_NEAR(fraction, rate / peaks[{of, isa}], 1e-9 * fraction) << isa << " " << test;
+      const double peak = peaks[{of, isa}];
+      EXPECT_NEAR(fraction, rate / peak, 1e-9 * fraction) << isa << " " << test;
       const bool in_integers = test.starts_with("gemm q8_0 ") || test.starts_with("gemm q4_0 ");
       EXPECT_EQ(of, in_integers                                              ? "int8 peak"
                     : test.starts_with("gemm bf16 ") && isa == "avx512_bf16" ? "bf16 peak"
@@ -344,7 +345,9 @@ TEST(BenchCli, KernelsGiveBandwidthAndEachInstructionSetsPeakGemmAndOneRowRates)
   EXPECT_EQ(one_row_rows.size(), gemm_rows.size());
   for (const auto& [key, peak] : peaks) {
     const auto& [of, isa] = key;
-    if (of == "bf16 peak") EXPECT_EQ(isa, "avx512_bf16");
+    if (of == "bf16 peak") {
+      EXPECT_EQ(isa, "avx512_bf16");
+    }
     EXPECT_TRUE((of == "int8 peak" ? int8_gemm_rows : gemm_rows).contains(isa)) << isa;
   }
 }

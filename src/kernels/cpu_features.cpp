@@ -36,7 +36,8 @@ CpuFeatures capped_features(const CpuFeatures& hardware, const char* cap) {
   }
   if (name == "avx2") {
     if (!hardware.avx2) throw Error("ATTN_KERNELS=avx2: this CPU has no AVX2 and FMA");
-    return {.avx2 = true, .avx_vnni = hardware.avx_vnni};
+    // Without AVX-VNNI too: what an AVX2-only CPU (Zen 3) runs, for tests that stand in for one.
+    return {.avx2 = true};
   }
   if (name == "scalar") return {};
   throw Error("ATTN_KERNELS=" + name +

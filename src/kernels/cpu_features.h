@@ -5,8 +5,8 @@
 // uses AVX-512 only where it finds it.
 //
 // The environment variable ATTN_KERNELS=scalar|avx2|avx512 caps what attn uses at that
-// instruction set (and what it implies), so that the tests and benchmarks can run each kernel
-// set the CPU has; a set the CPU lacks is refused, never emulated.
+// instruction set (avx2 is AVX2 alone, as on a Zen 3, without AVX-VNNI), so that the tests and
+// benchmarks can run each kernel set the CPU has; a set the CPU lacks is refused, never emulated.
 
 namespace attn {
 
