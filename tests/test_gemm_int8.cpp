@@ -235,7 +235,7 @@ void print_worst_ratios(const char* what, const WorstRatios& worst) {
 template <class Block>
 void expect_gemm_matches_float64(std::mt19937& random, WorstRatios& worst) {
   const WeightType type = kBlockType<Block>;
-  for (int in : {32, 64, 96, 800}) {
+  for (int in : {32, 64, 96, 800, 2080}) {
     for (int out : {1, 17, 31, 33, 768 + 5}) {
       const int max_rows = 37, n_blocks = in / kQuantBlockSize;
       const long row_blocks = n_blocks + 1;  // one spare block per row, as in a fused matrix

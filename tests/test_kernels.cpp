@@ -895,28 +895,34 @@ TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
                         .row_stride = stride,
                         .type = type};
           linear.weight = linear.element(first);  // the slice starts `first` elements in
-          for (int rows : {1, 4}) {
-            const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
-            // Several rows by bf16 weights are bf16 products where the CPU has them (gemm.h):
-            // x is rounded to bf16 first.
-            const bool rounds_x = rows > 1 && type == WeightType::kBF16 && gemm_kernels().bf16;
-            std::vector<float> y(std::size_t(rows) * out, std::nanf(""));
-            linear_forward(y.data(), x.data(), rows, linear);
-            for (int r = 0; r < rows; ++r) {
-              for (int j = 0; j < out; ++j) {
-                double exact = with_bias ? bias_values[j] : 0.0;
-                double magnitude = std::abs(exact);
-                for (int i = 0; i < in; ++i) {
-                  const float x_ri = x[std::size_t(r) * in + i];
-                  const double product = (rounds_x ? bf16_rounded(x_ri) : x_ri) * w(i, j);
-                  exact += product;
-                  magnitude += std::abs(product);
+          // bf16 weights with and without bf16_products (--dtype bf16): with them, several rows
+          // are bf16 products where the CPU has them (gemm.h), x rounded to bf16 first; without,
+          // bf16 weights times f32 x, as Hugging Face multiplies a bf16 checkpoint.
+          for (const bool bf16_products : {false, true}) {
+            if (bf16_products && type != WeightType::kBF16) continue;
+            linear.bf16_products = bf16_products;
+            for (int rows : {1, 4}) {
+              const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
+              const bool rounds_x = rows > 1 && bf16_products && gemm_kernels().bf16;
+              std::vector<float> y(std::size_t(rows) * out, std::nanf(""));
+              linear_forward(y.data(), x.data(), rows, linear);
+              for (int r = 0; r < rows; ++r) {
+                for (int j = 0; j < out; ++j) {
+                  double exact = with_bias ? bias_values[j] : 0.0;
+                  double magnitude = std::abs(exact);
+                  for (int i = 0; i < in; ++i) {
+                    const float x_ri = x[std::size_t(r) * in + i];
+                    const double product = (rounds_x ? bf16_rounded(x_ri) : x_ri) * w(i, j);
+                    exact += product;
+                    magnitude += std::abs(product);
+                  }
+                  const double error = std::abs(y[std::size_t(r) * out + j] - exact);
+                  ASSERT_LE(error, gamma(in + 1) * magnitude)
+                      << weight_type_name(type) << (in_out_layout ? " [in, out]" : " [out, in]")
+                      << " in=" << in << " out=" << out << (with_bias ? " with" : " without")
+                      << " bias, rows=" << rows << (bf16_products ? ", bf16 products" : "")
+                      << ": y[" << r << ", " << j << "]";
                 }
-                const double error = std::abs(y[std::size_t(r) * out + j] - exact);
-                ASSERT_LE(error, gamma(in + 1) * magnitude)
-                    << weight_type_name(type) << (in_out_layout ? " [in, out]" : " [out, in]")
-                    << " in=" << in << " out=" << out << (with_bias ? " with" : " without")
-                    << " bias, rows=" << rows << ": y[" << r << ", " << j << "]";
               }
             }
           }
@@ -1184,7 +1190,8 @@ TEST(Bf16Gemm, ProductsMatchFloat64OfRoundedA) {
                             .out = out,
                             .in_out_layout = in_out_layout,
                             .row_stride = stride,
-                            .type = WeightType::kBF16};
+                            .type = WeightType::kBF16,
+                            .bf16_products = true};
         // All columns, and an inner range (as a thread's share is).
         const int begin = out / 5, end = out - out / 7;
         for (int rows : row_counts) {
@@ -1246,7 +1253,8 @@ TEST(Bf16Gemm, DiffersFromTheF32PathByTheRoundingOfA) {
                       .out = out,
                       .in_out_layout = false,
                       .row_stride = in,
-                      .type = WeightType::kBF16};
+                      .type = WeightType::kBF16,
+                      .bf16_products = true};
   const std::vector<float> a = random_floats(std::size_t(rows) * in, random);
   std::vector<float> a_rounded(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) a_rounded[i] = float(bf16_rounded(a[i]));

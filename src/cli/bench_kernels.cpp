@@ -94,7 +94,8 @@ struct RandomLinear {
                .out = shape.out,
                .in_out_layout = false,
                .row_stride = shape.in,
-               .type = type} {}
+               .type = type,
+               .bf16_products = true} {}
   std::vector<std::byte> weights;
   Linear linear;
 };

@@ -144,7 +144,7 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
 
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
                   long a_stride, int rows, const Linear& b, int begin, int end) {
-  if (b.type == WeightType::kBF16 && kernels.bf16) {
+  if (b.type == WeightType::kBF16 && b.bf16_products && kernels.bf16) {
     gemm_bf16_columns(*kernels.bf16, c, c_stride, a, a_stride, rows, b, begin, end);
     return;
   }

@@ -19,7 +19,8 @@
 // weight_kernels_avx2.cpp and weight_kernels_avx512.cpp; a scalar one in
 // weight_kernels_scalar.cpp), and gemm_kernels() picks the widest the CPU has, at run time.
 //
-// Where the CPU has AVX512_BF16, products by bf16 weights are done in bf16 instead
+// Where the CPU has AVX512_BF16, products by bf16 weights whose Linear allows it (bf16_products:
+// the user asked for bf16, --dtype bf16) are done in bf16 instead
 // (Bf16GemmKernels, gemm_bf16_avx512.cpp): A is rounded to bf16 (nearest, ties to even), B's
 // bf16 are packed as they are, and vdpbf16ps adds the exact products of bf16 pairs into f32
 // sums, at twice the multiply-adds per instruction of f32. The result differs from the f32

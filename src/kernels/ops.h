@@ -25,6 +25,10 @@ struct Linear {
   bool in_out_layout = false;
   int row_stride = 0;
   WeightType type = WeightType::kF32;
+  // Whether products of several rows by these (bf16) weights may round the rows to bf16 too, for
+  // vdpbf16ps (gemm.h): only where the user asked to compute in bf16 (--dtype bf16). A checkpoint
+  // stored in bf16 is otherwise multiplied as Hugging Face does, bf16 weights by f32 activations.
+  bool bf16_products = false;
 
   // The address of the stored element `index` elements after the first (for a block type, the start
   // of a block).

@@ -61,6 +61,11 @@ void* TensorSource::allocate(std::size_t bytes) {
   return repacked_.emplace_back(new float[(bytes + sizeof(float) - 1) / sizeof(float)]).get();
 }
 
+Linear TensorSource::with_requested_products(Linear linear) const {
+  linear.bf16_products = dtype_ == WeightType::kBF16 && linear.type == WeightType::kBF16;
+  return linear;
+}
+
 Linear TensorSource::stored(const std::string& name, std::vector<int64_t> shape) {
   const std::string full_name = resolve(name);
   if (!weights_.find(full_name)) {
@@ -142,13 +147,13 @@ Linear TensorSource::linear(const std::string& name, int64_t in, int64_t out, bo
   const WeightType type = matrix_type(linear.type, in);
   if (type != linear.type) linear = converted(linear, type);
   if (bias) linear.bias = get(name + ".bias", {out});
-  return linear;
+  return with_requested_products(linear);
 }
 
 Linear TensorSource::output_head(const std::string& name, int64_t in, int64_t out) {
   const Linear head = stored(name + ".weight", {out, in});
   const WeightType type = head_type(head.type, in);
-  return type == head.type ? head : converted(head, type);
+  return with_requested_products(type == head.type ? head : converted(head, type));
 }
 
 Linear TensorSource::conv1d(const std::string& name, int64_t in, int64_t out) {
@@ -160,7 +165,7 @@ Linear TensorSource::conv1d(const std::string& name, int64_t in, int64_t out) {
   const WeightType type = matrix_type(linear.type, in);
   if (type != linear.type) linear = converted(linear, type);
   linear.bias = get(name + ".bias", {out});
-  return linear;
+  return with_requested_products(linear);
 }
 
 Linear TensorSource::embedding(const std::string& name, int64_t rows, int64_t width) {
@@ -171,7 +176,7 @@ Linear TensorSource::embedding(const std::string& name, int64_t rows, int64_t wi
 
 Linear TensorSource::tied_head(const Linear& embedding) {
   const WeightType type = head_type(embedding.type, embedding.in);
-  return type == embedding.type ? embedding : converted(embedding, type);
+  return with_requested_products(type == embedding.type ? embedding : converted(embedding, type));
 }
 
 Norm TensorSource::layer_norm(const std::string& name, int64_t d, float eps, bool bias) {
@@ -208,7 +213,7 @@ AttentionWeights TensorSource::per_head_fused_qkv(const std::string& name, const
   auto block = [&](int part) {
     Linear linear = from_floats(packed.data() + part * width * d, d, width, type);
     linear.bias = packed_bias + part * width;
-    return linear;
+    return with_requested_products(linear);
   };
   return AttentionWeights{.query = block(0), .key = block(1), .value = block(2), .output = {}};
 }

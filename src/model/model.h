@@ -75,6 +75,8 @@ class TensorSource {
   Linear converted(const Linear& source, WeightType type);
   // The type a matrix of `in` inputs stored as `file_type` is computed in.
   WeightType matrix_type(WeightType file_type, int64_t in) const;
+  // `linear` with bf16_products set where the user asked to compute in bf16 (ops.h).
+  Linear with_requested_products(Linear linear) const;
   // The type an output head of `in` inputs stored as `file_type` is computed in.
   WeightType head_type(WeightType file_type, int64_t in) const;
   // The type vectors and embeddings stored as `file_type` are used in.
