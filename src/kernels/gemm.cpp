@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/kernels/gemm_tiles.h"
 #include "src/kernels/weight_kernels.h"
 
 namespace attn {
@@ -62,35 +63,6 @@ void pack_panels(const GemmKernels& gemm, float* panels, const Linear& b, int k0
                         b.element((first + j + jj) * stride + k0), depth);
     }
     gemm.pack_transposed(panel, scratch.data(), depth, depth, n);
-  }
-}
-
-// Calls multiply(c_tile, c_tile_stride, panel, i0, height) for each tile of C: rows [i0, i0 +
-// height) by the panel of tile_columns columns from `first` + panel * tile_columns, of a block of
-// `width` columns from `first`. An edge panel's columns past `width` are not ours to write, so its
-// tiles go through `edge` (tile_rows, tile_columns), a buffer of full width.
-template <class Multiply>
-void for_each_tile(float* c, long c_stride, int rows, int first, int width, int tile_rows,
-                   int tile_columns, std::vector<float>& edge, const Multiply& multiply) {
-  edge.resize(std::size_t(tile_rows) * tile_columns);
-  for (int j = 0; j < width; j += tile_columns) {
-    const int panel = j / tile_columns;
-    const int panel_width = std::min(tile_columns, width - j);
-    for (int i0 = 0; i0 < rows; i0 += tile_rows) {
-      const int height = std::min(tile_rows, rows - i0);
-      float* c_tile = c + i0 * c_stride + first + j;
-      if (panel_width == tile_columns) {
-        multiply(c_tile, c_stride, panel, i0, height);
-        continue;
-      }
-      for (int r = 0; r < height; ++r) {
-        std::copy_n(c_tile + r * c_stride, panel_width, edge.data() + r * tile_columns);
-      }
-      multiply(edge.data(), long(tile_columns), panel, i0, height);
-      for (int r = 0; r < height; ++r) {
-        std::copy_n(edge.data() + r * tile_columns, panel_width, c_tile + r * c_stride);
-      }
-    }
   }
 }
 

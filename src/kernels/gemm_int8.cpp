@@ -5,6 +5,7 @@
 
 #include "src/base/error.h"
 #include "src/kernels/cpu_features.h"
+#include "src/kernels/gemm_tiles.h"
 #include "src/kernels/thread_pool.h"
 
 namespace attn {
@@ -66,7 +67,6 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
   // depth blocks, panel_block_bytes); an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<std::byte> panels;
   static thread_local std::vector<float> edge;
-  edge.resize(std::size_t(tile_rows) * tile_columns);
   for (int first_block = 0; first_block < n_blocks; first_block += kDepthBlocks) {
     const int depth_blocks = std::min(kDepthBlocks, n_blocks - first_block);
     const long panel_bytes = depth_blocks * block_bytes;
@@ -81,32 +81,14 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
             b.element(long(first_column) * b.row_stride + long(first_block) * kQuantBlockSize),
             row_blocks, depth_blocks, std::min(tile_columns, end - first_column));
       }
-      for (int p = 0; p < n_panels; ++p) {
-        const std::byte* panel = panels.data() + p * panel_bytes;
-        const int first_column = block + p * tile_columns;
-        const int width = std::min(tile_columns, end - first_column);
-        for (int i0 = 0; i0 < a.rows; i0 += tile_rows) {
-          const int height = std::min(tile_rows, a.rows - i0);
-          const int8_t* values = a.values + long(i0) * a.in + long(first_block) * kQuantBlockSize;
-          const float* scales = a.scales + long(i0) * n_blocks + first_block;
-          float* c_tile = c + i0 * c_stride + first_column;
-          if (width == tile_columns) {
-            kernels.multiply_tile(c_tile, c_stride, values, a.in, scales, n_blocks, panel,
-                                  depth_blocks, height);
-            continue;
-          }
-          // An edge panel: C's columns past the end are not ours to write, so the tile goes
-          // through a buffer of full width.
-          for (int r = 0; r < height; ++r) {
-            std::copy_n(c_tile + r * c_stride, width, edge.data() + r * tile_columns);
-          }
-          kernels.multiply_tile(edge.data(), tile_columns, values, a.in, scales, n_blocks, panel,
-                                depth_blocks, height);
-          for (int r = 0; r < height; ++r) {
-            std::copy_n(edge.data() + r * tile_columns, width, c_tile + r * c_stride);
-          }
-        }
-      }
+      for_each_tile(c, c_stride, a.rows, block, block_width, tile_rows, tile_columns, edge,
+                    [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
+                      kernels.multiply_tile(
+                          c_tile, c_tile_stride,
+                          a.values + long(i0) * a.in + long(first_block) * kQuantBlockSize, a.in,
+                          a.scales + long(i0) * n_blocks + first_block, n_blocks,
+                          panels.data() + panel * panel_bytes, depth_blocks, height);
+                    });
     }
   }
 }
