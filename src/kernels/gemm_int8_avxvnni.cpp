@@ -6,29 +6,14 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/avx2_floats.h"
 #include "src/kernels/gemm_int8_simd.h"
 
 namespace attn {
 
 namespace {
 
-struct AvxVnni {
-  using Vector = __m256;
-  static constexpr int kLanes = 8;
-
-  static Vector zero() { return _mm256_setzero_ps(); }
-  static Vector broadcast(float value) { return _mm256_set1_ps(value); }
-  static Vector load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, Vector v) { _mm256_storeu_ps(p, v); }
-  static Vector add(Vector a, Vector b) { return _mm256_add_ps(a, b); }
-  static Vector mul(Vector a, Vector b) { return _mm256_mul_ps(a, b); }
-  static Vector fmadd(Vector a, Vector b, Vector c) { return _mm256_fmadd_ps(a, b, c); }
-  static float sum(Vector v) {
-    const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    const __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
-    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
-  }
-
+struct AvxVnni : Avx2Floats {
   // The 32 products u[k] s[k], summed by fours into 8 int32 lanes.
   static __m256i sum_u8_s8(__m256i u, __m256i s) {
     return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);

@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include "src/kernels/avx2_floats.h"
 #include "src/kernels/gemm_int8_simd.h"
 #include "src/kernels/gemm_simd.h"
 #include "src/kernels/weight_kernels_simd.h"
@@ -14,23 +15,7 @@ namespace attn {
 
 namespace {
 
-struct Avx2 {
-  using Vector = __m256;
-  static constexpr int kLanes = 8;
-
-  static Vector zero() { return _mm256_setzero_ps(); }
-  static Vector broadcast(float value) { return _mm256_set1_ps(value); }
-  static Vector load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, Vector v) { _mm256_storeu_ps(p, v); }
-  static Vector add(Vector a, Vector b) { return _mm256_add_ps(a, b); }
-  static Vector mul(Vector a, Vector b) { return _mm256_mul_ps(a, b); }
-  static Vector fmadd(Vector a, Vector b, Vector c) { return _mm256_fmadd_ps(a, b, c); }
-  static float sum(Vector v) {
-    const __m128 halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    const __m128 pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
-    return _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));
-  }
-
+struct Avx2 : Avx2Floats {
   template <WeightType kType>
   static Vector load_weights(const WeightElement<kType>* p) {
     if constexpr (kType == WeightType::kF32) {
