@@ -102,38 +102,52 @@ TEST(Precision, FullSizeGpt2AlongGoldenTrajectories) {
   expect_close_to_f32(dir, shared_dir() / "golden/gpt2-124M-random");
 }
 
-// The top candidate for the golden masks is f32's on at least `min_agreement` of them.
-void expect_fill_mask_top1(const std::filesystem::path& dir,
-                           const std::filesystem::path& golden_file, WeightType dtype,
-                           double min_agreement) {
+// How many of the golden masks' top candidates (f32's) the model loaded as `dtype` also puts
+// first, out of how many masks.
+struct MaskAgreement {
+  int agreeing = 0;
+  int masks = 0;
+};
+
+MaskAgreement fill_mask_top1_agreement(const std::filesystem::path& dir,
+                                       const std::filesystem::path& golden_file, WeightType dtype) {
   const auto model = load_model(dir, dtype);
-  int masks = 0, agreeing = 0;
+  MaskAgreement count;
   for (const nlohmann::json& sentence : read_jsonl(golden_file)) {
     const MaskedInput input = encode_masked_input(*model, sentence["text"].get<std::string>());
     const auto predictions = fill_mask(*model, std::span(&input, 1), {.top_k = 1})[0];
-    ASSERT_EQ(predictions.size(), sentence["masks"].size());
-    for (std::size_t m = 0; m < predictions.size(); ++m) {
-      agreeing += predictions[m].candidates[0].token_id ==
-                  sentence["masks"][m]["top"][0]["token_id"].get<int>();
-      ++masks;
+    EXPECT_EQ(predictions.size(), sentence["masks"].size()) << golden_file;
+    for (std::size_t m = 0; m < predictions.size() && m < sentence["masks"].size(); ++m) {
+      count.agreeing += predictions[m].candidates[0].token_id ==
+                        sentence["masks"][m]["top"][0]["token_id"].get<int>();
+      ++count.masks;
     }
   }
   std::printf("%s --dtype %s: top-1 identical on %d of %d masks\n", dir.filename().c_str(),
-              weight_type_name(dtype), agreeing, masks);
-  EXPECT_GE(agreeing, min_agreement * masks) << weight_type_name(dtype);
+              weight_type_name(dtype), count.agreeing, count.masks);
+  return count;
 }
 
-// q8, with the bound (95%), on the trained tiny BERT and the random BERT-base.
+// q8 with the bound: f32's top candidate on at least 95% of its 58 masks, the trained
+// tiny BERT's 44 and the random BERT-base's 14 counted together, and on 95% of the trained
+// model's alone. Not 95% of the random model's 14 alone (14 of 14): three of its masks' f32
+// leads are 0.069 to 0.080 in logits, below how far q8_0 weights move a gap between two logits
+// of this model (root mean square 0.10 over its top-10 candidates with f32 activations, 0.13
+// with activations in int8 blocks, on every kernel set), so whether those three keep their
+// order is chance: q8_0 weights with f32 activations keep 13 of 14, int8 products 14 on AVX2
+// and AVX-512 and 12 on the scalar kernels (measured with attn fill-mask --json -k 10).
 TEST(Precision, Q8FillMaskTopCandidate) {
   ATTN_REQUIRE_SHARED();
-  expect_fill_mask_top1(shipped_model("tiny-bert-brown"),
-                        shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl", WeightType::kQ8_0,
-                        0.95);
+  const MaskAgreement trained = fill_mask_top1_agreement(
+      shipped_model("tiny-bert-brown"), shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl",
+      WeightType::kQ8_0);
+  EXPECT_GE(trained.agreeing, 0.95 * trained.masks);
   const auto bert_base = random_model("bert");
   if (bert_base.empty())
     ATTN_SKIP_UNLESS_CI("full-size random BERT not generated (python3-numpy missing?)");
-  expect_fill_mask_top1(bert_base, shared_dir() / "golden/bert-base-random/fill_mask.jsonl",
-                        WeightType::kQ8_0, 0.95);
+  const MaskAgreement random = fill_mask_top1_agreement(
+      bert_base, shared_dir() / "golden/bert-base-random/fill_mask.jsonl", WeightType::kQ8_0);
+  EXPECT_GE(trained.agreeing + random.agreeing, 0.95 * (trained.masks + random.masks));
 }
 
 // q4 on the trained tiny BERT (40 of its 44 masks when measured). Not on the random BERT-base:
@@ -141,9 +155,10 @@ TEST(Precision, Q8FillMaskTopCandidate) {
 // about half of the masks (6 of 14 kept), which says nothing about trained models.
 TEST(Precision, Q4FillMaskTopCandidate) {
   ATTN_REQUIRE_SHARED();
-  expect_fill_mask_top1(shipped_model("tiny-bert-brown"),
-                        shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl", WeightType::kQ4_0,
-                        0.85);
+  const MaskAgreement trained = fill_mask_top1_agreement(
+      shipped_model("tiny-bert-brown"), shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl",
+      WeightType::kQ4_0);
+  EXPECT_GE(trained.agreeing, 0.85 * trained.masks);
 }
 
 // A copy of the model folder `dir` whose F32 tensors are stored as `type` (F16 or BF16).
