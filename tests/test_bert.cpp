@@ -88,6 +88,14 @@ void expect_batched_equals_unbatched(const Model& model, const std::vector<std::
                           1e-5);
 }
 
+// An encoder's f32 matrices are packed for the GEMM at load (TensorSource::pack_mapped_matrices);
+// a decoder's, and quantized ones, are not.
+TEST(PackedMatrices, OnlyAnEncodersF32MatricesArePackedAtLoad) {
+  EXPECT_TRUE(tiny_bert().packed_panels);
+  EXPECT_FALSE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ8_0)->packed_panels);
+  EXPECT_FALSE(load_model(shipped_model("tiny-gpt2-brown"))->packed_panels);
+}
+
 TEST(FillMaskBatch, PackedEqualsOneAtATime) {
   expect_batched_equals_unbatched(tiny_bert(), sample_texts());
 }

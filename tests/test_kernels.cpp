@@ -1077,6 +1077,81 @@ TEST(Gemm, EveryMicroKernelMatchesFloat64) {
   }
 }
 
+// f32 weights packed once (pack_weight_panels, Linear::panels) give gemm_columns the sums of
+// the weights packed at each call, bit for bit, on every instruction set, for both stored
+// layouts, a column range that starts on a panel and one that does not (which packs at the call),
+// and shapes with edge panels and depths past a block of 256.
+TEST(Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
+  std::mt19937 random(7);
+  struct Shape {
+    int rows, in, out, begin, end;
+  };
+  const Shape shapes[] = {
+      {1, 768, 100, 0, 100}, {13, 300, 70, 32, 70}, {25, 40, 290, 3, 289}, {12, 513, 64, 0, 64}};
+  for (const InstructionSet& set : built_instruction_sets()) {
+    const GemmKernels& kernels = set.gemm();
+    for (bool in_out_layout : {false, true}) {
+      for (const Shape& shape : shapes) {
+        const int stride = (in_out_layout ? shape.out : shape.in) + 3;
+        const std::vector<float> weights =
+            random_floats(std::size_t(in_out_layout ? shape.in : shape.out) * stride, random);
+        Linear linear{.weight = weights.data(),
+                      .in = shape.in,
+                      .out = shape.out,
+                      .in_out_layout = in_out_layout,
+                      .row_stride = stride};
+        std::vector<float> panels(std::size_t(weight_panels_size(kernels, linear)));
+        pack_weight_panels(kernels, panels.data(), linear);
+        Linear packed = linear;
+        packed.panels = panels.data();
+        packed.panel_columns = kernels.tile_columns;
+        const long a_stride = shape.in + 1, c_stride = shape.out + 2;
+        const std::vector<float> a = random_floats(std::size_t(shape.rows) * a_stride, random);
+        std::vector<float> expected = random_floats(std::size_t(shape.rows) * c_stride, random);
+        std::vector<float> c = expected;
+        gemm_columns(kernels, expected.data(), c_stride, a.data(), a_stride, shape.rows, linear,
+                     shape.begin, shape.end);
+        gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, shape.rows, packed,
+                     shape.begin, shape.end);
+        for (std::size_t i = 0; i < c.size(); ++i) {
+          ASSERT_EQ(c[i], expected[i])
+              << set.name << (in_out_layout ? " [in, out]" : " [out, in]") << " rows=" << shape.rows
+              << " in=" << shape.in << " out=" << shape.out << " begin=" << shape.begin
+              << ": element " << i;
+        }
+      }
+    }
+  }
+}
+
+// A packed Linear (as an encoder's, at load) gives each row the same outputs alone (one row, a
+// decode step's path), among separate rows, and among the rows of a product: they all go
+// through the GEMM, whose sums for a row do not depend on the other rows.
+TEST(LinearForward, PackedRowsEqualLoneRows) {
+  std::mt19937 random(8);
+  const int in = 300, out = 70, rows = 14;
+  const std::vector<float> weights = random_floats(std::size_t(out) * in, random);
+  const std::vector<float> bias = random_floats(out, random);
+  Linear linear{
+      .weight = weights.data(), .bias = bias.data(), .in = in, .out = out, .row_stride = in};
+  std::vector<float> panels(std::size_t(weight_panels_size(gemm_kernels(), linear)));
+  pack_weight_panels(gemm_kernels(), panels.data(), linear);
+  linear.panels = panels.data();
+  linear.panel_columns = gemm_kernels().tile_columns;
+  const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
+  std::vector<float> product(std::size_t(rows) * out), separate(product.size()), alone(out);
+  linear_forward(product.data(), x.data(), rows, linear);
+  linear_forward(separate.data(), x.data(), rows, linear, RowKind::kSeparate);
+  for (int r = 0; r < rows; ++r) {
+    linear_forward(alone.data(), x.data() + r * in, 1, linear);
+    for (int j = 0; j < out; ++j) {
+      ASSERT_EQ(alone[j], product[std::size_t(r) * out + j]) << "row " << r << ", output " << j;
+      ASSERT_EQ(separate[std::size_t(r) * out + j], product[std::size_t(r) * out + j])
+          << "row " << r << ", output " << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attn
 

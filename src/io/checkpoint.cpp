@@ -159,4 +159,11 @@ void Checkpoint::release(const void* data, std::size_t bytes) const {
   for (const auto& file : files_) file->release(data, bytes);
 }
 
+bool Checkpoint::maps(const void* data, std::size_t bytes) const {
+  for (const auto& file : files_) {
+    if (file->maps(data, bytes)) return true;
+  }
+  return false;
+}
+
 }  // namespace attn

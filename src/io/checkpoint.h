@@ -37,6 +37,8 @@ class Checkpoint {
   TensorElements elements(const std::string& name, std::span<const int64_t> expected_shape);
   // Lets the pages of [data, data + bytes) go, in whichever file they lie.
   void release(const void* data, std::size_t bytes) const;
+  // Whether [data, data + bytes) lies in one file's mapping (not in a copy).
+  bool maps(const void* data, std::size_t bytes) const;
 
  private:
   void open_single(const std::filesystem::path& path);

@@ -35,6 +35,9 @@ class SafeTensors final : public TensorFile {
   void release(const void* data, std::size_t bytes) const override {
     mapping_.release(data, bytes);
   }
+  bool maps(const void* data, std::size_t bytes) const override {
+    return mapping_.contains(data, bytes);
+  }
 
  private:
   MappedFile mapping_;

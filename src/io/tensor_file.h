@@ -50,6 +50,8 @@ class TensorFile {
                                   std::span<const int64_t> expected_shape) = 0;
   // Lets the pages of [data, data + bytes) go, where they are the file's own (see MappedFile).
   virtual void release(const void* data, std::size_t bytes) const = 0;
+  // Whether [data, data + bytes) lies in the file's mapping (not in a copy).
+  virtual bool maps(const void* data, std::size_t bytes) const = 0;
 };
 
 // The checks of TensorFile::elements: `name` is in `file`, with shape `expected_shape` and a

@@ -39,6 +39,9 @@ class TorchFile final : public TensorFile {
   void release(const void* data, std::size_t bytes) const override {
     mapping_.release(data, bytes);
   }
+  bool maps(const void* data, std::size_t bytes) const override {
+    return mapping_.contains(data, bytes);
+  }
 
   // Whether elements(name, ...) gives the file's own bytes, a pointer into its mapping, rather
   // than a copy. False for a name the file does not hold.

@@ -114,6 +114,16 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
 
 }  // namespace
 
+long weight_panels_size(const GemmKernels& kernels, const Linear& b) {
+  const int tile_columns = kernels.tile_columns;
+  return long((b.out + tile_columns - 1) / tile_columns) * b.in * tile_columns;
+}
+
+void pack_weight_panels(const GemmKernels& kernels, float* panels, const Linear& b) {
+  std::vector<float> scratch;
+  pack_panels(kernels, panels, b, 0, b.in, 0, b.out, scratch);
+}
+
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
                   long a_stride, int rows, const Linear& b, int begin, int end) {
   if (b.type == WeightType::kBF16 && b.bf16_products && kernels.bf16) {
@@ -124,6 +134,25 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
   // Each thread keeps its own between calls: the packed panels of a block of B, (panels,
   // depth, tile_columns); converted rows of B; an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<float> panels, scratch, edge;
+  if (b.panels && b.panel_columns == tile_columns && begin % tile_columns == 0) {
+    // Packed at load: each panel read once, from its first row to its last, the depth blocks in
+    // the same order as below (so the same sums, bit for bit). One row (a decode step) then
+    // streams the matrix from memory in the order it lies.
+    const long panel_size = long(b.in) * tile_columns;
+    for (int j = begin; j < end; j += tile_columns) {
+      const float* panel = b.panels + j / tile_columns * panel_size;
+      for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
+        const int depth = std::min(kDepthBlock, b.in - k0);
+        for_each_tile(
+            c, c_stride, rows, j, std::min(tile_columns, end - j), tile_rows, tile_columns, edge,
+            [&](float* c_tile, long c_tile_stride, int, int i0, int height) {
+              kernels.multiply_tile(c_tile, c_tile_stride, a + i0 * a_stride + k0, a_stride,
+                                    panel + long(k0) * tile_columns, depth, height);
+            });
+      }
+    }
+    return;
+  }
   for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
     const int depth = std::min(kDepthBlock, b.in - k0);
     const long panel_size = long(depth) * tile_columns;

@@ -11,9 +11,10 @@
 // way, so one micro-kernel serves every element-wise type and both block types; transposed through
 // registers from nn.Linear's [out, in]), and a register-blocked micro-kernel multiplies a tile of
 // tile_rows rows of A by one panel: each element of B loaded into a register serves tile_rows rows,
-// each broadcast element of A a whole panel's row. B is packed at each call, which costs one pass
-// over the weights (a product of 128 rows reads each weight 128 times). (linear_forward multiplies
-// by q8_0 and q4_0 weights in integers instead: gemm_int8.h.)
+// each broadcast element of A a whole panel's row. f32 weights in the weight files are packed
+// once, at load (pack_weight_panels, Linear::panels); other weights at each call, which costs one
+// pass over them. (linear_forward multiplies by q8_0 and q4_0 weights in integers instead:
+// gemm_int8.h.)
 //
 // The micro-kernel exists once per instruction set (gemm_simd.h, instantiated in
 // weight_kernels_avx2.cpp and weight_kernels_avx512.cpp; a scalar one in
@@ -97,12 +98,24 @@ const GemmKernels& avx512_gemm_kernels();
 const GemmKernels& avx512_bf16_gemm_kernels();
 #endif
 
+// Floats in the panels pack_weight_panels writes for b: ceil(b.out / tile_columns) panels of
+// b.in x tile_columns.
+long weight_panels_size(const GemmKernels& kernels, const Linear& b);
+
+// panels (ceil(b.out / tile_columns), b.in, tile_columns) = b's weight seen as B (in, out), as
+// the micro-kernels read it, the columns past b.out zero: what gemm_columns otherwise packs at
+// every call, a depth block at a time. The panels depend only on tile_columns, not on the
+// instruction set.
+void pack_weight_panels(const GemmKernels& kernels, float* panels, const Linear& b);
+
 // The matrix B of a product: a Linear's weight seen as (in, out) whatever its stored layout
 // (Linear::in_out_layout); its bias is not used here.
 //
 // c[r, j] += sum_k a[r, k] B[k, j] for r in [0, rows), j in [begin, end), k in [0, b.in), on the
 // calling thread; with bf16 weights and kernels.bf16, a[r, k] is first rounded to bf16. c and a are
-// row-major with the given row strides; c's columns are numbered as B's (c + j is column j).
+// row-major with the given row strides; c's columns are numbered as B's (c + j is column j). B's
+// packed panels (Linear::panels) are used when they are of kernels.tile_columns and `begin` is a
+// multiple of it; the sums are the same either way, bit for bit.
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
                   long a_stride, int rows, const Linear& b, int begin, int end);
 

@@ -158,9 +158,11 @@ void linear_forward_shared_input(std::span<const LinearOutput> outputs, const fl
   const bool all_out_in = std::none_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
     return o.linear->in_out_layout;
   });
-  if (separate && all_in_out) {
+  const bool any_packed = std::any_of(outputs.begin(), outputs.end(),
+                                      [](const LinearOutput& o) { return o.linear->panels; });
+  if (separate && all_in_out && !any_packed) {
     separate_rows_in_out(outputs, x, rows);
-  } else if (separate && all_out_in) {
+  } else if (separate && all_out_in && !any_packed) {
     separate_rows_out_in(outputs, x, rows);
   } else {
     for (const LinearOutput& output : outputs) {
@@ -172,7 +174,9 @@ void linear_forward_shared_input(std::span<const LinearOutput> outputs, const fl
 void linear_forward(float* y, const float* x, int rows, const Linear& linear, RowKind kind) {
   const int in = linear.in;
   const int out = linear.out;
-  if (rows == 1 || kind == RowKind::kSeparate) {
+  // Packed weights (Linear::panels) go through the GEMM whatever the rows: their stored copy
+  // has been let go. Each row's sums are the same there whatever rows share the product.
+  if ((rows == 1 || kind == RowKind::kSeparate) && !linear.panels) {
     const LinearOutput output{.linear = &linear, .y = y};
     linear_forward_shared_input(std::span(&output, 1), x, rows, RowKind::kSeparate);
     return;

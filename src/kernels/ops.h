@@ -29,6 +29,11 @@ struct Linear {
   // vdpbf16ps (gemm.h): only where the user asked to compute in bf16 (--dtype bf16). A checkpoint
   // stored in bf16 is otherwise multiplied as Hugging Face does, bf16 weights by f32 activations.
   bool bf16_products = false;
+  // f32 weights packed once, at load, as the GEMM's micro-kernels read them (gemm.h,
+  // pack_weight_panels): (ceil(out / panel_columns), in, panel_columns), or nullptr. Products
+  // of several rows then read these instead of packing `weight` at every call.
+  const float* panels = nullptr;
+  int panel_columns = 0;
 
   // The address of the stored element `index` elements after the first (for a block type, the start
   // of a block).
@@ -42,6 +47,7 @@ struct Linear {
     slice.weight = element(in_out_layout ? first : long(first) * row_stride);
     if (bias) slice.bias = bias + first;
     slice.out = count;
+    slice.panels = nullptr;  // a slice is packed on its own, if at all
     return slice;
   }
 };

@@ -1,14 +1,18 @@
 #include "src/model/model.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
+#include <map>
 #include <system_error>
 
 #include "src/base/error.h"
 #include "src/io/hub_cache.h"
+#include "src/kernels/gemm.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -216,6 +220,85 @@ AttentionWeights TensorSource::per_head_fused_qkv(const std::string& name, const
     return with_requested_products(linear);
   };
   return AttentionWeights{.query = block(0), .key = block(1), .value = block(2), .output = {}};
+}
+
+namespace {
+
+// Calls visit(linear) for every weight matrix of `weights` that products read (not the token
+// embedding, which is looked up by row).
+template <class Visit>
+void for_each_matrix(TransformerWeights& weights, const Visit& visit) {
+  auto attention = [&](AttentionWeights& a) {
+    for (Linear* linear : {&a.query, &a.key, &a.value, &a.output}) visit(*linear);
+  };
+  for (LayerWeights& layer : weights.layers) {
+    attention(layer.attention);
+    if (layer.cross) attention(layer.cross->attention);
+    if (layer.ffn.gate) visit(*layer.ffn.gate);
+    visit(layer.ffn.up);
+    visit(layer.ffn.down);
+  }
+  if (weights.embedding_projection) visit(*weights.embedding_projection);
+  if (weights.head) {
+    if (weights.head->transform) visit(weights.head->transform->dense);
+    visit(weights.head->decoder);
+  }
+  if (weights.classifier) {
+    if (weights.classifier->dense) visit(*weights.classifier->dense);
+    visit(weights.classifier->classifier);
+  }
+}
+
+// Bytes from a matrix's first stored element to the end of its last.
+std::size_t stored_span(const Linear& linear) {
+  const long rows = linear.in_out_layout ? linear.in : linear.out;
+  const long row = linear.in_out_layout ? linear.out : linear.in;
+  return storage_bytes(linear.type, (rows - 1) * linear.row_stride + row);
+}
+
+}  // namespace
+
+void TensorSource::pack_mapped_matrices(ModelParts& parts) {
+  TransformerWeights* encoder = !parts.spec.causal ? &parts.weights
+                                : parts.encoder    ? &parts.encoder->weights
+                                                   : nullptr;
+  if (!encoder) return;
+  const GemmKernels& kernels = gemm_kernels();
+  // The matrices to pack, each once (ALBERT's layers share theirs), and where each one's panels
+  // start in the storage.
+  std::map<const void*, long> offsets;
+  long total = 0;
+  for_each_matrix(*encoder, [&](Linear& linear) {
+    if (!linear.weight || linear.type != WeightType::kF32 || offsets.contains(linear.weight) ||
+        !weights_.maps(linear.weight, stored_span(linear))) {
+      return;
+    }
+    offsets[linear.weight] = total;
+    total += weight_panels_size(kernels, linear);
+  });
+  if (total == 0) return;
+  // One block in huge pages where the system gives them (2 MiB): a pass reads every panel, and
+  // 4 KiB pages would cost as many page faults at load, and TLB misses at every pass, as there
+  // are pages.
+  constexpr std::size_t kHugePage = std::size_t(2) << 20;
+  const std::size_t bytes =
+      (std::size_t(total) * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
+  auto* storage = static_cast<float*>(std::aligned_alloc(kHugePage, bytes));
+  if (!storage) throw std::bad_alloc();
+  panels_storage_ = std::shared_ptr<float>(storage, std::free);
+  ::madvise(storage, bytes, MADV_HUGEPAGE);  // advice: without it, ordinary pages
+  std::set<const void*> packed;
+  for_each_matrix(*encoder, [&](Linear& linear) {
+    const auto offset = offsets.find(linear.weight);
+    if (offset == offsets.end()) return;
+    float* panels = storage + offset->second;
+    if (packed.insert(linear.weight).second) {
+      pack_weight_panels(kernels, panels, linear);
+      weights_.release(linear.weight, stored_span(linear));
+    }
+    linear.panels = panels;
+    linear.panel_columns = kernels.tile_columns;
+  });
 }
 
 int64_t TensorSource::parameter_count() const {
@@ -507,8 +590,10 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
   }
   TensorSource tensors(*model->weights, arch->tensor_prefixes, dtype);
   ModelParts parts = map_architecture(*arch, config, tensors);
+  tensors.pack_mapped_matrices(parts);
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();
+  model->packed_panels = tensors.take_panels();
   model->missing_head = parts.missing_head;
   model->labels = std::move(parts.labels);
   model->problem_type = config.optional_string("problem_type").value_or("");
