@@ -88,11 +88,13 @@ void expect_batched_equals_unbatched(const Model& model, const std::vector<std::
                           1e-5);
 }
 
-// An encoder's f32 matrices are packed for the GEMM at load (TensorSource::pack_mapped_matrices);
-// a decoder's, and quantized ones, are not.
-TEST(PackedMatrices, OnlyAnEncodersF32MatricesArePackedAtLoad) {
+// An encoder's matrices are packed for the GEMM at load (TensorSource::pack_encoder_matrices):
+// f32 ones from the file, q8_0 and q4_0 ones converted at load; a decoder's are not.
+TEST(PackedMatrices, OnlyAnEncodersMatricesArePackedAtLoad) {
   EXPECT_TRUE(tiny_bert().packed_panels);
-  EXPECT_FALSE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ8_0)->packed_panels);
+  EXPECT_TRUE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ8_0)->packed_panels);
+  EXPECT_TRUE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ4_0)->packed_panels);
+  EXPECT_FALSE(load_model(shipped_model("tiny-bert-brown"), WeightType::kF16)->packed_panels);
   EXPECT_FALSE(load_model(shipped_model("tiny-gpt2-brown"))->packed_panels);
 }
 

@@ -436,5 +436,73 @@ TEST(Int8Gemm, LinearForwardMultipliesInIntegers) {
   expect_linear_forward_multiplies_in_integers<BlockQ4_0>(random);
 }
 
+// q8_0 and q4_0 weights packed once (pack_int8_weight_panels, Linear::panels) give each set's
+// quantized_gemm_columns the sums of the weights packed at each call, bit for bit, for a column
+// range that starts on a panel and one that does not (which packs at the call), depths past a
+// depth block (32 blocks) and edge panels; and a packed Linear's rows alone, separate or among
+// the rows of a product give the same outputs.
+template <class Block>
+void expect_packed_panels_give_the_same_sums(std::mt19937& random) {
+  const WeightType type = kBlockType<Block>;
+  struct Shape {
+    int rows, in, out, begin, end;
+  };
+  for (const Shape& shape :
+       {Shape{1, 1056, 40, 0, 40}, Shape{13, 96, 70, 16, 70}, Shape{25, 64, 290, 3, 289}}) {
+    const int n_blocks = shape.in / kQuantBlockSize;
+    const long row_blocks = n_blocks + 1;  // one spare block per row, as in a fused matrix
+    const std::vector<Block> w = random_blocks<Block>(std::size_t(shape.out) * row_blocks, random);
+    const Linear linear = block_linear(type, w.data(), shape.in, shape.out, row_blocks);
+    const std::vector<float> a = random_rows(shape.rows, shape.in, random);
+    for (const Int8GemmKernels* set : int8_sets()) {
+      std::vector<std::byte> panels(std::size_t(int8_weight_panels_bytes(*set, linear)));
+      pack_int8_weight_panels(*set, panels.data(), linear);
+      Linear packed = linear;
+      packed.panels = panels.data();
+      packed.packed_by = set;
+      const QuantizedRows quantized = quantize_rows(*set, a.data(), shape.rows, shape.in);
+      const long c_stride = shape.out + 3;
+      std::vector<float> expected = random_rows(shape.rows, int(c_stride), random);
+      std::vector<float> c = expected;
+      quantized_gemm_columns(*set, expected.data(), c_stride, quantized, linear, shape.begin,
+                             shape.end);
+      quantized_gemm_columns(*set, c.data(), c_stride, quantized, packed, shape.begin, shape.end);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        ASSERT_EQ(c[i], expected[i])
+            << set->name << " " << weight_type_name(type) << " rows=" << shape.rows
+            << " in=" << shape.in << " begin=" << shape.begin << ": element " << i;
+      }
+    }
+  }
+  // linear_forward with the widest set's panels: one row alone, separate rows and a product.
+  const int in = 128, out = 70, rows = 9;
+  const std::vector<Block> w =
+      random_blocks<Block>(std::size_t(out) * (in / kQuantBlockSize), random);
+  Linear linear = block_linear(type, w.data(), in, out, in / kQuantBlockSize);
+  std::vector<std::byte> panels(std::size_t(int8_weight_panels_bytes(int8_gemm_kernels(), linear)));
+  pack_int8_weight_panels(int8_gemm_kernels(), panels.data(), linear);
+  linear.panels = panels.data();
+  linear.packed_by = &int8_gemm_kernels();
+  const std::vector<float> x = random_rows(rows, in, random);
+  std::vector<float> product(std::size_t(rows) * out), separate(product.size()), alone(out);
+  linear_forward(product.data(), x.data(), rows, linear);
+  linear_forward(separate.data(), x.data(), rows, linear, RowKind::kSeparate);
+  for (int r = 0; r < rows; ++r) {
+    linear_forward(alone.data(), x.data() + r * in, 1, linear);
+    for (int j = 0; j < out; ++j) {
+      ASSERT_EQ(alone[j], product[std::size_t(r) * out + j])
+          << weight_type_name(type) << " row " << r << ", output " << j;
+      ASSERT_EQ(separate[std::size_t(r) * out + j], product[std::size_t(r) * out + j])
+          << weight_type_name(type) << " row " << r << ", output " << j;
+    }
+  }
+}
+
+TEST(Int8Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
+  std::mt19937 random(16);
+  expect_packed_panels_give_the_same_sums<BlockQ8_0>(random);
+  expect_packed_panels_give_the_same_sums<BlockQ4_0>(random);
+}
+
 }  // namespace
 }  // namespace attn

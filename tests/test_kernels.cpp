@@ -1104,7 +1104,7 @@ TEST(Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
         pack_weight_panels(kernels, panels.data(), linear);
         Linear packed = linear;
         packed.panels = panels.data();
-        packed.panel_columns = kernels.tile_columns;
+        packed.packed_by = &kernels;
         const long a_stride = shape.in + 1, c_stride = shape.out + 2;
         const std::vector<float> a = random_floats(std::size_t(shape.rows) * a_stride, random);
         std::vector<float> expected = random_floats(std::size_t(shape.rows) * c_stride, random);
@@ -1137,7 +1137,7 @@ TEST(LinearForward, PackedRowsEqualLoneRows) {
   std::vector<float> panels(std::size_t(weight_panels_size(gemm_kernels(), linear)));
   pack_weight_panels(gemm_kernels(), panels.data(), linear);
   linear.panels = panels.data();
-  linear.panel_columns = gemm_kernels().tile_columns;
+  linear.packed_by = &gemm_kernels();
   const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
   std::vector<float> product(std::size_t(rows) * out), separate(product.size()), alone(out);
   linear_forward(product.data(), x.data(), rows, linear);

@@ -134,13 +134,13 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
   // Each thread keeps its own between calls: the packed panels of a block of B, (panels,
   // depth, tile_columns); converted rows of B; an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<float> panels, scratch, edge;
-  if (b.panels && b.panel_columns == tile_columns && begin % tile_columns == 0) {
+  if (b.panels && b.packed_by == &kernels && begin % tile_columns == 0) {
     // Packed at load: each panel read once, from its first row to its last, the depth blocks in
     // the same order as below (so the same sums, bit for bit). One row (a decode step) then
     // streams the matrix from memory in the order it lies.
     const long panel_size = long(b.in) * tile_columns;
     for (int j = begin; j < end; j += tile_columns) {
-      const float* panel = b.panels + j / tile_columns * panel_size;
+      const float* panel = static_cast<const float*>(b.panels) + j / tile_columns * panel_size;
       for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
         const int depth = std::min(kDepthBlock, b.in - k0);
         for_each_tile(

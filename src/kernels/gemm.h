@@ -104,8 +104,7 @@ long weight_panels_size(const GemmKernels& kernels, const Linear& b);
 
 // panels (ceil(b.out / tile_columns), b.in, tile_columns) = b's weight seen as B (in, out), as
 // the micro-kernels read it, the columns past b.out zero: what gemm_columns otherwise packs at
-// every call, a depth block at a time. The panels depend only on tile_columns, not on the
-// instruction set.
+// every call, a depth block at a time (Linear::panels, with packed_by = &kernels).
 void pack_weight_panels(const GemmKernels& kernels, float* panels, const Linear& b);
 
 // The matrix B of a product: a Linear's weight seen as (in, out) whatever its stored layout
@@ -114,8 +113,8 @@ void pack_weight_panels(const GemmKernels& kernels, float* panels, const Linear&
 // c[r, j] += sum_k a[r, k] B[k, j] for r in [0, rows), j in [begin, end), k in [0, b.in), on the
 // calling thread; with bf16 weights and kernels.bf16, a[r, k] is first rounded to bf16. c and a are
 // row-major with the given row strides; c's columns are numbered as B's (c + j is column j). B's
-// packed panels (Linear::panels) are used when they are of kernels.tile_columns and `begin` is a
-// multiple of it; the sums are the same either way, bit for bit.
+// packed panels (Linear::panels) are used when they were packed for `kernels` and `begin` is a
+// multiple of tile_columns; the sums are the same either way, bit for bit.
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
                   long a_stride, int rows, const Linear& b, int begin, int end);
 

@@ -35,6 +35,22 @@ const Int8GemmKernels& int8_gemm_kernels() {
   return widest;
 }
 
+long int8_weight_panels_bytes(const Int8GemmKernels& kernels, const Linear& b) {
+  const int tile_columns = kernels.tile_columns;
+  return long((b.out + tile_columns - 1) / tile_columns) * (b.in / kQuantBlockSize) *
+         panel_block_bytes(tile_columns);
+}
+
+void pack_int8_weight_panels(const Int8GemmKernels& kernels, std::byte* panels, const Linear& b) {
+  const int tile_columns = kernels.tile_columns, n_blocks = b.in / kQuantBlockSize;
+  const long panel_bytes = n_blocks * panel_block_bytes(tile_columns);
+  for (int j = 0; j < b.out; j += tile_columns) {
+    kernels.pack_panel(panels + j / tile_columns * panel_bytes, b.type,
+                       b.element(long(j) * b.row_stride), b.row_stride / kQuantBlockSize, n_blocks,
+                       std::min(tile_columns, b.out - j));
+  }
+}
+
 QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int rows, int in) {
   const int n_blocks = in / kQuantBlockSize;
   // (rows, in) values and (rows, n_blocks) scales.
@@ -67,6 +83,28 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
   // depth blocks, panel_block_bytes); an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<std::byte> panels;
   static thread_local std::vector<float> edge;
+  if (b.panels && b.packed_by == &kernels && begin % tile_columns == 0) {
+    // Packed at load: each panel read once, from its first block to its last, the depth blocks
+    // in the same order as below (so the same sums, bit for bit).
+    const long panel_bytes = n_blocks * block_bytes;
+    for (int j = begin; j < end; j += tile_columns) {
+      const std::byte* panel =
+          static_cast<const std::byte*>(b.panels) + j / tile_columns * panel_bytes;
+      for (int first_block = 0; first_block < n_blocks; first_block += kDepthBlocks) {
+        const int depth_blocks = std::min(kDepthBlocks, n_blocks - first_block);
+        for_each_tile(c, c_stride, a.rows, j, std::min(tile_columns, end - j), tile_rows,
+                      tile_columns, edge,
+                      [&](float* c_tile, long c_tile_stride, int, int i0, int height) {
+                        kernels.multiply_tile(
+                            c_tile, c_tile_stride,
+                            a.values + long(i0) * a.in + long(first_block) * kQuantBlockSize, a.in,
+                            a.scales + long(i0) * n_blocks + first_block, n_blocks,
+                            panel + first_block * block_bytes, depth_blocks, height);
+                      });
+      }
+    }
+    return;
+  }
   for (int first_block = 0; first_block < n_blocks; first_block += kDepthBlocks) {
     const int depth_blocks = std::min(kDepthBlocks, n_blocks - first_block);
     const long panel_bytes = depth_blocks * block_bytes;

@@ -66,6 +66,16 @@ struct Int8GemmKernels {
   const char* name = "";
 };
 
+// Bytes of the panels pack_int8_weight_panels writes for b: ceil(b.out / tile_columns) panels of
+// b.in / 32 blocks.
+long int8_weight_panels_bytes(const Int8GemmKernels& kernels, const Linear& b);
+
+// panels = b (q8_0 or q4_0, stored [out, in]) in the panels above, each the whole depth: what
+// quantized_gemm_columns otherwise packs at every call, a depth block at a time
+// (Linear::panels, with packed_by = &kernels). The layout is the kernels' own (their
+// corrections), so the panels serve only them.
+void pack_int8_weight_panels(const Int8GemmKernels& kernels, std::byte* panels, const Linear& b);
+
 // The int8 kernels of the widest instruction set this CPU has (see cpu_features.h).
 const Int8GemmKernels& int8_gemm_kernels();
 
@@ -96,7 +106,9 @@ QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int 
 // c[r, j] += sum_k A[r, k] B[k, j] for r in [0, a.rows), j in [begin, end), on the calling
 // thread, with A quantized by the same kernels' quantize_rows and B a q8_0 or q4_0 Linear
 // (stored [out, in]; its bias is not used here). c is row-major, rows c_stride apart; its columns
-// are numbered as B's (c + j is column j).
+// are numbered as B's (c + j is column j). B's packed panels (Linear::panels) are used when they
+// were packed for `kernels` and `begin` is a multiple of tile_columns; the sums are the same
+// either way, bit for bit.
 void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_stride,
                             const QuantizedRows& a, const Linear& b, int begin, int end);
 

@@ -29,11 +29,12 @@ struct Linear {
   // vdpbf16ps (gemm.h): only where the user asked to compute in bf16 (--dtype bf16). A checkpoint
   // stored in bf16 is otherwise multiplied as Hugging Face does, bf16 weights by f32 activations.
   bool bf16_products = false;
-  // f32 weights packed once, at load, as the GEMM's micro-kernels read them (gemm.h,
-  // pack_weight_panels): (ceil(out / panel_columns), in, panel_columns), or nullptr. Products
-  // of several rows then read these instead of packing `weight` at every call.
-  const float* panels = nullptr;
-  int panel_columns = 0;
+  // The weights packed once, at load, as one set of micro-kernels reads them, or nullptr: f32
+  // weights as gemm.h's f32 panels (pack_weight_panels), q8_0 and q4_0 weights as gemm_int8.h's
+  // int8 panels (pack_int8_weight_panels). `packed_by` is the GemmKernels or Int8GemmKernels they
+  // were packed for. Products of a packed Linear read only these, whatever their rows.
+  const void* panels = nullptr;
+  const void* packed_by = nullptr;
 
   // The address of the stored element `index` elements after the first (for a block type, the start
   // of a block).

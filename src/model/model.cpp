@@ -1,5 +1,6 @@
 #include "src/model/model.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 
@@ -13,6 +14,7 @@
 #include "src/base/error.h"
 #include "src/io/hub_cache.h"
 #include "src/kernels/gemm.h"
+#include "src/kernels/gemm_int8.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
 
@@ -62,7 +64,20 @@ WeightType TensorSource::head_type(WeightType file_type, int64_t in) const {
 
 void* TensorSource::allocate(std::size_t bytes) {
   // Not value-initialized: every byte is written before it is read.
-  return repacked_.emplace_back(new float[(bytes + sizeof(float) - 1) / sizeof(float)]).get();
+  std::unique_ptr<float[]>& storage =
+      repacked_.emplace_back(new float[(bytes + sizeof(float) - 1) / sizeof(float)]);
+  allocations_[reinterpret_cast<const std::byte*>(storage.get())] = {.bytes = bytes,
+                                                                     .storage = &storage};
+  return storage.get();
+}
+
+const std::pair<const std::byte* const, TensorSource::Allocation>* TensorSource::allocation_of(
+    const void* data) const {
+  const auto* at = static_cast<const std::byte*>(data);
+  auto next = allocations_.upper_bound(at);
+  if (next == allocations_.begin()) return nullptr;
+  const auto& found = *std::prev(next);
+  return at < found.first + found.second.bytes ? &found : nullptr;
 }
 
 Linear TensorSource::with_requested_products(Linear linear) const {
@@ -258,46 +273,71 @@ std::size_t stored_span(const Linear& linear) {
 
 }  // namespace
 
-void TensorSource::pack_mapped_matrices(ModelParts& parts) {
+void TensorSource::pack_encoder_matrices(ModelParts& parts) {
   TransformerWeights* encoder = !parts.spec.causal ? &parts.weights
                                 : parts.encoder    ? &parts.encoder->weights
                                                    : nullptr;
   if (!encoder) return;
-  const GemmKernels& kernels = gemm_kernels();
-  // The matrices to pack, each once (ALBERT's layers share theirs), and where each one's panels
-  // start in the storage.
-  std::map<const void*, long> offsets;
-  long total = 0;
-  for_each_matrix(*encoder, [&](Linear& linear) {
-    if (!linear.weight || linear.type != WeightType::kF32 || offsets.contains(linear.weight) ||
-        !weights_.maps(linear.weight, stored_span(linear))) {
-      return;
+  const GemmKernels& f32_kernels = gemm_kernels();
+  const Int8GemmKernels& int8_kernels = int8_gemm_kernels();
+  // What each matrix can be packed into, in bytes (0: it stays as it is). An f32 matrix only
+  // from the mapping, whose pages are let go; a q8_0 or q4_0 matrix only from its storage made at
+  // load, which is freed once every matrix in it is packed.
+  auto packed_bytes = [&](const Linear& linear) -> std::size_t {
+    if (!linear.weight) return 0;
+    if (linear.type == WeightType::kF32 && weights_.maps(linear.weight, stored_span(linear))) {
+      return std::size_t(weight_panels_size(f32_kernels, linear)) * sizeof(float);
     }
+    if (is_block_type(linear.type) && allocation_of(linear.weight)) {
+      return std::size_t(int8_weight_panels_bytes(int8_kernels, linear));
+    }
+    return 0;
+  };
+  // The matrices to pack, each once (ALBERT's layers share theirs), and where each one's panels
+  // start in the storage (64-byte aligned).
+  std::map<const void*, std::size_t> offsets;
+  std::size_t total = 0;
+  for_each_matrix(*encoder, [&](Linear& linear) {
+    const std::size_t bytes = packed_bytes(linear);
+    if (bytes == 0 || offsets.contains(linear.weight)) return;
     offsets[linear.weight] = total;
-    total += weight_panels_size(kernels, linear);
+    total += (bytes + 63) / 64 * 64;
   });
   if (total == 0) return;
   // One block in huge pages where the system gives them (2 MiB): a pass reads every panel, and
   // 4 KiB pages would cost as many page faults at load, and TLB misses at every pass, as there
   // are pages.
   constexpr std::size_t kHugePage = std::size_t(2) << 20;
-  const std::size_t bytes =
-      (std::size_t(total) * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
-  auto* storage = static_cast<float*>(std::aligned_alloc(kHugePage, bytes));
+  const std::size_t bytes = (total + kHugePage - 1) / kHugePage * kHugePage;
+  auto* storage = static_cast<std::byte*>(std::aligned_alloc(kHugePage, bytes));
   if (!storage) throw std::bad_alloc();
-  panels_storage_ = std::shared_ptr<float>(storage, std::free);
+  panels_storage_ = std::shared_ptr<std::byte>(storage, std::free);
   ::madvise(storage, bytes, MADV_HUGEPAGE);  // advice: without it, ordinary pages
   std::set<const void*> packed;
+  // Bytes of each allocation (by its start) whose matrices are packed so far.
+  std::map<const std::byte*, std::size_t> allocation_packed;
   for_each_matrix(*encoder, [&](Linear& linear) {
     const auto offset = offsets.find(linear.weight);
     if (offset == offsets.end()) return;
-    float* panels = storage + offset->second;
+    std::byte* panels = storage + offset->second;
+    const bool f32 = linear.type == WeightType::kF32;
     if (packed.insert(linear.weight).second) {
-      pack_weight_panels(kernels, panels, linear);
-      weights_.release(linear.weight, stored_span(linear));
+      if (f32) {
+        pack_weight_panels(f32_kernels, reinterpret_cast<float*>(panels), linear);
+        weights_.release(linear.weight, stored_span(linear));
+      } else {
+        pack_int8_weight_panels(int8_kernels, panels, linear);
+        // Storage whose every matrix is packed (a fused matrix's slices together) is no longer
+        // read: freed at once, so that it and the panels are not held together.
+        const auto& [start, allocation] = *allocation_of(linear.weight);
+        if ((allocation_packed[start] += stored_span(linear)) == allocation.bytes) {
+          allocation.storage->reset();
+          malloc_trim(0);  // to the system, not to the heap's free lists
+        }
+      }
     }
     linear.panels = panels;
-    linear.panel_columns = kernels.tile_columns;
+    linear.packed_by = f32 ? static_cast<const void*>(&f32_kernels) : &int8_kernels;
   });
 }
 
@@ -590,7 +630,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
   }
   TensorSource tensors(*model->weights, arch->tensor_prefixes, dtype);
   ModelParts parts = map_architecture(*arch, config, tensors);
-  tensors.pack_mapped_matrices(parts);
+  tensors.pack_encoder_matrices(parts);
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();
   model->packed_panels = tensors.take_panels();

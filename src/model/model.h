@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -61,20 +62,22 @@ class TensorSource {
   // per head ((q, k, v) of head 0, then of head 1: GPT-NeoX, BLOOM), with its bias, repacked
   // once into separate query, key and value blocks.
   AttentionWeights per_head_fused_qkv(const std::string& name, const ArchSpec& spec);
-  // Packs the f32 matrices of the encoder stacks of `parts` (an encoder's, or an encoder-
-  // decoder's encoder) that lie in the weight files' mapping into the GEMM's panels
-  // (Linear::panels), once each however many layers share it (ALBERT), and lets each matrix's
-  // mapped pages go once it is packed: every product reads only the panels, so no matrix is held
-  // twice. Embedding lookups read the few rows they need from the file again. Copies made at load
-  // stay as they are. Decoders are left alone: their decode steps read the stored layout at the
-  // memory's speed (weight_kernels.h), one row through the panels reaches less of it.
-  void pack_mapped_matrices(ModelParts& parts);
+  // Packs the matrices of the encoder stack of `parts` (an encoder's, or an encoder-decoder's
+  // encoder) for the GEMM (Linear::panels), once each however many layers share it (ALBERT):
+  // f32 matrices that lie in the weight files' mapping into f32 panels, letting each one's
+  // mapped pages go once it is packed; q8_0 and q4_0 matrices converted at load into int8
+  // panels, freeing their storage once all it holds is packed. Every product of a packed matrix
+  // reads only its panels, so no matrix is held twice; embedding lookups read the few rows they
+  // need from the file again. Other matrices, and decoders', stay as they are: a decode step
+  // reads the stored layout at the memory's speed (weight_kernels.h), one row through the panels
+  // reaches less of it.
+  void pack_encoder_matrices(ModelParts& parts);
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
   // Buffers of repacked and converted weights, which must live as long as the model.
   std::deque<std::unique_ptr<float[]>> take_repacked() { return std::move(repacked_); }
   // The storage of every packed panel (pack_mapped_matrices), or null.
-  std::shared_ptr<float> take_panels() { return std::move(panels_storage_); }
+  std::shared_ptr<std::byte> take_panels() { return std::move(panels_storage_); }
 
  private:
   std::string resolve(const std::string& name) const;
@@ -101,7 +104,15 @@ class TensorSource {
   std::optional<WeightType> dtype_;
   std::set<std::string> used_;
   std::deque<std::unique_ptr<float[]>> repacked_;
-  std::shared_ptr<float> panels_storage_;
+  std::shared_ptr<std::byte> panels_storage_;
+  // Each allocate()d block, by its first byte: its size and its entry of repacked_.
+  struct Allocation {
+    std::size_t bytes;
+    std::unique_ptr<float[]>* storage;
+  };
+  std::map<const std::byte*, Allocation> allocations_;
+  // The allocation `data` lies in, or nullptr.
+  const std::pair<const std::byte* const, Allocation>* allocation_of(const void* data) const;
   // Scratch of converted(), kept between calls: a fresh allocation of this size would be new
   // pages, which the kernel must fault in and zero for every matrix.
   std::vector<float> values_;         // (out, in)
@@ -221,7 +232,8 @@ struct Model {
   std::string architecture;             // config.json architectures[0], when given
   std::unique_ptr<Checkpoint> weights;  // the weight files, mapped
   std::deque<std::unique_ptr<float[]>> repacked_weights;  // weights rearranged or converted at load
-  std::shared_ptr<float> packed_panels;  // the encoder's f32 matrices packed for the GEMM, or null
+  std::shared_ptr<std::byte>
+      packed_panels;  // the encoder's f32 matrices packed for the GEMM, or null
   // The model, or an encoder-decoder's decoder (whose layers then have cross-attention).
   std::unique_ptr<Transformer> transformer;
   std::unique_ptr<Transformer> encoder;  // an encoder-decoder's encoder, else null
