@@ -36,6 +36,7 @@
 #include "src/kernels/ops.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
+#include "tests/linear_checks.h"
 
 namespace attn {
 namespace {
@@ -483,19 +484,7 @@ void expect_packed_panels_give_the_same_sums(std::mt19937& random) {
   pack_int8_weight_panels(int8_gemm_kernels(), panels.data(), linear);
   linear.panels = panels.data();
   linear.packed_by = &int8_gemm_kernels();
-  const std::vector<float> x = random_rows(rows, in, random);
-  std::vector<float> product(std::size_t(rows) * out), separate(product.size()), alone(out);
-  linear_forward(product.data(), x.data(), rows, linear);
-  linear_forward(separate.data(), x.data(), rows, linear, RowKind::kSeparate);
-  for (int r = 0; r < rows; ++r) {
-    linear_forward(alone.data(), x.data() + r * in, 1, linear);
-    for (int j = 0; j < out; ++j) {
-      ASSERT_EQ(alone[j], product[std::size_t(r) * out + j])
-          << weight_type_name(type) << " row " << r << ", output " << j;
-      ASSERT_EQ(separate[std::size_t(r) * out + j], product[std::size_t(r) * out + j])
-          << weight_type_name(type) << " row " << r << ", output " << j;
-    }
-  }
+  expect_rows_equal_alone(linear, random_rows(rows, in, random), rows, weight_type_name(type));
 }
 
 TEST(Int8Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {

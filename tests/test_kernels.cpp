@@ -30,6 +30,7 @@
 #include "src/kernels/ops.h"
 #include "src/kernels/weight_conversion.h"
 #include "src/kernels/weight_kernels.h"
+#include "tests/linear_checks.h"
 
 namespace attn {
 namespace {
@@ -1138,18 +1139,7 @@ TEST(LinearForward, PackedRowsEqualLoneRows) {
   pack_weight_panels(gemm_kernels(), panels.data(), linear);
   linear.panels = panels.data();
   linear.packed_by = &gemm_kernels();
-  const std::vector<float> x = random_floats(std::size_t(rows) * in, random);
-  std::vector<float> product(std::size_t(rows) * out), separate(product.size()), alone(out);
-  linear_forward(product.data(), x.data(), rows, linear);
-  linear_forward(separate.data(), x.data(), rows, linear, RowKind::kSeparate);
-  for (int r = 0; r < rows; ++r) {
-    linear_forward(alone.data(), x.data() + r * in, 1, linear);
-    for (int j = 0; j < out; ++j) {
-      ASSERT_EQ(alone[j], product[std::size_t(r) * out + j]) << "row " << r << ", output " << j;
-      ASSERT_EQ(separate[std::size_t(r) * out + j], product[std::size_t(r) * out + j])
-          << "row " << r << ", output " << j;
-    }
-  }
+  expect_rows_equal_alone(linear, random_floats(std::size_t(rows) * in, random), rows, "f32");
 }
 
 }  // namespace
