@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "src/base/error.h"
+#include "src/kernels/gemm.h"
 #include "src/tasks/fill_mask.h"
 #include "tests/cli_util.h"
 #include "tests/encoder_checks.h"
@@ -89,12 +90,16 @@ void expect_batched_equals_unbatched(const Model& model, const std::vector<std::
 }
 
 // An encoder's matrices are packed for the GEMM at load (TensorSource::pack_encoder_matrices):
-// f32 ones from the file, q8_0 and q4_0 ones converted at load; a decoder's are not.
+// f32 ones from the file, q8_0 and q4_0 ones converted at load, bf16 ones multiplied in bf16; a
+// decoder's are not.
 TEST(PackedMatrices, OnlyAnEncodersMatricesArePackedAtLoad) {
   EXPECT_TRUE(tiny_bert().packed_panels);
   EXPECT_TRUE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ8_0)->packed_panels);
   EXPECT_TRUE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ4_0)->packed_panels);
   EXPECT_FALSE(load_model(shipped_model("tiny-bert-brown"), WeightType::kF16)->packed_panels);
+  // bf16 where its products are bf16: on a CPU with AVX512_BF16.
+  EXPECT_EQ(bool(load_model(shipped_model("tiny-bert-brown"), WeightType::kBF16)->packed_panels),
+            gemm_kernels().bf16 != nullptr);
   EXPECT_FALSE(load_model(shipped_model("tiny-gpt2-brown"))->packed_panels);
 }
 

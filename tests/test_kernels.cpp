@@ -1306,6 +1306,55 @@ TEST(Bf16Gemm, ProductsMatchFloat64OfRoundedA) {
 // The same product of bf16 weights through the f32 path (avx512's kernels) and the bf16 one
 // differ, and only by the rounding of A: multiplying the bf16 path's A, rounded beforehand, on the
 // f32 path gives sums within the summation bound of each other.
+// bf16 weights packed once (pack_bf16_weight_panels, Linear::panels) give the bf16 GEMM the sums
+// of the weights packed at each call, bit for bit, for both stored layouts, an odd depth past a
+// block of 256, a column range that starts on a panel and one that does not (which packs at the
+// call), and one row as well as many.
+TEST(Bf16Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
+#if ATTN_KERNELS_X86
+  ATTN_REQUIRE_BF16_KERNELS();
+  std::mt19937 random(10);
+  const GemmKernels& kernels = avx512_bf16_gemm_kernels();
+  struct Shape {
+    int rows, in, out, begin;
+  };
+  for (bool in_out_layout : {false, true}) {
+    for (const Shape& shape :
+         {Shape{1, 768, 100, 0}, Shape{13, 301, 70, 32}, Shape{25, 40, 290, 3}}) {
+      const int stride = (in_out_layout ? shape.out : shape.in) + 3;
+      const Matrix weight(WeightType::kBF16, in_out_layout ? shape.in : shape.out, stride, random);
+      Linear linear{.weight = weight.data(),
+                    .in = shape.in,
+                    .out = shape.out,
+                    .in_out_layout = in_out_layout,
+                    .row_stride = stride,
+                    .type = WeightType::kBF16,
+                    .bf16_products = true};
+      std::vector<uint32_t> panels(std::size_t(bf16_weight_panels_size(*kernels.bf16, linear)));
+      pack_bf16_weight_panels(*kernels.bf16, panels.data(), linear);
+      Linear packed = linear;
+      packed.panels = panels.data();
+      packed.packed_by = kernels.bf16;
+      const long a_stride = shape.in + 1, c_stride = shape.out + 2;
+      const std::vector<float> a = random_floats(std::size_t(shape.rows) * a_stride, random);
+      std::vector<float> expected = random_floats(std::size_t(shape.rows) * c_stride, random);
+      std::vector<float> c = expected;
+      gemm_columns(kernels, expected.data(), c_stride, a.data(), a_stride, shape.rows, linear,
+                   shape.begin, shape.out);
+      gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, shape.rows, packed, shape.begin,
+                   shape.out);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        ASSERT_EQ(c[i], expected[i])
+            << (in_out_layout ? "[in, out]" : "[out, in]") << " rows=" << shape.rows
+            << " in=" << shape.in << " begin=" << shape.begin << ": element " << i;
+      }
+    }
+  }
+#else
+  GTEST_SKIP() << "not an x86-64 build: no bf16 GEMM kernels";
+#endif
+}
+
 TEST(Bf16Gemm, DiffersFromTheF32PathByTheRoundingOfA) {
 #if ATTN_KERNELS_X86
   ATTN_REQUIRE_BF16_KERNELS();

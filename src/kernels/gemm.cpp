@@ -80,6 +80,8 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
   static thread_local std::vector<uint32_t> a_pairs, panels;
   static thread_local std::vector<float> edge;
   const long stride = b.row_stride;
+  // Packed at load (Linear::panels): the same panels, read where they lie.
+  const bool packed = b.panels && b.packed_by == &kernels && begin % tile_columns == 0;
   for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
     const int depth = std::min(kDepthBlock, b.in - k0);
     const int pairs = (depth + 1) / 2;
@@ -88,6 +90,19 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
     kernels.round_rows(a_pairs.data(), pairs, a + k0, a_stride, depth, rows);
     for (int block = begin; block < end; block += kBlockColumns) {
       const int block_width = std::min(kBlockColumns, end - block);
+      if (packed) {  // the block's panels, from pair k0 / 2 (k0 is even)
+        const long packed_size = long((b.in + 1) / 2) * tile_columns;
+        const uint32_t* block_panels = static_cast<const uint32_t*>(b.panels) +
+                                       block / tile_columns * packed_size +
+                                       long(k0 / 2) * tile_columns;
+        for_each_tile(c, c_stride, rows, block, block_width, tile_rows, tile_columns, edge,
+                      [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
+                        kernels.multiply_tile(c_tile, c_tile_stride, a_pairs.data() + i0 * pairs,
+                                              pairs, block_panels + panel * packed_size, pairs,
+                                              height);
+                      });
+        continue;
+      }
       panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_size));
       for (int j = 0; j < block_width; j += tile_columns) {
         uint32_t* panel = panels.data() + (j / tile_columns) * panel_size;
@@ -122,6 +137,28 @@ long weight_panels_size(const GemmKernels& kernels, const Linear& b) {
 void pack_weight_panels(const GemmKernels& kernels, float* panels, const Linear& b) {
   std::vector<float> scratch;
   pack_panels(kernels, panels, b, 0, b.in, 0, b.out, scratch);
+}
+
+long bf16_weight_panels_size(const Bf16GemmKernels& kernels, const Linear& b) {
+  const int tile_columns = kernels.tile_columns;
+  return long((b.out + tile_columns - 1) / tile_columns) * ((b.in + 1) / 2) * tile_columns;
+}
+
+void pack_bf16_weight_panels(const Bf16GemmKernels& kernels, uint32_t* panels, const Linear& b) {
+  const int tile_columns = kernels.tile_columns;
+  const long panel_size = long((b.in + 1) / 2) * tile_columns;
+  for (int j = 0; j < b.out; j += tile_columns) {
+    uint32_t* panel = panels + j / tile_columns * panel_size;
+    const int width = std::min(tile_columns, b.out - j);
+    if (b.in_out_layout) {
+      kernels.pack_interleaved(panel, static_cast<const uint16_t*>(b.element(j)), b.row_stride,
+                               b.in, width);
+    } else {
+      kernels.pack_transposed(panel,
+                              static_cast<const uint16_t*>(b.element(long(j) * b.row_stride)),
+                              b.row_stride, b.in, width);
+    }
+  }
 }
 
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,

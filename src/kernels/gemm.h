@@ -107,6 +107,15 @@ long weight_panels_size(const GemmKernels& kernels, const Linear& b);
 // every call, a depth block at a time (Linear::panels, with packed_by = &kernels).
 void pack_weight_panels(const GemmKernels& kernels, float* panels, const Linear& b);
 
+// uint32 pairs in the panels pack_bf16_weight_panels writes for b: ceil(b.out / tile_columns)
+// panels of (b.in + 1) / 2 pairs x tile_columns.
+long bf16_weight_panels_size(const Bf16GemmKernels& kernels, const Linear& b);
+
+// panels = b's bf16 weight seen as B (in, out) in the bf16 kernels' panels of pairs, each over
+// the whole depth: what gemm_columns otherwise packs at every call, a depth block at a time
+// (Linear::panels, with packed_by = &kernels).
+void pack_bf16_weight_panels(const Bf16GemmKernels& kernels, uint32_t* panels, const Linear& b);
+
 // The matrix B of a product: a Linear's weight seen as (in, out) whatever its stored layout
 // (Linear::in_out_layout); its bias is not used here.
 //

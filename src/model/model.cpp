@@ -280,25 +280,39 @@ void TensorSource::pack_encoder_matrices(ModelParts& parts) {
   if (!encoder) return;
   const GemmKernels& f32_kernels = gemm_kernels();
   const Int8GemmKernels& int8_kernels = int8_gemm_kernels();
-  // What each matrix can be packed into, in bytes (0: it stays as it is). An f32 matrix only
-  // from the mapping, whose pages are let go; a q8_0 or q4_0 matrix only from its storage made at
-  // load, which is freed once every matrix in it is packed.
-  auto packed_bytes = [&](const Linear& linear) -> std::size_t {
-    if (!linear.weight) return 0;
-    if (linear.type == WeightType::kF32 && weights_.maps(linear.weight, stored_span(linear))) {
-      return std::size_t(weight_panels_size(f32_kernels, linear)) * sizeof(float);
+  const Bf16GemmKernels* bf16_kernels = f32_kernels.bf16;
+  // The storage of the token embedding, which lookups read: never freed.
+  const auto* embedding_storage = allocation_of(encoder->token_embedding.weight);
+  // Whether the matrix's source can go once it is packed: pages of the mapping (read again
+  // should anything need them), or storage made at load that the embedding does not share.
+  auto source_can_go = [&](const Linear& linear) {
+    if (weights_.maps(linear.weight, stored_span(linear))) return true;
+    const auto* storage = allocation_of(linear.weight);
+    return storage && storage != embedding_storage;
+  };
+  // The kernels a matrix is packed for, and its panels' bytes; 0 bytes: it stays as it is. f32
+  // weights go into the f32 panels, q8_0 and q4_0 into the int8 ones, bf16 weights the user
+  // asked to multiply in bf16 (Linear::bf16_products) into the bf16 ones where the CPU has them.
+  auto packing = [&](const Linear& linear) -> std::pair<const void*, std::size_t> {
+    if (!linear.weight || !source_can_go(linear)) return {nullptr, 0};
+    if (linear.type == WeightType::kF32) {
+      return {&f32_kernels, std::size_t(weight_panels_size(f32_kernels, linear)) * sizeof(float)};
     }
-    if (is_block_type(linear.type) && allocation_of(linear.weight)) {
-      return std::size_t(int8_weight_panels_bytes(int8_kernels, linear));
+    if (is_block_type(linear.type)) {
+      return {&int8_kernels, std::size_t(int8_weight_panels_bytes(int8_kernels, linear))};
     }
-    return 0;
+    if (linear.type == WeightType::kBF16 && linear.bf16_products && bf16_kernels) {
+      return {bf16_kernels,
+              std::size_t(bf16_weight_panels_size(*bf16_kernels, linear)) * sizeof(uint32_t)};
+    }
+    return {nullptr, 0};
   };
   // The matrices to pack, each once (ALBERT's layers share theirs), and where each one's panels
   // start in the storage (64-byte aligned).
   std::map<const void*, std::size_t> offsets;
   std::size_t total = 0;
   for_each_matrix(*encoder, [&](Linear& linear) {
-    const std::size_t bytes = packed_bytes(linear);
+    const std::size_t bytes = packing(linear).second;
     if (bytes == 0 || offsets.contains(linear.weight)) return;
     offsets[linear.weight] = total;
     total += (bytes + 63) / 64 * 64;
@@ -313,31 +327,39 @@ void TensorSource::pack_encoder_matrices(ModelParts& parts) {
   if (!storage) throw std::bad_alloc();
   panels_storage_ = std::shared_ptr<std::byte>(storage, std::free);
   ::madvise(storage, bytes, MADV_HUGEPAGE);  // advice: without it, ordinary pages
-  std::set<const void*> packed;
   // Bytes of each allocation (by its start) whose matrices are packed so far.
   std::map<const std::byte*, std::size_t> allocation_packed;
+  auto let_go = [&](const Linear& linear) {
+    if (weights_.maps(linear.weight, stored_span(linear))) {
+      weights_.release(linear.weight, stored_span(linear));
+      return;
+    }
+    // Storage whose every matrix is packed (a fused matrix's slices together) is no longer
+    // read: freed at once, so that it and the panels are not held together.
+    const auto& [start, allocation] = *allocation_of(linear.weight);
+    if ((allocation_packed[start] += stored_span(linear)) == allocation.bytes) {
+      allocation.storage->reset();
+      malloc_trim(0);  // to the system, not to the heap's free lists
+    }
+  };
+  std::set<const void*> packed;
   for_each_matrix(*encoder, [&](Linear& linear) {
     const auto offset = offsets.find(linear.weight);
     if (offset == offsets.end()) return;
     std::byte* panels = storage + offset->second;
-    const bool f32 = linear.type == WeightType::kF32;
+    const void* kernels = packing(linear).first;
     if (packed.insert(linear.weight).second) {
-      if (f32) {
+      if (kernels == &f32_kernels) {
         pack_weight_panels(f32_kernels, reinterpret_cast<float*>(panels), linear);
-        weights_.release(linear.weight, stored_span(linear));
-      } else {
+      } else if (kernels == &int8_kernels) {
         pack_int8_weight_panels(int8_kernels, panels, linear);
-        // Storage whose every matrix is packed (a fused matrix's slices together) is no longer
-        // read: freed at once, so that it and the panels are not held together.
-        const auto& [start, allocation] = *allocation_of(linear.weight);
-        if ((allocation_packed[start] += stored_span(linear)) == allocation.bytes) {
-          allocation.storage->reset();
-          malloc_trim(0);  // to the system, not to the heap's free lists
-        }
+      } else {
+        pack_bf16_weight_panels(*bf16_kernels, reinterpret_cast<uint32_t*>(panels), linear);
       }
+      let_go(linear);
     }
     linear.panels = panels;
-    linear.packed_by = f32 ? static_cast<const void*>(&f32_kernels) : &int8_kernels;
+    linear.packed_by = kernels;
   });
 }
 

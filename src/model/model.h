@@ -64,19 +64,19 @@ class TensorSource {
   AttentionWeights per_head_fused_qkv(const std::string& name, const ArchSpec& spec);
   // Packs the matrices of the encoder stack of `parts` (an encoder's, or an encoder-decoder's
   // encoder) for the GEMM (Linear::panels), once each however many layers share it (ALBERT):
-  // f32 matrices that lie in the weight files' mapping into f32 panels, letting each one's
-  // mapped pages go once it is packed; q8_0 and q4_0 matrices converted at load into int8
-  // panels, freeing their storage once all it holds is packed. Every product of a packed matrix
-  // reads only its panels, so no matrix is held twice; embedding lookups read the few rows they
-  // need from the file again. Other matrices, and decoders', stay as they are: a decode step
-  // reads the stored layout at the memory's speed (weight_kernels.h), one row through the panels
-  // reaches less of it.
+  // f32 into f32 panels, q8_0 and q4_0 into int8 panels, and bf16 that the user asked to
+  // multiply in bf16 into bf16 panels where the CPU has them. Only matrices whose source can go:
+  // the weight files' mapped pages, let go once packed (read again should anything need them),
+  // or storage made at load, freed once all it holds is packed, but never the token embedding's,
+  // which lookups read. Every product of a packed matrix reads only its panels, so no matrix is
+  // held twice. Decoders' matrices stay as they are: a decode step reads the stored layout at
+  // the memory's speed (weight_kernels.h), one row through the panels reaches less of it.
   void pack_encoder_matrices(ModelParts& parts);
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
   // Buffers of repacked and converted weights, which must live as long as the model.
   std::deque<std::unique_ptr<float[]>> take_repacked() { return std::move(repacked_); }
-  // The storage of every packed panel (pack_mapped_matrices), or null.
+  // The storage of every packed panel (pack_encoder_matrices), or null.
   std::shared_ptr<std::byte> take_panels() { return std::move(panels_storage_); }
 
  private:
