@@ -22,6 +22,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -1080,15 +1081,15 @@ TEST(Gemm, EveryMicroKernelMatchesFloat64) {
 
 // f32 weights packed once (pack_weight_panels, Linear::panels) give gemm_columns the sums of
 // the weights packed at each call, bit for bit, on every instruction set, for both stored
-// layouts, a column range that starts on a panel and one that does not (which packs at the call),
-// and shapes with edge panels and depths past a block of 256.
+// layouts, column ranges from the first panel and from a later one, and shapes with edge panels
+// and depths past a block of 256. A product from inside a panel is refused.
 TEST(Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
   std::mt19937 random(7);
   struct Shape {
     int rows, in, out, begin, end;
   };
   const Shape shapes[] = {
-      {1, 768, 100, 0, 100}, {13, 300, 70, 32, 70}, {25, 40, 290, 3, 289}, {12, 513, 64, 0, 64}};
+      {1, 768, 100, 0, 100}, {13, 300, 70, 32, 70}, {25, 40, 290, 64, 289}, {12, 513, 64, 0, 64}};
   for (const InstructionSet& set : built_instruction_sets()) {
     const GemmKernels& kernels = set.gemm();
     for (bool in_out_layout : {false, true}) {
@@ -1114,6 +1115,10 @@ TEST(Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
                      shape.begin, shape.end);
         gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, shape.rows, packed,
                      shape.begin, shape.end);
+        std::vector<float> untouched = c;
+        EXPECT_THROW(gemm_columns(kernels, untouched.data(), c_stride, a.data(), a_stride,
+                                  shape.rows, packed, shape.begin + 1, shape.end),
+                     std::logic_error);
         for (std::size_t i = 0; i < c.size(); ++i) {
           ASSERT_EQ(c[i], expected[i])
               << set.name << (in_out_layout ? " [in, out]" : " [out, in]") << " rows=" << shape.rows
@@ -1308,8 +1313,8 @@ TEST(Bf16Gemm, ProductsMatchFloat64OfRoundedA) {
 // f32 path gives sums within the summation bound of each other.
 // bf16 weights packed once (pack_bf16_weight_panels, Linear::panels) give the bf16 GEMM the sums
 // of the weights packed at each call, bit for bit, for both stored layouts, an odd depth past a
-// block of 256, a column range that starts on a panel and one that does not (which packs at the
-// call), and one row as well as many.
+// block of 256, column ranges from the first panel and from a later one, and one row as well as
+// many.
 TEST(Bf16Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
 #if ATTN_KERNELS_X86
   ATTN_REQUIRE_BF16_KERNELS();
@@ -1320,7 +1325,7 @@ TEST(Bf16Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
   };
   for (bool in_out_layout : {false, true}) {
     for (const Shape& shape :
-         {Shape{1, 768, 100, 0}, Shape{13, 301, 70, 32}, Shape{25, 40, 290, 3}}) {
+         {Shape{1, 768, 100, 0}, Shape{13, 301, 70, 32}, Shape{25, 40, 290, 64}}) {
       const int stride = (in_out_layout ? shape.out : shape.in) + 3;
       const Matrix weight(WeightType::kBF16, in_out_layout ? shape.in : shape.out, stride, random);
       Linear linear{.weight = weight.data(),

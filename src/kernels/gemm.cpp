@@ -81,7 +81,7 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
   static thread_local std::vector<float> edge;
   const long stride = b.row_stride;
   // Packed at load (Linear::panels): the same panels, read where they lie.
-  const bool packed = b.panels && b.packed_by == &kernels && begin % tile_columns == 0;
+  const bool packed = reads_packed_panels(b, &kernels, begin, tile_columns);
   for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
     const int depth = std::min(kDepthBlock, b.in - k0);
     const int pairs = (depth + 1) / 2;
@@ -171,7 +171,7 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
   // Each thread keeps its own between calls: the packed panels of a block of B, (panels,
   // depth, tile_columns); converted rows of B; an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<float> panels, scratch, edge;
-  if (b.panels && b.packed_by == &kernels && begin % tile_columns == 0) {
+  if (reads_packed_panels(b, &kernels, begin, tile_columns)) {
     // Packed at load: each panel read once, from its first row to its last, the depth blocks in
     // the same order as below (so the same sums, bit for bit). One row (a decode step) then
     // streams the matrix from memory in the order it lies.

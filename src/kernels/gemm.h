@@ -121,9 +121,10 @@ void pack_bf16_weight_panels(const Bf16GemmKernels& kernels, uint32_t* panels, c
 //
 // c[r, j] += sum_k a[r, k] B[k, j] for r in [0, rows), j in [begin, end), k in [0, b.in), on the
 // calling thread; with bf16 weights and kernels.bf16, a[r, k] is first rounded to bf16. c and a are
-// row-major with the given row strides; c's columns are numbered as B's (c + j is column j). B's
-// packed panels (Linear::panels) are used when they were packed for `kernels` and `begin` is a
-// multiple of tile_columns; the sums are the same either way, bit for bit.
+// row-major with the given row strides; c's columns are numbered as B's (c + j is column j). A B
+// packed at load (Linear::panels) is read from its panels, with the sums of packing at the call,
+// bit for bit; it must have been packed for `kernels` (for kernels.bf16, with bf16 products), and
+// `begin` must be a multiple of tile_columns, else std::logic_error.
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
                   long a_stride, int rows, const Linear& b, int begin, int end);
 

@@ -83,7 +83,7 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
   // depth blocks, panel_block_bytes); an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<std::byte> panels;
   static thread_local std::vector<float> edge;
-  if (b.panels && b.packed_by == &kernels && begin % tile_columns == 0) {
+  if (reads_packed_panels(b, &kernels, begin, tile_columns)) {
     // Packed at load: each panel read once, from its first block to its last, the depth blocks
     // in the same order as below (so the same sums, bit for bit).
     const long panel_bytes = n_blocks * block_bytes;

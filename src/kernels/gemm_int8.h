@@ -106,9 +106,9 @@ QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int 
 // c[r, j] += sum_k A[r, k] B[k, j] for r in [0, a.rows), j in [begin, end), on the calling
 // thread, with A quantized by the same kernels' quantize_rows and B a q8_0 or q4_0 Linear
 // (stored [out, in]; its bias is not used here). c is row-major, rows c_stride apart; its columns
-// are numbered as B's (c + j is column j). B's packed panels (Linear::panels) are used when they
-// were packed for `kernels` and `begin` is a multiple of tile_columns; the sums are the same
-// either way, bit for bit.
+// are numbered as B's (c + j is column j). A B packed at load (Linear::panels) is read from its
+// panels, with the sums of packing at the call, bit for bit; it must have been packed for
+// `kernels`, and `begin` must be a multiple of tile_columns, else std::logic_error.
 void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_stride,
                             const QuantizedRows& a, const Linear& b, int begin, int end);
 

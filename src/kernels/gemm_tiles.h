@@ -1,7 +1,10 @@
 #pragma once
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
+
+#include "src/kernels/ops.h"
 
 // The loop over the tiles of C that every GEMM of src/kernels shares (gemm.cpp's f32 and bf16
 // products, gemm_int8.cpp's integer one): each panel of B meets every tile of rows of A.
@@ -35,6 +38,17 @@ void for_each_tile(float* c, long c_stride, int rows, int first, int width, int 
       }
     }
   }
+}
+
+// Whether the product of b's columns from `begin` reads b's packed panels (Linear::panels). A
+// packed b is multiplied only by the kernels that packed it (`kernels`), from a column that
+// starts a panel: its stored weights may be gone.
+inline bool reads_packed_panels(const Linear& b, const void* kernels, int begin, int tile_columns) {
+  if (!b.panels) return false;
+  if (b.packed_by != kernels || begin % tile_columns != 0) {
+    throw std::logic_error("weights packed for other kernels, or a product from inside a panel");
+  }
+  return true;
 }
 
 }  // namespace attn
