@@ -1079,10 +1079,32 @@ TEST(Gemm, EveryMicroKernelMatchesFloat64) {
   }
 }
 
+// gemm_columns of `packed` (b with its panels packed once) gives the sums of b packed at the call,
+// bit for bit, for columns [begin, end) of rows random rows of A added to a random C. `what`
+// names the case in a failure.
+void expect_packed_equals_per_call(const GemmKernels& kernels, const Linear& b,
+                                   const Linear& packed, int rows, int begin, int end,
+                                   std::mt19937& random, const std::string& what) {
+  const long a_stride = b.in + 1, c_stride = b.out + 2;
+  const std::vector<float> a = random_floats(std::size_t(rows) * a_stride, random);
+  std::vector<float> expected = random_floats(std::size_t(rows) * c_stride, random);
+  std::vector<float> c = expected;
+  gemm_columns(kernels, expected.data(), c_stride, a.data(), a_stride, rows, b, begin, end);
+  gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, rows, packed, begin, end);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    ASSERT_EQ(c[i], expected[i]) << what << " rows=" << rows << " in=" << b.in << " begin=" << begin
+                                 << ": element " << i;
+  }
+  EXPECT_THROW(
+      gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, rows, packed, begin + 1, end),
+      std::logic_error)
+      << what << ": a product from inside a panel";
+}
+
 // f32 weights packed once (pack_weight_panels, Linear::panels) give gemm_columns the sums of
 // the weights packed at each call, bit for bit, on every instruction set, for both stored
 // layouts, column ranges from the first panel and from a later one, and shapes with edge panels
-// and depths past a block of 256. A product from inside a panel is refused.
+// and depths past a block of 256.
 TEST(Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
   std::mt19937 random(7);
   struct Shape {
@@ -1107,24 +1129,9 @@ TEST(Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
         Linear packed = linear;
         packed.panels = panels.data();
         packed.packed_by = &kernels;
-        const long a_stride = shape.in + 1, c_stride = shape.out + 2;
-        const std::vector<float> a = random_floats(std::size_t(shape.rows) * a_stride, random);
-        std::vector<float> expected = random_floats(std::size_t(shape.rows) * c_stride, random);
-        std::vector<float> c = expected;
-        gemm_columns(kernels, expected.data(), c_stride, a.data(), a_stride, shape.rows, linear,
-                     shape.begin, shape.end);
-        gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, shape.rows, packed,
-                     shape.begin, shape.end);
-        std::vector<float> untouched = c;
-        EXPECT_THROW(gemm_columns(kernels, untouched.data(), c_stride, a.data(), a_stride,
-                                  shape.rows, packed, shape.begin + 1, shape.end),
-                     std::logic_error);
-        for (std::size_t i = 0; i < c.size(); ++i) {
-          ASSERT_EQ(c[i], expected[i])
-              << set.name << (in_out_layout ? " [in, out]" : " [out, in]") << " rows=" << shape.rows
-              << " in=" << shape.in << " out=" << shape.out << " begin=" << shape.begin
-              << ": element " << i;
-        }
+        expect_packed_equals_per_call(
+            kernels, linear, packed, shape.rows, shape.begin, shape.end, random,
+            std::string(set.name) + (in_out_layout ? " [in, out]" : " [out, in]"));
       }
     }
   }
@@ -1340,19 +1347,8 @@ TEST(Bf16Gemm, PanelsPackedOnceGiveTheSameSumsBitForBit) {
       Linear packed = linear;
       packed.panels = panels.data();
       packed.packed_by = kernels.bf16;
-      const long a_stride = shape.in + 1, c_stride = shape.out + 2;
-      const std::vector<float> a = random_floats(std::size_t(shape.rows) * a_stride, random);
-      std::vector<float> expected = random_floats(std::size_t(shape.rows) * c_stride, random);
-      std::vector<float> c = expected;
-      gemm_columns(kernels, expected.data(), c_stride, a.data(), a_stride, shape.rows, linear,
-                   shape.begin, shape.out);
-      gemm_columns(kernels, c.data(), c_stride, a.data(), a_stride, shape.rows, packed, shape.begin,
-                   shape.out);
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        ASSERT_EQ(c[i], expected[i])
-            << (in_out_layout ? "[in, out]" : "[out, in]") << " rows=" << shape.rows
-            << " in=" << shape.in << " begin=" << shape.begin << ": element " << i;
-      }
+      expect_packed_equals_per_call(kernels, linear, packed, shape.rows, shape.begin, shape.out,
+                                    random, in_out_layout ? "bf16 [in, out]" : "bf16 [out, in]");
     }
   }
 #else
