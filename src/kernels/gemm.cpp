@@ -66,6 +66,28 @@ void pack_panels(const GemmKernels& gemm, float* panels, const Linear& b, int k0
   }
 }
 
+// panels (n, (depth + 1) / 2, tile_columns) = B[k0 : k0 + depth, first : first + width] of bf16
+// weights in the bf16 kernels' pairs, panel by panel, the columns past `width` in the last zero.
+void pack_bf16_panels(const Bf16GemmKernels& kernels, uint32_t* panels, const Linear& b, int k0,
+                      int depth, int first, int width) {
+  const int tile_columns = kernels.tile_columns;
+  const long panel_size = long((depth + 1) / 2) * tile_columns;
+  const long stride = b.row_stride;
+  for (int j = 0; j < width; j += tile_columns) {
+    uint32_t* panel = panels + (j / tile_columns) * panel_size;
+    const int n = std::min(tile_columns, width - j);
+    if (b.in_out_layout) {  // B's rows k as stored, `n` columns from first + j
+      kernels.pack_interleaved(panel,
+                               static_cast<const uint16_t*>(b.element(k0 * stride + first + j)),
+                               stride, depth, n);
+    } else {  // B's columns as stored rows, `depth` elements from k0
+      kernels.pack_transposed(panel,
+                              static_cast<const uint16_t*>(b.element((first + j) * stride + k0)),
+                              stride, depth, n);
+    }
+  }
+}
+
 // gemm_columns with bf16 weights, in bf16 (Bf16GemmKernels): the same blocking as the f32 path.
 // A is rounded once per depth block, so each thread rounds all of A once per call (one
 // vcvtne2ps2bf16 per 32 elements, against rows x columns / 16 vdpbf16ps per pair of k for the
@@ -79,48 +101,32 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
   // tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<uint32_t> a_pairs, panels;
   static thread_local std::vector<float> edge;
-  const long stride = b.row_stride;
   // Packed at load (Linear::panels): the same panels, read where they lie.
   const bool packed = reads_packed_panels(b, &kernels, begin, tile_columns);
   for (int k0 = 0; k0 < b.in; k0 += kDepthBlock) {
     const int depth = std::min(kDepthBlock, b.in - k0);
     const int pairs = (depth + 1) / 2;
-    const long panel_size = long(pairs) * tile_columns;
     a_pairs.resize(std::size_t(rows) * pairs);
     kernels.round_rows(a_pairs.data(), pairs, a + k0, a_stride, depth, rows);
     for (int block = begin; block < end; block += kBlockColumns) {
       const int block_width = std::min(kBlockColumns, end - block);
-      if (packed) {  // the block's panels, from pair k0 / 2 (k0 is even)
-        const long packed_size = long((b.in + 1) / 2) * tile_columns;
-        const uint32_t* block_panels = static_cast<const uint32_t*>(b.panels) +
-                                       block / tile_columns * packed_size +
-                                       long(k0 / 2) * tile_columns;
-        for_each_tile(c, c_stride, rows, block, block_width, tile_rows, tile_columns, edge,
-                      [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
-                        kernels.multiply_tile(c_tile, c_tile_stride, a_pairs.data() + i0 * pairs,
-                                              pairs, block_panels + panel * packed_size, pairs,
-                                              height);
-                      });
-        continue;
-      }
-      panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_size));
-      for (int j = 0; j < block_width; j += tile_columns) {
-        uint32_t* panel = panels.data() + (j / tile_columns) * panel_size;
-        const int width = std::min(tile_columns, block_width - j);
-        if (b.in_out_layout) {  // B's rows k as stored, `width` columns from block + j
-          kernels.pack_interleaved(panel,
-                                   static_cast<const uint16_t*>(b.element(k0 * stride + block + j)),
-                                   stride, depth, width);
-        } else {  // B's columns as stored rows, `depth` elements from k0
-          kernels.pack_transposed(
-              panel, static_cast<const uint16_t*>(b.element((block + j) * stride + k0)), stride,
-              depth, width);
-        }
+      // The block's panels, `panel_stride` pairs apart, each from pair k0 / 2 (k0 is even).
+      const uint32_t* block_panels;
+      long panel_stride;
+      if (packed) {
+        panel_stride = long((b.in + 1) / 2) * tile_columns;
+        block_panels = static_cast<const uint32_t*>(b.panels) +
+                       block / tile_columns * panel_stride + long(k0 / 2) * tile_columns;
+      } else {
+        panel_stride = long(pairs) * tile_columns;
+        panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_stride));
+        pack_bf16_panels(kernels, panels.data(), b, k0, depth, block, block_width);
+        block_panels = panels.data();
       }
       for_each_tile(c, c_stride, rows, block, block_width, tile_rows, tile_columns, edge,
                     [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
                       kernels.multiply_tile(c_tile, c_tile_stride, a_pairs.data() + i0 * pairs,
-                                            pairs, panels.data() + panel * panel_size, pairs,
+                                            pairs, block_panels + panel * panel_stride, pairs,
                                             height);
                     });
     }
@@ -145,20 +151,7 @@ long bf16_weight_panels_size(const Bf16GemmKernels& kernels, const Linear& b) {
 }
 
 void pack_bf16_weight_panels(const Bf16GemmKernels& kernels, uint32_t* panels, const Linear& b) {
-  const int tile_columns = kernels.tile_columns;
-  const long panel_size = long((b.in + 1) / 2) * tile_columns;
-  for (int j = 0; j < b.out; j += tile_columns) {
-    uint32_t* panel = panels + j / tile_columns * panel_size;
-    const int width = std::min(tile_columns, b.out - j);
-    if (b.in_out_layout) {
-      kernels.pack_interleaved(panel, static_cast<const uint16_t*>(b.element(j)), b.row_stride,
-                               b.in, width);
-    } else {
-      kernels.pack_transposed(panel,
-                              static_cast<const uint16_t*>(b.element(long(j) * b.row_stride)),
-                              b.row_stride, b.in, width);
-    }
-  }
+  pack_bf16_panels(kernels, panels, b, 0, b.in, 0, b.out);
 }
 
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,

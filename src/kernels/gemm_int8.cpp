@@ -18,6 +18,21 @@ namespace {
 constexpr int kDepthBlocks = 32;
 constexpr int kBlockColumns = 128;
 
+// panels = depth_blocks blocks from block first_block of B's columns [first, first + width) (a
+// q8_0 or q4_0 Linear stored [out, in]), panel by panel of tile_columns columns, the columns
+// past `width` in the last zero.
+void pack_int8_panels(const Int8GemmKernels& kernels, std::byte* panels, const Linear& b,
+                      int first_block, int depth_blocks, int first, int width) {
+  const int tile_columns = kernels.tile_columns;
+  const long panel_bytes = depth_blocks * panel_block_bytes(tile_columns);
+  for (int j = 0; j < width; j += tile_columns) {
+    kernels.pack_panel(
+        panels + j / tile_columns * panel_bytes, b.type,
+        b.element(long(first + j) * b.row_stride + long(first_block) * kQuantBlockSize),
+        b.row_stride / kQuantBlockSize, depth_blocks, std::min(tile_columns, width - j));
+  }
+}
+
 }  // namespace
 
 std::vector<const Int8GemmKernels*> runnable_int8_gemm_kernels() {
@@ -42,13 +57,7 @@ long int8_weight_panels_bytes(const Int8GemmKernels& kernels, const Linear& b) {
 }
 
 void pack_int8_weight_panels(const Int8GemmKernels& kernels, std::byte* panels, const Linear& b) {
-  const int tile_columns = kernels.tile_columns, n_blocks = b.in / kQuantBlockSize;
-  const long panel_bytes = n_blocks * panel_block_bytes(tile_columns);
-  for (int j = 0; j < b.out; j += tile_columns) {
-    kernels.pack_panel(panels + j / tile_columns * panel_bytes, b.type,
-                       b.element(long(j) * b.row_stride), b.row_stride / kQuantBlockSize, n_blocks,
-                       std::min(tile_columns, b.out - j));
-  }
+  pack_int8_panels(kernels, panels, b, 0, b.in / kQuantBlockSize, 0, b.out);
 }
 
 QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int rows, int in) {
@@ -78,7 +87,6 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
   const int tile_rows = kernels.tile_rows, tile_columns = kernels.tile_columns;
   const long block_bytes = panel_block_bytes(tile_columns);
   const int n_blocks = a.in / kQuantBlockSize;
-  const long row_blocks = b.row_stride / kQuantBlockSize;  // of B's stored rows
   // Each thread keeps its own between calls: the packed panels of a block of B, (panels,
   // depth blocks, panel_block_bytes); an edge tile of C, (tile_rows, tile_columns).
   static thread_local std::vector<std::byte> panels;
@@ -110,15 +118,8 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
     const long panel_bytes = depth_blocks * block_bytes;
     for (int block = begin; block < end; block += kBlockColumns) {
       const int block_width = std::min(kBlockColumns, end - block);
-      const int n_panels = (block_width + tile_columns - 1) / tile_columns;
-      panels.resize(std::size_t(n_panels * panel_bytes));
-      for (int p = 0; p < n_panels; ++p) {
-        const int first_column = block + p * tile_columns;
-        kernels.pack_panel(
-            panels.data() + p * panel_bytes, b.type,
-            b.element(long(first_column) * b.row_stride + long(first_block) * kQuantBlockSize),
-            row_blocks, depth_blocks, std::min(tile_columns, end - first_column));
-      }
+      panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_bytes));
+      pack_int8_panels(kernels, panels.data(), b, first_block, depth_blocks, block, block_width);
       for_each_tile(c, c_stride, a.rows, block, block_width, tile_rows, tile_columns, edge,
                     [&](float* c_tile, long c_tile_stride, int panel, int i0, int height) {
                       kernels.multiply_tile(
