@@ -307,14 +307,20 @@ void TensorSource::pack_encoder_matrices(ModelParts& parts) {
     }
     return {nullptr, 0};
   };
-  // The matrices to pack, each once (ALBERT's layers share theirs), and where each one's panels
-  // start in the storage (64-byte aligned).
-  std::map<const void*, std::size_t> offsets;
+  // The matrices to pack, each once (ALBERT's layers share theirs): where each one's panels
+  // start in the storage (64-byte aligned), the kernels they are for, and whether they are
+  // packed yet.
+  struct Packing {
+    std::size_t offset;
+    const void* kernels;
+    bool done = false;
+  };
+  std::map<const void*, Packing> packings;
   std::size_t total = 0;
   for_each_matrix(*encoder, [&](Linear& linear) {
-    const std::size_t bytes = packing(linear).second;
-    if (bytes == 0 || offsets.contains(linear.weight)) return;
-    offsets[linear.weight] = total;
+    const auto [kernels, bytes] = packing(linear);
+    if (bytes == 0 || packings.contains(linear.weight)) return;
+    packings[linear.weight] = {.offset = total, .kernels = kernels};
     total += (bytes + 63) / 64 * 64;
   });
   if (total == 0) return;
@@ -342,13 +348,14 @@ void TensorSource::pack_encoder_matrices(ModelParts& parts) {
       malloc_trim(0);  // to the system, not to the heap's free lists
     }
   };
-  std::set<const void*> packed;
   for_each_matrix(*encoder, [&](Linear& linear) {
-    const auto offset = offsets.find(linear.weight);
-    if (offset == offsets.end()) return;
-    std::byte* panels = storage + offset->second;
-    const void* kernels = packing(linear).first;
-    if (packed.insert(linear.weight).second) {
+    const auto found = packings.find(linear.weight);
+    if (found == packings.end()) return;
+    Packing& entry = found->second;
+    std::byte* panels = storage + entry.offset;
+    const void* kernels = entry.kernels;
+    if (!entry.done) {
+      entry.done = true;
       if (kernels == &f32_kernels) {
         pack_weight_panels(f32_kernels, reinterpret_cast<float*>(panels), linear);
       } else if (kernels == &int8_kernels) {
