@@ -89,9 +89,9 @@ void expect_batched_equals_unbatched(const Model& model, const std::vector<std::
                           1e-5);
 }
 
-// An encoder's matrices are packed for the GEMM at load (TensorSource::pack_encoder_matrices):
-// f32 ones from the file, q8_0 and q4_0 ones converted at load, bf16 ones multiplied in bf16; a
-// decoder's are not.
+// An encoder's matrices are packed for the GEMM at load (TensorSource::pack_matrices): f32 ones
+// from the file, q8_0 and q4_0 ones converted at load, bf16 ones multiplied in bf16; a decoder's
+// are not, unless loaded for many-row passes only (Gpt2Packed).
 TEST(PackedMatrices, OnlyAnEncodersMatricesArePackedAtLoad) {
   EXPECT_TRUE(tiny_bert().packed_panels);
   EXPECT_TRUE(load_model(shipped_model("tiny-bert-brown"), WeightType::kQ8_0)->packed_panels);

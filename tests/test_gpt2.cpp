@@ -30,6 +30,32 @@ TEST(Gpt2Generate, CachedEqualsUncached) {
       {"The", "It was a dark and stormy night, and", "In 1961 the city council"});
 }
 
+// A decoder loaded for many-row passes (an analysis) has its matrices packed at load, and a pass
+// over many rows gives the logits of the unpacked model, which packs at each product, bit for bit.
+TEST(Gpt2Packed, ManyRowPassesGiveTheUnpackedLogits) {
+  const auto unpacked = load_model(shipped_model("tiny-gpt2-brown"));
+  const auto packed = load_model(shipped_model("tiny-gpt2-brown"), std::nullopt, Passes::kManyRows);
+  ASSERT_FALSE(unpacked->packed_panels);
+  ASSERT_TRUE(packed->packed_panels);
+  const std::vector<int> ids =
+      unpacked->tokenizer->encode("It was a dark and stormy night, and the rain fell").ids;
+  const int n = int(ids.size());
+  std::vector<int> rows(n);
+  for (int i = 0; i < n; ++i) rows[i] = i;
+  std::vector<std::vector<float>> logits;
+  for (const Model* model : {unpacked.get(), packed.get()}) {
+    const ArchSpec& spec = model->spec();
+    KVCache cache(spec, n, spec.n_layer);
+    RunState state(spec, n, n);
+    Batch batch;
+    batch.add_sequence(ids);
+    model->transformer->forward(batch, cache, state);
+    logits.emplace_back(std::size_t(n) * spec.vocab_size);
+    model->transformer->compute_logits(state, rows, logits.back().data());
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+}
+
 TEST(Gpt2Generate, SameSeedSameText) {
   auto model = load_model(shipped_model("tiny-gpt2-brown"));
   const auto ids = model->tokenizer->encode("The man said").ids;

@@ -429,7 +429,7 @@ int run_ablate(const AblateCommand& command) {
     require_utf8(text.text, text.source);
     texts.push_back(std::move(text));
   }
-  auto model = load_model(command.common.model_dir, command.common.dtype);
+  auto model = load_model(command.common.model_dir, command.common.dtype, Passes::kManyRows);
   const ArchSpec& spec = model->spec();
   if (model->kind() == ModelKind::kEncoderDecoder) {
     return run_encoder_decoder_ablation(command, *model, texts);

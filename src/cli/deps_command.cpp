@@ -326,7 +326,7 @@ int run_dependency_heads(const HeadsCommand& command) {
   }
   const Treebank treebank =
       read_conllu(read_input_text(file, "--deps", kMaxInputTextBytes), file.string());
-  auto model = load_model(command.common.model_dir, command.common.dtype);
+  auto model = load_model(command.common.model_dir, command.common.dtype, Passes::kManyRows);
   // An encoder-decoder's encoder reads the sentence; its decoder reads another language.
   const ArchSpec& spec = model->input_stack().spec();
   // Where tokens come from: the folder's tokenizer, or a BERT folder's vocab.txt beside its

@@ -92,7 +92,7 @@ int run_perplexity(const PerplexityCommand& command) {
     if (texts.size() > 1) throw UsageError("--per-token: only with one text");
     per_token.emplace(command.per_token, "--per-token");
   }
-  auto model = load_model(command.common.model_dir, command.common.dtype);
+  auto model = load_model(command.common.model_dir, command.common.dtype, Passes::kManyRows);
   require_decoder(*model, "perplexity");
   return for_each_text(texts, [&](const InputText& text) {
     score_text(command, *model, text, per_token ? &*per_token : nullptr);

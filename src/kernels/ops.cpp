@@ -254,13 +254,6 @@ void softmax_row(float* x, int n) {
   for (int i = 0; i < n; ++i) x[i] *= inv_sum;
 }
 
-double log_sum_exp(const float* x, int n) {
-  const float max = *std::max_element(x, x + n);
-  double sum = 0;
-  for (int i = 0; i < n; ++i) sum += std::exp(x[i] - max);
-  return max + std::log(sum);
-}
-
 void soft_cap(float* x, long n, float cap) {
   for (long i = 0; i < n; ++i) x[i] = std::tanh(x[i] / cap) * cap;
 }

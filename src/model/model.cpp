@@ -273,22 +273,27 @@ std::size_t stored_span(const Linear& linear) {
 
 }  // namespace
 
-void TensorSource::pack_encoder_matrices(ModelParts& parts) {
-  TransformerWeights* encoder = !parts.spec.causal ? &parts.weights
-                                : parts.encoder    ? &parts.encoder->weights
-                                                   : nullptr;
-  if (!encoder) return;
+void TensorSource::pack_matrices(ModelParts& parts, bool every_stack) {
+  std::vector<TransformerWeights*> stacks;
+  if (every_stack || !parts.spec.causal) stacks.push_back(&parts.weights);
+  if (parts.encoder) stacks.push_back(&parts.encoder->weights);
+  auto for_each_packable = [&](const auto& visit) {
+    for (TransformerWeights* stack : stacks) for_each_matrix(*stack, visit);
+  };
   const GemmKernels& f32_kernels = gemm_kernels();
   const Int8GemmKernels& int8_kernels = int8_gemm_kernels();
   const Bf16GemmKernels* bf16_kernels = f32_kernels.bf16;
-  // The storage of the token embedding, which lookups read: never freed.
-  const auto* embedding_storage = allocation_of(encoder->token_embedding.weight);
   // Whether the matrix's source can go once it is packed: pages of the mapping (read again
-  // should anything need them), or storage made at load that the embedding does not share.
+  // should anything need them), or storage made at load that no token embedding shares (lookups
+  // read it).
   auto source_can_go = [&](const Linear& linear) {
     if (weights_.maps(linear.weight, stored_span(linear))) return true;
     const auto* storage = allocation_of(linear.weight);
-    return storage && storage != embedding_storage;
+    if (!storage) return false;
+    for (const ModelParts* stack : {&parts, parts.encoder.get()}) {
+      if (stack && storage == allocation_of(stack->weights.token_embedding.weight)) return false;
+    }
+    return true;
   };
   // The kernels a matrix is packed for, and its panels' bytes; 0 bytes: it stays as it is. f32
   // weights go into the f32 panels, q8_0 and q4_0 into the int8 ones, bf16 weights the user
@@ -317,7 +322,7 @@ void TensorSource::pack_encoder_matrices(ModelParts& parts) {
   };
   std::map<const void*, Packing> packings;
   std::size_t total = 0;
-  for_each_matrix(*encoder, [&](Linear& linear) {
+  for_each_packable([&](Linear& linear) {
     const auto [kernels, bytes] = packing(linear);
     if (bytes == 0 || packings.contains(linear.weight)) return;
     packings[linear.weight] = {.offset = total, .kernels = kernels};
@@ -348,7 +353,7 @@ void TensorSource::pack_encoder_matrices(ModelParts& parts) {
       malloc_trim(0);  // to the system, not to the heap's free lists
     }
   };
-  for_each_matrix(*encoder, [&](Linear& linear) {
+  for_each_packable([&](Linear& linear) {
     const auto found = packings.find(linear.weight);
     if (found == packings.end()) return;
     Packing& entry = found->second;
@@ -608,8 +613,8 @@ ModelParts map_architecture(const Architecture& arch, const JsonFile& config,
 
 }  // namespace
 
-std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
-                                  std::optional<WeightType> dtype) {
+std::unique_ptr<Model> load_model(const std::filesystem::path& dir, std::optional<WeightType> dtype,
+                                  Passes passes) {
   const auto start = std::chrono::steady_clock::now();
   // The error_code overload: a name too long, a symbolic-link loop or a folder we may not enter
   // must give an Error naming the path, not a std::filesystem_error.
@@ -659,7 +664,7 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
   }
   TensorSource tensors(*model->weights, arch->tensor_prefixes, dtype);
   ModelParts parts = map_architecture(*arch, config, tensors);
-  tensors.pack_encoder_matrices(parts);
+  tensors.pack_matrices(parts, passes == Passes::kManyRows);
   model->parameter_count = tensors.parameter_count();
   model->repacked_weights = tensors.take_repacked();
   model->packed_panels = tensors.take_panels();

@@ -69,14 +69,15 @@ class TensorSource {
   // the weight files' mapped pages, let go once packed (read again should anything need them),
   // or storage made at load, freed once all it holds is packed, but never the token embedding's,
   // which lookups read. Every product of a packed matrix reads only its panels, so no matrix is
-  // held twice. Decoders' matrices stay as they are: a decode step reads the stored layout at
-  // the memory's speed (weight_kernels.h), one row through the panels reaches less of it.
-  void pack_encoder_matrices(ModelParts& parts);
+  // held twice. Decoders' matrices stay as they are, unless `every_stack`: a decode step reads
+  // the stored layout at the memory's speed (weight_kernels.h), one row through the panels
+  // reaches less of it. A command that never decodes (an analysis) packs every stack.
+  void pack_matrices(ModelParts& parts, bool every_stack);
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
   // Buffers of repacked and converted weights, which must live as long as the model.
   std::deque<std::unique_ptr<float[]>> take_repacked() { return std::move(repacked_); }
-  // The storage of every packed panel (pack_encoder_matrices), or null.
+  // The storage of every packed panel (pack_matrices), or null.
   std::shared_ptr<std::byte> take_panels() { return std::move(panels_storage_); }
 
  private:
@@ -261,10 +262,16 @@ struct Model {
   std::string compute_dtype() const;
 };
 
+// The passes a command runs: any, one row at a time included (generation), or mostly passes over
+// many rows (an analysis, a perplexity), for which every stack's matrices are packed at load
+// (TensorSource::pack_matrices). A one-row pass over packed matrices is right, only slower.
+enum class Passes { kAny, kManyRows };
+
 // Loads config.json, the weights (see Checkpoint) and the tokenizer of a model folder, computing in
 // the file's weight types or, when given, in `dtype` (see TensorSource). Errors name the file and
 // what is wrong.
 std::unique_ptr<Model> load_model(const std::filesystem::path& dir,
-                                  std::optional<WeightType> dtype = std::nullopt);
+                                  std::optional<WeightType> dtype = std::nullopt,
+                                  Passes passes = Passes::kAny);
 
 }  // namespace attn
