@@ -547,7 +547,8 @@ TEST(Ablation, ChosenHeadsOnly) {
 
 // Rerunning the blocks from layer l on the stream that entered it gives the whole pass's logits
 // bit for bit, in families whose blocks differ (rotary, windows, ALiBi, parallel blocks, shared
-// layers, an embedding projection): what ablation relies on to skip the blocks below.
+// layers, an embedding projection, post-norm blocks): what ablation relies on to skip the blocks
+// below; so does carrying only the rows read past the last block's attention.
 TEST(Ablation, ForwardFromALayerEqualsTheWholePass) {
   ATTN_REQUIRE_SHARED();
   for (const char* name :
@@ -584,6 +585,18 @@ TEST(Ablation, ForwardFromALayerEqualsTheWholePass) {
       EXPECT_EQ(reported.front(), layer) << "the blocks below ran";
       model->transformer->compute_logits(state, rows, again.data());
       ASSERT_EQ(again, whole) << "from layer " << layer;
+      // Only three rows read: the last block carries them alone past its attention, to the
+      // front of state.hidden, and they are the whole pass's rows.
+      const std::vector<int> read = {1, n / 2, n - 1}, front = {0, 1, 2};
+      std::copy(entering[layer].begin(), entering[layer].end(), state.hidden.begin());
+      model->transformer->forward_from(layer, batch, cache, state, nullptr, read);
+      model->transformer->compute_logits(state, front, again.data());
+      for (int i = 0; i < 3; ++i) {
+        const auto row = whole.begin() + std::ptrdiff_t(read[i]) * spec.vocab_size;
+        ASSERT_TRUE(std::equal(row, row + spec.vocab_size,
+                               again.begin() + std::ptrdiff_t(i) * spec.vocab_size))
+            << "from layer " << layer << ", read row " << read[i];
+      }
     }
   }
 }

@@ -187,11 +187,9 @@ void Transformer::embed(const Batch& batch, float* embedded) const {
   }
 }
 
-void Transformer::feed_forward(int layer, const float* input, const Batch& batch, RunState& state,
-                               float* output) const {
+void Transformer::feed_forward(int layer, const float* input, int rows, RowKind kind,
+                               RunState& state, float* output) const {
   const FeedForwardWeights& w = weights_.layers[layer].ffn;
-  const int rows = batch.rows();
-  const RowKind kind = batch.row_kind();
   const long n = long(rows) * spec_.d_ff;
   if (spec_.gated_ffn) {
     const LinearOutput projections[] = {{.linear = &*w.gate, .y = state.ffn_gate.data()},
@@ -212,9 +210,11 @@ void Transformer::forward(const Batch& batch, KVCache& cache, RunState& state,
 }
 
 void Transformer::forward_from(int first_layer, const Batch& batch, KVCache& cache, RunState& state,
-                               const ForwardObserver* observer) const {
+                               const ForwardObserver* observer,
+                               std::span<const int> read_rows) const {
   if (first_layer < 0 || first_layer > spec_.n_layer) throw std::logic_error("no such layer");
-  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, first_layer, -1);
+  run(batch, SequenceCaches{.shared = &cache, .own = {}}, state, observer, first_layer, -1,
+      read_rows);
 }
 
 void Transformer::forward(const Batch& batch, std::span<KVCache* const> caches,
@@ -226,10 +226,16 @@ void Transformer::forward(const Batch& batch, std::span<KVCache* const> caches,
 }
 
 void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState& state,
-                      const ForwardObserver* observer, int first_layer, int n_layers) const {
-  const int rows = batch.rows();
+                      const ForwardObserver* observer, int first_layer, int n_layers,
+                      std::span<const int> read_rows) const {
+  int rows = batch.rows();
   const int d = spec_.d_model;
-  const long size = long(rows) * d;
+  long size = long(rows) * d;
+  for (std::size_t i = 0; i < read_rows.size(); ++i) {
+    if (read_rows[i] < 0 || read_rows[i] >= rows || (i > 0 && read_rows[i] <= read_rows[i - 1])) {
+      throw std::logic_error("read rows not ascending rows of the batch");
+    }
+  }
   if (rows > state.max_rows) throw std::logic_error("batch larger than the run state");
   if (batch.memory && batch.memory->length > state.max_context) {
     throw std::logic_error("cross-attention memory longer than the run state's context");
@@ -272,9 +278,28 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
     if (observer && observer->on_hidden) observer->on_hidden(-1, hidden, rows);
   }
 
+  float* sublayer = state.sublayer.data();
+  // After the last block's attention, only the rows the caller reads go on: moved to the front
+  // of every buffer the rest of the block reads. A row's sums in a product are the same whatever
+  // rows share it, so they come out as in a whole pass (to float rounding where one row is left:
+  // a matrix not packed then goes through the one-row kernels).
+  const auto keep_read_rows = [&](int layer) {
+    if (read_rows.empty() || layer + 1 != spec_.n_layer) return;
+    if (weights_.layers[layer].cross) throw std::logic_error("read rows with cross-attention");
+    for (float* buffer : {hidden, normed, sublayer}) {
+      for (std::size_t i = 0; i < read_rows.size(); ++i) {
+        if (read_rows[i] != int(i)) {  // ascending: a row only moves up, onto a row not read
+          std::copy_n(buffer + long(read_rows[i]) * d, d, buffer + long(i) * d);
+        }
+      }
+    }
+    rows = int(read_rows.size());
+    size = long(rows) * d;
+  };
+  const RowKind kind = batch.row_kind();
+
   for (int layer = std::max(first_layer, 0); layer < n_layers; ++layer) {
     const LayerWeights& w = weights_.layers[layer];
-    float* sublayer = state.sublayer.data();
     if (w.cross && !batch.memory) {
       throw std::logic_error("a decoder with cross-attention run without the encoder output");
     }
@@ -282,6 +307,7 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
       case BlockTopology::kPreNorm:
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, caches, state, observer);
+        keep_read_rows(layer);
         norm_forward(sublayer, sublayer, rows, d, w.attention_output_norm);
         add_in_place(hidden, sublayer, size);
         if (w.cross) {
@@ -290,12 +316,13 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
           add_in_place(hidden, sublayer, size);
         }
         norm_forward(normed, hidden, rows, d, *w.ffn_norm);
-        feed_forward(layer, normed, batch, state, sublayer);
+        feed_forward(layer, normed, rows, kind, state, sublayer);
         norm_forward(sublayer, sublayer, rows, d, w.ffn_output_norm);
         add_in_place(hidden, sublayer, size);
         break;
       case BlockTopology::kPostNorm:
         attention(layer, hidden, batch, caches, state, observer);
+        keep_read_rows(layer);
         add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, w.attention_norm);
         if (w.cross) {
@@ -303,7 +330,7 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
           add_in_place(hidden, sublayer, size);
           norm_forward(hidden, hidden, rows, d, w.cross->norm);
         }
-        feed_forward(layer, hidden, batch, state, sublayer);
+        feed_forward(layer, hidden, rows, kind, state, sublayer);
         add_in_place(hidden, sublayer, size);
         norm_forward(hidden, hidden, rows, d, *w.ffn_norm);
         break;
@@ -311,8 +338,9 @@ void Transformer::run(const Batch& batch, const SequenceCaches& caches, RunState
         // Both sublayers read the block input; the residual is added once, after both.
         norm_forward(normed, hidden, rows, d, w.attention_norm);
         attention(layer, normed, batch, caches, state, observer);
+        keep_read_rows(layer);
         if (w.ffn_norm) norm_forward(normed, hidden, rows, d, *w.ffn_norm);
-        feed_forward(layer, normed, batch, state, state.ffn_output.data());
+        feed_forward(layer, normed, rows, kind, state, state.ffn_output.data());
         add_in_place(sublayer, state.ffn_output.data(), size);
         add_in_place(hidden, sublayer, size);
         break;

@@ -336,8 +336,13 @@ class Transformer {
   // The same from block `first_layer` on: state.hidden already holds the residual stream that
   // enters it (rows, d_model), as on_hidden reported it after block first_layer - 1, and the
   // embeddings and the blocks below are not run (head ablation reruns only the blocks above).
+  // With `read_rows` (ascending), the caller reads only those rows of the output: the last block
+  // computes every row's keys and values, then carries only those rows on past its attention,
+  // and state.hidden holds them in its first read_rows.size() rows, in that order (a masked
+  // language model scores a few masks of many rows). Not for blocks with cross-attention.
   void forward_from(int first_layer, const Batch& batch, KVCache& cache, RunState& state,
-                    const ForwardObserver* observer = nullptr) const;
+                    const ForwardObserver* observer = nullptr,
+                    std::span<const int> read_rows = {}) const;
   // The same over sequences that each keep their own cache (beam search: every beam in one
   // pass): sequence s writes its keys and values into *caches[s], at its positions n_past on,
   // and attends over that cache alone. batch.cache_offset is not used.
@@ -379,9 +384,10 @@ class Transformer {
   };
 
   // The embeddings and blocks [0, n_layers) when first_layer is -1; else blocks
-  // [first_layer, n_layers) over the stream state.hidden holds.
+  // [first_layer, n_layers) over the stream state.hidden holds; read_rows as forward_from's.
   void run(const Batch& batch, const SequenceCaches& caches, RunState& state,
-           const ForwardObserver* observer, int first_layer, int n_layers) const;
+           const ForwardObserver* observer, int first_layer, int n_layers,
+           std::span<const int> read_rows = {}) const;
   void embed(const Batch& batch, float* hidden) const;
   // state.sublayer = attention of layer `layer` over `input` (rows, d_model).
   void attention(int layer, const float* input, const Batch& batch, const SequenceCaches& caches,
@@ -397,7 +403,7 @@ class Transformer {
   void attend(int layer, std::span<const SequenceKeys> keys, bool cross, const Batch& batch,
               const Linear& output, RunState& state, const ForwardObserver* observer) const;
   // output (rows, d_model) = feed-forward of layer `layer` over `input` (rows, d_model).
-  void feed_forward(int layer, const float* input, const Batch& batch, RunState& state,
+  void feed_forward(int layer, const float* input, int rows, RowKind kind, RunState& state,
                     float* output) const;
 
   ArchSpec spec_;

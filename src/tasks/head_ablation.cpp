@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "src/kernels/ops.h"
 #include "src/kernels/thread_pool.h"
@@ -32,33 +33,38 @@ std::vector<std::pair<std::size_t, std::size_t>> batch_ranges(std::span<const Ab
   return ranges;
 }
 
-// The NLL sum of the batch's scored tokens, from the hidden states the last pass left in `state`.
-double scored_nll_sum(const Model& model, std::span<const AblationInput> inputs, const Batch& batch,
-                      RunState& state, std::vector<float>& logits) {
-  const int vocab = model.spec().vocab_size;
-  struct Scored {
-    int row;
-    int target;
-  };
-  std::vector<Scored> scored;
+// The batch's scored tokens: their rows (ascending: inputs in order, each one's positions
+// ascending) and the tokens they are scored against.
+struct ScoredTokens {
+  std::vector<int> rows;
+  std::vector<int> targets;
+};
+
+ScoredTokens scored_tokens(std::span<const AblationInput> inputs, const Batch& batch) {
+  ScoredTokens scored;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     for (std::size_t k = 0; k < inputs[i].scored_positions.size(); ++k) {
-      scored.push_back(
-          {batch.sequences[i].row + inputs[i].scored_positions[k], inputs[i].targets[k]});
+      scored.rows.push_back(batch.sequences[i].row + inputs[i].scored_positions[k]);
+      scored.targets.push_back(inputs[i].targets[k]);
     }
   }
+  return scored;
+}
+
+// The NLL sum of the scored tokens, whose hidden states the last pass left in `rows` of
+// state.hidden.
+double scored_nll_sum(const Model& model, const ScoredTokens& scored, std::span<const int> rows,
+                      RunState& state, std::vector<float>& logits) {
+  const int vocab = model.spec().vocab_size;
   double sum = 0;
-  std::vector<int> rows;
   std::vector<double> nll(kLogitRows);
-  for (std::size_t first = 0; first < scored.size(); first += kLogitRows) {
-    const std::size_t count = std::min<std::size_t>(kLogitRows, scored.size() - first);
-    rows.clear();
-    for (std::size_t i = first; i < first + count; ++i) rows.push_back(scored[i].row);
-    model.transformer->compute_logits(state, rows, logits.data());
+  for (std::size_t first = 0; first < rows.size(); first += kLogitRows) {
+    const std::size_t count = std::min<std::size_t>(kLogitRows, rows.size() - first);
+    model.transformer->compute_logits(state, rows.subspan(first, count), logits.data());
     // A small model's pass costs little beside these sums over its vocabulary: one row a task.
     thread_pool().run(int(count), [&](int i) {
       const float* row = logits.data() + std::size_t(i) * vocab;
-      nll[i] = log_sum_exp(row, vocab) - row[scored[first + i].target];
+      nll[i] = log_sum_exp(row, vocab) - row[scored.targets[first + i]];
     });
     for (std::size_t i = 0; i < count; ++i) sum += nll[i];
   }
@@ -257,7 +263,12 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
     fill_batch(batch, first, end);
     transformer.forward(batch, cache, state, entering.keeping());
     const int rows = batch.rows();
-    result.baseline_nll_sum += scored_nll_sum(model, part, batch, state, logits);
+    const ScoredTokens scored = scored_tokens(part, batch);
+    result.baseline_nll_sum += scored_nll_sum(model, scored, scored.rows, state, logits);
+    // An ablation's pass carries only the scored rows past the last block's attention, to the
+    // front of state.hidden.
+    std::vector<int> front(scored.rows.size());
+    std::iota(front.begin(), front.end(), 0);
     result.blocks_run += long(n_layers) * rows;
     for (const AblationInput& input : part) result.n_scored += long(input.scored_positions.size());
     for (int layer : heads.layers) {
@@ -266,8 +277,8 @@ AblationResult ablate_heads(const Model& model, std::span<const AblationInput> i
         for (const bool mean : {false, true}) {
           ablated.choose(result, spec, mean);
           entering.restore(layer, rows, state);
-          transformer.forward_from(layer, batch, cache, state, &ablating);
-          ablated_sum(result, ablated) += scored_nll_sum(model, part, batch, state, logits);
+          transformer.forward_from(layer, batch, cache, state, &ablating, scored.rows);
+          ablated_sum(result, ablated) += scored_nll_sum(model, scored, front, state, logits);
           result.blocks_run += long(n_layers - layer) * rows;
         }
       }
@@ -330,7 +341,8 @@ EncoderDecoderAblation ablate_encoder_decoder_heads(
     result.blocks_run += long(decoder_spec.n_layer - std::max(first_layer, 0)) * target.rows();
   };
   const auto nll_sum = [&](const TranslationAblationInput& input) {
-    return scored_nll_sum(model, std::span(&input.decoder, 1), target, decoder_state, logits);
+    const ScoredTokens scored = scored_tokens(std::span(&input.decoder, 1), target);
+    return scored_nll_sum(model, scored, scored.rows, decoder_state, logits);
   };
 
   // Pass 1: mu of each kind of head.
