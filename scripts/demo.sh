@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+scripts/build.sh --attn-only
 build/attn generate -p "The jury said that the city" -n 48 --temp 0.8 --top-k 40 --seed 1

@@ -6,17 +6,19 @@
 #   scripts/test-sanitize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --test
+source scripts/stage.sh
+stage install scripts/install-deps.sh --test
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Release -DATTN_SANITIZE=ON \
   -DATTN_FUZZ=ON >/dev/null
-cmake --build build-sanitize -j"$(nproc)"
+stage sanitizer-build cmake --build build-sanitize -j"$(nproc)"
 # Not the tests on the full-size random GPT-2 and BERT (names with "FullSize"): under the
 # sanitizers they run the code of the tiny-model tests on 100 times the arithmetic, minutes of
 # CI that check nothing new (the GEMM's blocks and edge tiles are Gemm.EveryMicroKernel's
 # shapes). scripts/test.sh runs them. Nor the model goldens pinned to each instruction set
 # (ModelGoldensOn.*): they check the numbers of each kernel set, which the sanitizers do not
 # change, and the tests above already run the widest set's code under them.
-(cd build-sanitize && ctest --output-on-failure -j"$(nproc)" -E "FullSize|ModelGoldensOn")
-scripts/fuzz.sh "${FUZZ_SECONDS:-30}" build-sanitize
+stage sanitizer-tests bash -c \
+  'cd build-sanitize && ctest --output-on-failure -j"$(nproc)" -E "FullSize|ModelGoldensOn"'
+stage fuzzers scripts/fuzz.sh "${FUZZ_SECONDS:-30}" build-sanitize

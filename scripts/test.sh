@@ -3,7 +3,7 @@
 # ../shared (the goldens) skip with a message when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --test
-scripts/build.sh
-cd build
-ctest --output-on-failure -j"$(nproc)"
+source scripts/stage.sh
+stage install scripts/install-deps.sh --test
+stage build scripts/build.sh
+stage tests bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
