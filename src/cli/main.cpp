@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -253,18 +254,30 @@ std::vector<CLI::Option*> add_chat_format_options(CLI::App& command, ChatFormatO
   };
 }
 
+// The models the repository ships: where `cmake --install` put them beside the executable
+// (PREFIX/bin/attn, PREFIX/share/attn/models), else in the source tree attn was built from.
+std::filesystem::path shipped_models_dir() {
+  std::error_code error;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = executable.parent_path().parent_path() / "share" / "attn" / "models";
+    if (std::filesystem::is_directory(installed, error)) return installed;
+  }
+  return ATTN_MODELS_DIR;
+}
+
 // -m, -t, -v, -q: on every subcommand.
-// default_model: a folder of the repository's models/, or nullptr to require -m.
+// default_model: a folder of the shipped models/, or nullptr to require -m.
 void add_common_options(CLI::App& command, CommonOptions& common, const char* default_model) {
   CLI::Option* model = command.add_option(
       "-m,--model", common.model_dir,
       std::string("Hugging Face model folder, or a model id (ORG/NAME) already in the Hugging Face "
                   "cache") +
-          (default_model ? std::string(" (default: the repository's models/") + default_model + ")"
+          (default_model ? std::string(" (default: the shipped models/") + default_model + ")"
                          : std::string()));
   model->type_name("PATH");
   if (default_model) {
-    common.model_dir = std::filesystem::path(ATTN_MODELS_DIR) / default_model;
+    common.model_dir = shipped_models_dir() / default_model;
   } else {
     model->required();
   }
