@@ -245,11 +245,9 @@ void activation_forward(float* x, long n, Activation activation) {
 
 void softmax_row(float* x, int n) {
   const float max = *std::max_element(x, x + n);
+  exp_of_differences(x, n, max);
   float sum = 0;
-  for (int i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - max);
-    sum += x[i];
-  }
+  for (int i = 0; i < n; ++i) sum += x[i];
   const float inv_sum = 1.0f / sum;
   for (int i = 0; i < n; ++i) x[i] *= inv_sum;
 }

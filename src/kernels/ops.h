@@ -116,6 +116,8 @@ void softmax_row(float* x, int n);
 // exp in float (within an ulp; double's costs several times as much per vocabulary entry), the
 // sum in double. A token's NLL is log_sum_exp - its logit.
 double log_sum_exp(const float* x, int n);
+// x[i] = exp(x[i] - shift) for finite x[i] (softmax_row's exponentials), each within an ulp.
+void exp_of_differences(float* x, int n, float shift);
 
 // x (n) = cap tanh(x / cap): Gemma-2's soft-capping of attention scores and logits.
 void soft_cap(float* x, long n, float cap);
