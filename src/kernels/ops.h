@@ -112,11 +112,14 @@ void activation_range(float* x, long n, Activation activation);
 // Softmax of one row in place over its first n entries (n >= 1).
 void softmax_row(float* x, int n);
 
+// Both below take their exponentials from glibc's vectorized expf (libmvec): within 3 ulps of
+// the correctly rounded value, 2.2e-7 relative (measured over [-87, 0] against exp in double).
+//
 // log(sum of exp(x[i])) over a row of logits (n >= 1): max + log(sum of exp(x[i] - max)), each
-// exp in float (within an ulp; double's costs several times as much per vocabulary entry), the
-// sum in double. A token's NLL is log_sum_exp - its logit.
+// exp in float (double's costs several times as much per vocabulary entry), the sum in double.
+// A token's NLL is log_sum_exp - its logit.
 double log_sum_exp(const float* x, int n);
-// x[i] = exp(x[i] - shift) for finite x[i] (softmax_row's exponentials), each within an ulp.
+// x[i] = exp(x[i] - shift) for finite x[i] (softmax_row's exponentials).
 void exp_of_differences(float* x, int n, float shift);
 
 // x (n) = cap tanh(x / cap): Gemma-2's soft-capping of attention scores and logits.
