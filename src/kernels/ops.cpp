@@ -212,26 +212,36 @@ void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
     if (y != x) std::copy_n(x, long(rows) * d, y);
     return;
   }
-  for (int r = 0; r < rows; ++r) {
-    const float* row = x + long(r) * d;
-    float* out = y + long(r) * d;
-    // Accumulate in double: d can be thousands, and HF's float32 norms are the reference.
-    double mean = 0;
-    if (norm.kind == NormKind::kLayerNorm) {
-      for (int i = 0; i < d; ++i) mean += row[i];
-      mean /= d;
+  // Rows in chunks across the pool: alone, the norms of a pass over many rows were the serial
+  // part of it.
+  constexpr int kChunkRows = 16;
+  const int chunks = std::min(thread_pool().size(), (rows + kChunkRows - 1) / kChunkRows);
+  thread_pool().run(chunks, [&](int chunk) {
+    for (int r = rows * chunk / chunks; r < rows * (chunk + 1) / chunks; ++r) {
+      const float* row = x + long(r) * d;
+      float* out = y + long(r) * d;
+      // Accumulate in double: d can be thousands, and HF's float32 norms are the reference. In
+      // vector lanes: the order of a double sum of d floats moves the float results it gives
+      // by less than their rounding.
+      double mean = 0;
+      if (norm.kind == NormKind::kLayerNorm) {
+#pragma omp simd reduction(+ : mean)
+        for (int i = 0; i < d; ++i) mean += row[i];
+        mean /= d;
+      }
+      double squares = 0;
+#pragma omp simd reduction(+ : squares)
+      for (int i = 0; i < d; ++i) squares += (row[i] - mean) * (row[i] - mean);
+      const float inv_std = float(1.0 / std::sqrt(squares / d + norm.eps));
+      const float mean_f = float(mean);
+      if (norm.bias) {
+        for (int i = 0; i < d; ++i)
+          out[i] = (row[i] - mean_f) * inv_std * norm.weight[i] + norm.bias[i];
+      } else {
+        for (int i = 0; i < d; ++i) out[i] = (row[i] - mean_f) * inv_std * norm.weight[i];
+      }
     }
-    double squares = 0;
-    for (int i = 0; i < d; ++i) squares += (row[i] - mean) * (row[i] - mean);
-    const float inv_std = float(1.0 / std::sqrt(squares / d + norm.eps));
-    const float mean_f = float(mean);
-    if (norm.bias) {
-      for (int i = 0; i < d; ++i)
-        out[i] = (row[i] - mean_f) * inv_std * norm.weight[i] + norm.bias[i];
-    } else {
-      for (int i = 0; i < d; ++i) out[i] = (row[i] - mean_f) * inv_std * norm.weight[i];
-    }
-  }
+  });
 }
 
 void activation_forward(float* x, long n, Activation activation) {
@@ -244,9 +254,13 @@ void activation_forward(float* x, long n, Activation activation) {
 }
 
 void softmax_row(float* x, int n) {
-  const float max = *std::max_element(x, x + n);
+  float max = x[0];
+#pragma omp simd reduction(max : max)
+  for (int i = 1; i < n; ++i) max = std::max(max, x[i]);
   exp_of_differences(x, n, max);
+  // In vector lanes: a sum in order waits on each add.
   float sum = 0;
+#pragma omp simd reduction(+ : sum)
   for (int i = 0; i < n; ++i) sum += x[i];
   const float inv_sum = 1.0f / sum;
   for (int i = 0; i < n; ++i) x[i] *= inv_sum;
