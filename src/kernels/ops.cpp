@@ -221,8 +221,9 @@ void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
       const float* row = x + long(r) * d;
       float* out = y + long(r) * d;
       // Accumulate in double: d can be thousands, and HF's float32 norms are the reference. In
-      // vector lanes: the order of a double sum of d floats moves the float results it gives
-      // by less than their rounding.
+      // vector lanes: the order of a double sum of d floats changes a float result it gives
+      // only where that result lies within a hair of a rounding boundary, and then by its last
+      // bit.
       double mean = 0;
       if (norm.kind == NormKind::kLayerNorm) {
 #pragma omp simd reduction(+ : mean)
