@@ -256,14 +256,18 @@ std::vector<CLI::Option*> add_chat_format_options(CLI::App& command, ChatFormatO
 
 // The models the repository ships: where `cmake --install` put them beside the executable
 // (PREFIX/bin/attn, PREFIX/share/attn/models), else in the source tree attn was built from.
-std::filesystem::path shipped_models_dir() {
-  std::error_code error;
-  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const auto installed = executable.parent_path().parent_path() / "share" / "attn" / "models";
-    if (std::filesystem::is_directory(installed, error)) return installed;
-  }
-  return ATTN_MODELS_DIR;
+// Looked up once, though every subcommand registers its default.
+const std::filesystem::path& shipped_models_dir() {
+  static const std::filesystem::path dir = [] {
+    std::error_code error;
+    const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (!error) {
+      const auto installed = executable.parent_path().parent_path() / "share" / "attn" / "models";
+      if (std::filesystem::is_directory(installed, error)) return installed;
+    }
+    return std::filesystem::path(ATTN_MODELS_DIR);
+  }();
+  return dir;
 }
 
 // -m, -t, -v, -q: on every subcommand.

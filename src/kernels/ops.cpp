@@ -61,6 +61,10 @@ const std::vector<Linear>& merge_adjacent_slices(std::span<const LinearOutput> o
   return merged;
 }
 
+// Elements of an element-wise pass (an activation, a norm) per thread: below this, handing work
+// to another thread costs more than it saves.
+constexpr long kElementwiseChunk = 16384;
+
 // Bytes of weights in a chunk that separate rows pass over one after another: they stay in L2
 // (512 KiB and up) between the rows, so that each weight comes from memory once for all rows.
 constexpr long kChunkBytes = 128 * 1024;
@@ -213,9 +217,10 @@ void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
     return;
   }
   // Rows in chunks across the pool: alone, the norms of a pass over many rows were the serial
-  // part of it.
-  constexpr int kChunkRows = 16;
-  const int chunks = std::min(thread_pool().size(), (rows + kChunkRows - 1) / kChunkRows);
+  // part of it. A decode step's norms stay on the calling thread.
+  const long elements = long(rows) * d;
+  const int chunks = int(
+      std::min<long>(thread_pool().size(), (elements + kElementwiseChunk - 1) / kElementwiseChunk));
   thread_pool().run(chunks, [&](int chunk) {
     for (int r = rows * chunk / chunks; r < rows * (chunk + 1) / chunks; ++r) {
       const float* row = x + long(r) * d;
@@ -246,8 +251,8 @@ void norm_forward(float* y, const float* x, int rows, int d, const Norm& norm) {
 }
 
 void activation_forward(float* x, long n, Activation activation) {
-  constexpr long kChunk = 16384;  // below this, threads cost more than they save
-  const int chunks = int(std::min<long>(thread_pool().size(), (n + kChunk - 1) / kChunk));
+  const int chunks =
+      int(std::min<long>(thread_pool().size(), (n + kElementwiseChunk - 1) / kElementwiseChunk));
   thread_pool().run(chunks, [&](int chunk) {
     const long begin = n * chunk / chunks, end = n * (chunk + 1) / chunks;
     activation_range(x + begin, end - begin, activation);
