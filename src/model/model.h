@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -29,6 +30,12 @@ namespace attn {
 // input width is a multiple of 32) and leave everything else as the file has it, except that
 // with q4_0 the output head (the matrix that gives the logits) is q8_0.
 struct ModelParts;
+
+// A block of weights made at load (converted, repacked), from std::aligned_alloc.
+struct FreeStorage {
+  void operator()(float* storage) const { std::free(storage); }
+};
+using LoadedStorage = std::unique_ptr<float[], FreeStorage>;
 
 class TensorSource {
  public:
@@ -76,7 +83,7 @@ class TensorSource {
   // Elements of every tensor used so far, each counted once (tied weights are one tensor).
   int64_t parameter_count() const;
   // Buffers of repacked and converted weights, which must live as long as the model.
-  std::deque<std::unique_ptr<float[]>> take_repacked() { return std::move(repacked_); }
+  std::deque<LoadedStorage> take_repacked() { return std::move(repacked_); }
   // The storage of every packed panel (pack_matrices), or null.
   std::shared_ptr<std::byte> take_panels() { return std::move(panels_storage_); }
 
@@ -104,12 +111,12 @@ class TensorSource {
   std::vector<std::string> prefixes_;
   std::optional<WeightType> dtype_;
   std::set<std::string> used_;
-  std::deque<std::unique_ptr<float[]>> repacked_;
+  std::deque<LoadedStorage> repacked_;
   std::shared_ptr<std::byte> panels_storage_;
   // Each allocate()d block, by its first byte: its size and its entry of repacked_.
   struct Allocation {
     std::size_t bytes;
-    std::unique_ptr<float[]>* storage;
+    LoadedStorage* storage;
   };
   std::map<const std::byte*, Allocation> allocations_;
   // The allocation `data` lies in, or nullptr.
@@ -232,7 +239,7 @@ struct Model {
   std::string model_type;               // config.json model_type ("gpt2", "bert", "llama", ...)
   std::string architecture;             // config.json architectures[0], when given
   std::unique_ptr<Checkpoint> weights;  // the weight files, mapped
-  std::deque<std::unique_ptr<float[]>> repacked_weights;  // weights rearranged or converted at load
+  std::deque<LoadedStorage> repacked_weights;  // weights rearranged or converted at load
   std::shared_ptr<std::byte>
       packed_panels;  // the encoder's f32 matrices packed for the GEMM, or null
   // The model, or an encoder-decoder's decoder (whose layers then have cross-attention).
