@@ -94,7 +94,8 @@ void pack_bf16_panels(const Bf16GemmKernels& kernels, uint32_t* panels, const Li
 // product); rounding each tile as it is multiplied would redo it for every panel. The panels of
 // pairs are packed from the weights as stored.
 void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, const float* a,
-                       long a_stride, int rows, const Linear& b, int begin, int end) {
+                       long a_stride, int rows, const Linear& b, int begin, int end,
+                       std::optional<Activation> activation) {
   const int tile_rows = kernels.tile_rows, tile_columns = kernels.tile_columns;
   // Each thread keeps its own between calls: a depth block of A rounded to pairs of bf16,
   // (rows, pairs); the packed panels of a block of B, (panels, pairs, tile_columns); an edge
@@ -129,6 +130,7 @@ void gemm_bf16_columns(const Bf16GemmKernels& kernels, float* c, long c_stride, 
                                             pairs, block_panels + panel * panel_stride, pairs,
                                             height);
                     });
+      if (k0 + depth == b.in) finish_columns(c, c_stride, rows, block, block_width, activation);
     }
   }
 }
@@ -155,9 +157,10 @@ void pack_bf16_weight_panels(const Bf16GemmKernels& kernels, uint32_t* panels, c
 }
 
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
-                  long a_stride, int rows, const Linear& b, int begin, int end) {
+                  long a_stride, int rows, const Linear& b, int begin, int end,
+                  std::optional<Activation> activation) {
   if (b.type == WeightType::kBF16 && b.bf16_products && kernels.bf16) {
-    gemm_bf16_columns(*kernels.bf16, c, c_stride, a, a_stride, rows, b, begin, end);
+    gemm_bf16_columns(*kernels.bf16, c, c_stride, a, a_stride, rows, b, begin, end, activation);
     return;
   }
   const int tile_rows = kernels.tile_rows, tile_columns = kernels.tile_columns;
@@ -180,6 +183,7 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
                                     panel + long(k0) * tile_columns, depth, height);
             });
       }
+      finish_columns(c, c_stride, rows, j, std::min(tile_columns, end - j), activation);
     }
     return;
   }
@@ -195,6 +199,7 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
                       kernels.multiply_tile(c_tile, c_tile_stride, a + i0 * a_stride + k0, a_stride,
                                             panels.data() + panel * panel_size, depth, height);
                     });
+      if (k0 + depth == b.in) finish_columns(c, c_stride, rows, block, block_width, activation);
     }
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "src/kernels/ops.h"
@@ -124,8 +125,10 @@ void pack_bf16_weight_panels(const Bf16GemmKernels& kernels, uint32_t* panels, c
 // row-major with the given row strides; c's columns are numbered as B's (c + j is column j). A B
 // packed at load (Linear::panels) is read from its panels, with the sums of packing at the call,
 // bit for bit; it must have been packed for `kernels` (for kernels.bf16, with bf16 products), and
-// `begin` must be a multiple of tile_columns, else std::logic_error.
+// `begin` must be a multiple of tile_columns, else std::logic_error. With an activation, c's
+// columns [begin, end) are then activation(c), applied as the epilogue (gemm_tiles.h).
 void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const float* a,
-                  long a_stride, int rows, const Linear& b, int begin, int end);
+                  long a_stride, int rows, const Linear& b, int begin, int end,
+                  std::optional<Activation> activation = std::nullopt);
 
 }  // namespace attn

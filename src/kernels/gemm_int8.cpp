@@ -80,7 +80,8 @@ QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int 
 }
 
 void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_stride,
-                            const QuantizedRows& a, const Linear& b, int begin, int end) {
+                            const QuantizedRows& a, const Linear& b, int begin, int end,
+                            std::optional<Activation> activation) {
   if (!is_block_type(b.type) || b.in_out_layout) {
     throw Error("quantized_gemm_columns: weights not of a block type stored [out, in]");
   }
@@ -110,6 +111,7 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
                             panel + first_block * block_bytes, depth_blocks, height);
                       });
       }
+      finish_columns(c, c_stride, a.rows, j, std::min(tile_columns, end - j), activation);
     }
     return;
   }
@@ -128,6 +130,9 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
                           a.scales + long(i0) * n_blocks + first_block, n_blocks,
                           panels.data() + panel * panel_bytes, depth_blocks, height);
                     });
+      if (first_block + depth_blocks == n_blocks) {
+        finish_columns(c, c_stride, a.rows, block, block_width, activation);
+      }
     }
   }
 }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "src/kernels/ops.h"
@@ -108,8 +109,11 @@ QuantizedRows quantize_rows(const Int8GemmKernels& kernels, const float* a, int 
 // (stored [out, in]; its bias is not used here). c is row-major, rows c_stride apart; its columns
 // are numbered as B's (c + j is column j). A B packed at load (Linear::panels) is read from its
 // panels, with the sums of packing at the call, bit for bit; it must have been packed for
-// `kernels`, and `begin` must be a multiple of tile_columns, else std::logic_error.
+// `kernels`, and `begin` must be a multiple of tile_columns, else std::logic_error. With an
+// activation, c's columns [begin, end) are then activation(c), applied as the epilogue
+// (gemm_tiles.h).
 void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_stride,
-                            const QuantizedRows& a, const Linear& b, int begin, int end);
+                            const QuantizedRows& a, const Linear& b, int begin, int end,
+                            std::optional<Activation> activation = std::nullopt);
 
 }  // namespace attn

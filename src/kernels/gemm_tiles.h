@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -38,6 +39,15 @@ void for_each_tile(float* c, long c_stride, int rows, int first, int width, int 
       }
     }
   }
+}
+
+// The GEMM's epilogue: once columns [first, first + width) of C's rows hold their whole sums,
+// c = activation(c) over them, while they are still in this core's cache (a panel's columns just
+// after its last depth block; a block's, after the last depth block of the product).
+inline void finish_columns(float* c, long c_stride, int rows, int first, int width,
+                           std::optional<Activation> activation) {
+  if (!activation) return;
+  for (int r = 0; r < rows; ++r) activation_range(c + r * c_stride + first, width, *activation);
 }
 
 // Whether the product of b's columns from `begin` reads b's packed panels (Linear::panels). A

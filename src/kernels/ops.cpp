@@ -164,24 +164,32 @@ void linear_forward_shared_input(std::span<const LinearOutput> outputs, const fl
   });
   const bool any_packed = std::any_of(outputs.begin(), outputs.end(),
                                       [](const LinearOutput& o) { return o.linear->panels; });
-  if (separate && all_in_out && !any_packed) {
-    separate_rows_in_out(outputs, x, rows);
-  } else if (separate && all_out_in && !any_packed) {
-    separate_rows_out_in(outputs, x, rows);
+  if (separate && (all_in_out || all_out_in) && !any_packed) {
+    if (all_in_out) {
+      separate_rows_in_out(outputs, x, rows);
+    } else {
+      separate_rows_out_in(outputs, x, rows);
+    }
+    for (const LinearOutput& output : outputs) {
+      if (output.activation) {
+        activation_forward(output.y, long(rows) * output.linear->out, *output.activation);
+      }
+    }
   } else {
     for (const LinearOutput& output : outputs) {
-      linear_forward(output.y, x, rows, *output.linear, kind);
+      linear_forward(output.y, x, rows, *output.linear, kind, output.activation);
     }
   }
 }
 
-void linear_forward(float* y, const float* x, int rows, const Linear& linear, RowKind kind) {
+void linear_forward(float* y, const float* x, int rows, const Linear& linear, RowKind kind,
+                    std::optional<Activation> activation) {
   const int in = linear.in;
   const int out = linear.out;
   // Packed weights (Linear::panels) go through the GEMM whatever the rows: their stored copy
   // has been let go. Each row's sums are the same there whatever rows share the product.
   if ((rows == 1 || kind == RowKind::kSeparate) && !linear.panels) {
-    const LinearOutput output{.linear = &linear, .y = y};
+    const LinearOutput output{.linear = &linear, .y = y, .activation = activation};
     linear_forward_shared_input(std::span(&output, 1), x, rows, RowKind::kSeparate);
     return;
   }
@@ -204,9 +212,9 @@ void linear_forward(float* y, const float* x, int rows, const Linear& linear, Ro
       }
     }
     if (in_integers) {
-      quantized_gemm_columns(int8_kernels, y, out, quantized, linear, begin, end);
+      quantized_gemm_columns(int8_kernels, y, out, quantized, linear, begin, end, activation);
     } else {
-      gemm_columns(kernels, y, out, x, in, rows, linear, begin, end);
+      gemm_columns(kernels, y, out, x, in, rows, linear, begin, end, activation);
     }
   });
 }

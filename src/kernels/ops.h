@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 
 #include "src/kernels/weight_type.h"
@@ -84,14 +85,18 @@ enum class Activation { kGeluTanh, kGeluErf, kSilu, kRelu };
 // (in chunks that stay in cache while every row passes over them).
 enum class RowKind { kTokens, kSeparate };
 
-// y (rows, out) = x (rows, in) . W + b
+// y (rows, out) = x (rows, in) . W + b, then activation(y) when one is given. Over many rows the
+// activation is the GEMM's epilogue: each thread applies it to the block of columns it has just
+// computed, while they are in its cache, instead of a pass over y afterwards.
 void linear_forward(float* y, const float* x, int rows, const Linear& linear,
-                    RowKind kind = RowKind::kTokens);
+                    RowKind kind = RowKind::kTokens,
+                    std::optional<Activation> activation = std::nullopt);
 
-// One map's output: y (rows, linear->out).
+// One map's output: y (rows, linear->out), followed by `activation` if it has one.
 struct LinearOutput {
   const Linear* linear;
   float* y;
+  std::optional<Activation> activation = std::nullopt;
 };
 
 // Several maps of the same input x (rows, in), e.g. a layer's query, key and value: one row

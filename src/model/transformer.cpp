@@ -192,14 +192,13 @@ void Transformer::feed_forward(int layer, const float* input, int rows, RowKind 
   const FeedForwardWeights& w = weights_.layers[layer].ffn;
   const long n = long(rows) * spec_.d_ff;
   if (spec_.gated_ffn) {
-    const LinearOutput projections[] = {{.linear = &*w.gate, .y = state.ffn_gate.data()},
-                                        {.linear = &w.up, .y = state.ffn.data()}};
+    const LinearOutput projections[] = {
+        {.linear = &*w.gate, .y = state.ffn_gate.data(), .activation = spec_.activation},
+        {.linear = &w.up, .y = state.ffn.data()}};
     linear_forward_shared_input(projections, input, rows, kind);
-    activation_forward(state.ffn_gate.data(), n, spec_.activation);
     multiply_in_place(state.ffn.data(), state.ffn_gate.data(), n);
   } else {
-    linear_forward(state.ffn.data(), input, rows, w.up, kind);
-    activation_forward(state.ffn.data(), n, spec_.activation);
+    linear_forward(state.ffn.data(), input, rows, w.up, kind, spec_.activation);
   }
   linear_forward(output, state.ffn.data(), rows, w.down, kind);
 }
@@ -419,8 +418,7 @@ void Transformer::compute_logits(RunState& state, std::span<const int> rows, flo
     const HeadTransform& transform = *head.transform;
     const int width = transform.dense.out;
     float* transformed = width == d ? state.sublayer.data() : state.embedding.data();
-    linear_forward(transformed, gathered, n, transform.dense, kind);
-    activation_forward(transformed, long(n) * width, transform.activation);
+    linear_forward(transformed, gathered, n, transform.dense, kind, transform.activation);
     norm_forward(transformed, transformed, n, width, transform.norm);
     head_input = transformed;
   }
