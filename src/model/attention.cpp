@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "src/kernels/gemm.h"
@@ -128,6 +130,118 @@ void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys,
     const long scores_per_head = captured ? long(seq.length) * n_keys : state.scores_per_head;
     if (captured) state.captured_scores.resize(std::size_t(spec_.n_head) * scores_per_head);
     float* const all_scores = captured ? state.captured_scores.data() : state.scores.data();
+    // Keys [first, end) of the sequence's n keys that a query at `position` sees: the causal
+    // mask ends them at the query's own key; a window starts them window - 1 keys before it (a
+    // decoder) or keeps them within window / 2 on either side (an encoder).
+    auto visible_keys = [&](int position, int n) {
+      const int own_key = position - dropped;
+      int first = 0, end = causal ? own_key + 1 : n;
+      if (window > 0) {
+        first = std::max(0, causal ? own_key - window + 1 : own_key - window / 2);
+        if (!causal) end = std::min(n, own_key + window / 2 + 1);
+      }
+      return std::pair{first, end};
+    };
+    // row (count scores, of keys [begin, begin + count)) += head h's position biases for a query
+    // at `position`.
+    auto add_position_biases = [&](float* row, int h, int position, int begin, int count) {
+      if (alibi) {
+        // BLOOM adds slope * key position rather than -slope * distance: the two differ by a
+        // constant per row, which the softmax removes.
+        const float slope = positions_.alibi_slopes[h];
+        for (int j = 0; j < count; ++j) row[j] += slope * float(dropped + begin + j);
+      }
+      if (relative) {
+        // Key j of a query at `position`: offset dropped + j - position.
+        const int* buckets =
+            state.offset_buckets.data() + (state.max_context - 1) - position + dropped + begin;
+        for (int j = 0; j < count; ++j) row[j] += relative->table[buckets[j] * spec_.n_head + h];
+      }
+    };
+    // scores (rows, n) = scale * queries (rows, head_dim; q_dim apart) . keys (n, head_dim;
+    // kv_dim apart)^T, by the GEMM, the keys read in place as an [out, in] matrix.
+    auto multiply_by_keys = [&](float* scores, const float* query, int rows, const float* keys,
+                                int n) {
+      const Linear key_map{.weight = keys,
+                           .bias = nullptr,
+                           .in = head_dim,
+                           .out = n,
+                           .in_out_layout = false,
+                           .row_stride = kv_dim,
+                           .type = WeightType::kF32};
+      std::fill_n(scores, long(rows) * n, 0.0f);
+      gemm_columns(gemm, scores, n, query, q_dim, rows, key_map, 0, n);
+      for (long j = 0; j < long(rows) * n; ++j) scores[j] *= scale;
+    };
+    // context (rows, head_dim; q_dim apart) += scores (rows, n) . values (n, head_dim; kv_dim
+    // apart), by the GEMM, the values read in place as an [in, out] matrix.
+    auto add_values = [&](float* context, const float* scores, int rows, const float* values,
+                          int n) {
+      const Linear value_map{.weight = values,
+                             .bias = nullptr,
+                             .in = n,
+                             .out = head_dim,
+                             .in_out_layout = true,
+                             .row_stride = kv_dim,
+                             .type = WeightType::kF32};
+      gemm_columns(gemm, context, q_dim, scores, n, rows, value_map, 0, head_dim);
+    };
+    // Head h's context for a tile of `rows` queries (the first at `position`) over n keys, more
+    // than state.key_block (kKeyBlock): the keys go in blocks of that many with the softmax
+    // computed online (as FlashAttention does), so the scores held are (rows, key_block) however
+    // long the sequence. Each row keeps the running max of its scores and the sum of their
+    // exponentials from it; when the max grows, what the row has summed so far (that sum and its
+    // context) is scaled by exp(old max - new max); the context is divided by the sum at the end.
+    // The result differs from the one-tile softmax's by float rounding only.
+    auto attend_in_key_blocks = [&](int h, int position, int rows, int n, const float* query,
+                                    const float* keys, const float* values, float* scores,
+                                    float* context) {
+      float running_max[kQueryTile], running_sum[kQueryTile];
+      std::fill_n(running_max, rows, -std::numeric_limits<float>::infinity());
+      std::fill_n(running_sum, rows, 0.0f);
+      for (int i = 0; i < rows; ++i) std::fill_n(context + long(i) * q_dim, head_dim, 0.0f);
+      // The keys any query of the tile sees (each bound grows with the position).
+      const int tile_first = visible_keys(position, n).first;
+      const int tile_end = visible_keys(position + rows - 1, n).second;
+      for (int begin = 0; begin < n; begin += state.key_block) {
+        const int count = std::min(state.key_block, n - begin);
+        if (begin + count <= tile_first || begin >= tile_end) continue;
+        multiply_by_keys(scores, query, rows, keys + long(begin) * kv_dim, count);
+        for (int i = 0; i < rows; ++i) {
+          float* row = scores + long(i) * count;
+          const auto [visible_first, visible_end] = visible_keys(position + i, n);
+          const int first = std::clamp(visible_first - begin, 0, count);
+          const int end = std::clamp(visible_end - begin, first, count);
+          std::fill(row, row + first, 0.0f);
+          std::fill(row + end, row + count, 0.0f);
+          if (first == end) continue;
+          add_position_biases(row + first, h, position + i, begin + first, end - first);
+          if (layer_spec.score_softcap > 0) {
+            soft_cap(row + first, end - first, layer_spec.score_softcap);
+          }
+          float block_max = row[first];
+          for (int j = first + 1; j < end; ++j) block_max = std::max(block_max, row[j]);
+          const float new_max = std::max(running_max[i], block_max);
+          exp_of_differences(row + first, end - first, new_max);
+          float block_sum = 0;
+          for (int j = first; j < end; ++j) block_sum += row[j];
+          if (new_max > running_max[i]) {
+            const float shrink = std::exp(running_max[i] - new_max);  // 0 at the first block
+            running_sum[i] *= shrink;
+            float* context_row = context + long(i) * q_dim;
+            for (int k = 0; k < head_dim; ++k) context_row[k] *= shrink;
+            running_max[i] = new_max;
+          }
+          running_sum[i] += block_sum;
+        }
+        add_values(context, scores, rows, values + long(begin) * kv_dim, count);
+      }
+      for (int i = 0; i < rows; ++i) {
+        const float inv_sum = 1.0f / running_sum[i];
+        float* context_row = context + long(i) * q_dim;
+        for (int k = 0; k < head_dim; ++k) context_row[k] *= inv_sum;
+      }
+    };
     thread_pool().run(spec_.n_head, [&](int h) {
       const int kv_head = h / group;
       const float* keys = layer_keys + first_key * kv_dim + kv_head * head_dim;
@@ -139,6 +253,12 @@ void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys,
         const int tile_keys =
             causal && !captured ? std::min(n_keys, seq.n_past + tile + rows - dropped) : n_keys;
         const float* query = state.query.data() + long(seq.row + tile) * q_dim + h * head_dim;
+        float* context = state.context.data() + long(seq.row + tile) * q_dim + h * head_dim;
+        if (rows > 1 && !captured && tile_keys > state.key_block) {
+          attend_in_key_blocks(h, seq.n_past + tile, rows, tile_keys, query, keys, values, scores,
+                               context);
+          continue;
+        }
 
         // scores = scale * Q K^T, heads read in place from the (rows, q_dim) and cache layouts.
         // One query (a decode step) is a matrix-vector product, for which the GEMM's packing
@@ -152,44 +272,13 @@ void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys,
                                tile_keys - skip);
           for (int j = skip; j < tile_keys; ++j) scores[j] *= scale;
         } else {
-          // The keys (tile_keys, head_dim) as an [out, in] matrix.
-          const Linear key_map{.weight = keys,
-                               .bias = nullptr,
-                               .in = head_dim,
-                               .out = tile_keys,
-                               .in_out_layout = false,
-                               .row_stride = kv_dim,
-                               .type = WeightType::kF32};
-          std::fill_n(scores, long(rows) * tile_keys, 0.0f);
-          gemm_columns(gemm, scores, tile_keys, query, q_dim, rows, key_map, 0, tile_keys);
-          for (long j = 0; j < long(rows) * tile_keys; ++j) scores[j] *= scale;
+          multiply_by_keys(scores, query, rows, keys, tile_keys);
         }
         for (int i = 0; i < rows; ++i) {
           float* row = scores + long(i) * tile_keys;
           const int position = seq.n_past + tile + i;  // the query's
-          if (alibi) {
-            // BLOOM adds slope * key position rather than -slope * distance: the two differ by
-            // a constant per row, which the softmax removes.
-            const float slope = positions_.alibi_slopes[h];
-            for (int j = 0; j < tile_keys; ++j) row[j] += slope * float(dropped + j);
-          }
-          if (relative) {
-            // Key j of a query at `position`: offset dropped + j - position.
-            const int* buckets =
-                state.offset_buckets.data() + (state.max_context - 1) - position + dropped;
-            for (int j = 0; j < tile_keys; ++j) {
-              row[j] += relative->table[buckets[j] * spec_.n_head + h];
-            }
-          }
-          // Keys [first, end) are visible: the causal mask ends them at the query's own
-          // position; a window starts them window - 1 keys before it (a decoder) or keeps them
-          // within window / 2 on either side (an encoder).
-          const int own_key = position - dropped;  // the query's own key
-          int first = 0, end = causal ? own_key + 1 : tile_keys;
-          if (window > 0) {
-            first = std::max(0, causal ? own_key - window + 1 : own_key - window / 2);
-            if (!causal) end = std::min(tile_keys, own_key + window / 2 + 1);
-          }
+          add_position_biases(row, h, position, 0, tile_keys);
+          const auto [first, end] = visible_keys(position, tile_keys);
           if (layer_spec.score_softcap > 0) {
             soft_cap(row + first, end - first, layer_spec.score_softcap);  // visible keys only
           }
@@ -198,22 +287,13 @@ void Transformer::attend(int layer, std::span<const SequenceKeys> sequence_keys,
           std::fill(row + end, row + tile_keys, 0.0f);
         }
         // context = scores V, written into this head's columns.
-        float* context = state.context.data() + long(seq.row + tile) * q_dim + h * head_dim;
         if (rows == 1) {
           std::fill_n(context, head_dim, 0.0f);
           f32_kernels.accumulate_rows(context, values + long(skip) * kv_dim, kv_dim, scores + skip,
                                       tile_keys - skip, head_dim);
         } else {
-          // The values (tile_keys, head_dim) as an [in, out] matrix.
-          const Linear value_map{.weight = values,
-                                 .bias = nullptr,
-                                 .in = tile_keys,
-                                 .out = head_dim,
-                                 .in_out_layout = true,
-                                 .row_stride = kv_dim,
-                                 .type = WeightType::kF32};
           for (int i = 0; i < rows; ++i) std::fill_n(context + long(i) * q_dim, head_dim, 0.0f);
-          gemm_columns(gemm, context, q_dim, scores, tile_keys, rows, value_map, 0, head_dim);
+          add_values(context, scores, rows, values, tile_keys);
         }
       }
     });

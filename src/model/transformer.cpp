@@ -99,9 +99,10 @@ bool KVCache::copy_rows_to(KVCache& larger, int rows) const {
   return true;
 }
 
-RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
+RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_, int key_block_)
     : max_rows(max_rows_),
       max_context(max_context_),
+      key_block(key_block_),
       hidden(std::size_t(max_rows_) * spec.d_model),
       embedding(spec.embedding_dim > 0 ? std::size_t(max_rows_) * spec.embedding_dim : 0),
       normed(std::size_t(max_rows_) * spec.d_model),
@@ -114,7 +115,9 @@ RunState::RunState(const ArchSpec& spec, int max_rows_, int max_context_)
                                                            : 0),
       ffn(std::size_t(max_rows_) * spec.d_ff),
       ffn_gate(spec.gated_ffn ? std::size_t(max_rows_) * spec.d_ff : 0),
-      scores_per_head(long(std::min({max_rows_, max_context_, kQueryTile})) * max_context_),
+      scores_per_head(std::max(long(std::min({max_rows_, max_context_, kQueryTile})) *
+                                   std::min(max_context_, key_block_),
+                               long(max_context_))),
       scores(std::size_t(spec.n_head) * scores_per_head) {}
 
 Transformer::Transformer(ArchSpec spec, TransformerWeights weights, PositionScheme positions)

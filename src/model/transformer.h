@@ -244,6 +244,11 @@ struct KVCache {
 // the whole (queries x keys) matrix, which grows as the square of the context, is never held
 // (except when an observer captures it), and a causal tile stops at its last query's own key.
 constexpr int kQueryTile = 64;
+// Over more keys than this, a tile of queries takes its keys in blocks of this many, with the
+// softmax online, so its scores are (tile, kKeyBlock) at most: 128 KiB, which stays in a core's
+// L2. Up to kKeyBlock keys (every encoder of up to 512 positions) there is one block, and the
+// softmax is the plain one.
+constexpr int kKeyBlock = 512;
 
 // Where a sequence's keys and values are, for the attention: a KV cache layer's buffer, whose row 0
 // is cache row first_row, or the cross-attention memory (first_row 0).
@@ -256,9 +261,12 @@ struct SequenceKeys {
 
 // Scratch activations for up to `max_rows` packed rows attending over up to `max_context` keys.
 struct RunState {
-  RunState(const ArchSpec& spec, int max_rows, int max_context);
+  RunState(const ArchSpec& spec, int max_rows, int max_context, int key_block = kKeyBlock);
   int max_rows;
   int max_context;
+  // Keys per block of a tile of queries over more keys than this (kKeyBlock; tests take fewer,
+  // to run the blocks' online softmax on short inputs).
+  int key_block;
   std::vector<float> hidden;  // (max_rows, d_model) residual stream
   // (max_rows, embedding_dim) projected embeddings only (ALBERT): the embeddings before their
   // projection, and the masked-LM head's transform output, which has that width too.
@@ -277,7 +285,8 @@ struct RunState {
   std::vector<float> rotary_cos;  // (n_tables, max_rows, head_dim / 2)
   std::vector<float> rotary_sin;  // (n_tables, max_rows, head_dim / 2)
   // Attention of one tile of queries (kQueryTile), each head's (queries, keys) in its own
-  // slice: a tile has at most min(max_rows, max_context, kQueryTile) queries.
+  // slice: a tile has at most min(max_rows, max_context, kQueryTile) queries and, when it has
+  // more than one, min(max_context, key_block) keys at a time; a lone query has all max_context.
   long scores_per_head;
   std::vector<float> scores;  // (n_head, scores_per_head)
   // Attention of one whole sequence, when an observer captures it: (n_head, queries, keys).
