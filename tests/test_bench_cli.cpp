@@ -302,11 +302,18 @@ TEST(BenchCli, KernelsGiveBandwidthAndEachInstructionSetsPeakGemmAndOneRowRates)
   // peak") and the set.
   std::map<std::pair<std::string, std::string>, double> peaks;
   std::map<std::string, int> gemm_rows, int8_gemm_rows, one_row_rows;
+  std::vector<json> library_rows;
   for (const json& row : rows) {
     const std::string isa = row.at("isa"), test = row.at("test"), unit = row.at("unit"),
                       of = row.at("of");
     const double rate = row.at("rate"), fraction = row.at("fraction");
     EXPECT_GT(rate, 0) << isa << " " << test;
+    if (isa == "openblas" || isa == "onednn") {
+      // A library's row, last: a fraction of the widest set's peak, "avx512 int8 peak".
+      library_rows.push_back(row);
+      continue;
+    }
+    ASSERT_TRUE(library_rows.empty()) << isa << " " << test << ": after a library's row";
     if (test.ends_with(" peak")) {
       EXPECT_EQ(fraction, 1.0);
       EXPECT_EQ(unit, of == "int8 peak" ? "GOP/s" : "GFLOP/s") << isa << " " << test;
@@ -349,6 +356,16 @@ TEST(BenchCli, KernelsGiveBandwidthAndEachInstructionSetsPeakGemmAndOneRowRates)
       EXPECT_EQ(isa, "avx512_bf16");
     }
     EXPECT_TRUE((of == "int8 peak" ? int8_gemm_rows : gemm_rows).contains(isa)) << isa;
+  }
+  for (const json& row : library_rows) {
+    const std::string test = row.at("test"), of = row.at("of");
+    const std::size_t space = of.find(' ');
+    ASSERT_NE(space, std::string::npos) << of;
+    const std::string isa = of.substr(0, space), kind = of.substr(space + 1);
+    ASSERT_TRUE(peaks.contains({kind, isa})) << test << ": of " << of;
+    const double fraction = row.at("fraction"), rate = row.at("rate"), peak = peaks[{kind, isa}];
+    EXPECT_NEAR(fraction, rate / peak, 1e-9 * fraction) << test;
+    EXPECT_TRUE(test.starts_with("gemm ")) << test;
   }
 }
 

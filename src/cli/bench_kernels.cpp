@@ -10,6 +10,9 @@
 // (dot_rows, accumulate_rows) stream weights far larger than the caches, so their rates are in
 // GB/s of weights read, as fractions of the read bandwidth of one core, measured first by a plain
 // sum over a buffer as large (and by all cores, the thread pool's threads each summing a share).
+// Last, the same GEMM shapes through OpenBLAS and oneDNN where they are installed
+// (bench_library_gemm.h), each as a fraction of the widest instruction set's peak of its kind,
+// which the row's "of" names ("avx512 int8 peak").
 // Each figure is the best of -r timings of at least 0.2 s of the calling thread's CPU time (the
 // all-cores read: wall time).
 #include <spdlog/fmt/fmt.h>
@@ -18,11 +21,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "src/cli/bench_library_gemm.h"
 #include "src/cli/commands.h"
 #include "src/io/output_file.h"
 #include "src/kernels/gemm.h"
@@ -67,9 +73,7 @@ double best_rate(int repetitions, const Run& run, double (*clock)() = thread_sec
   return best;
 }
 
-struct Shape {
-  int rows, in, out;
-};
+using Shape = LibraryGemmShape;
 
 // A weight matrix (out, in) of `type`, random in [-1, 1), converted as attn's loader converts.
 std::vector<std::byte> random_weights(WeightType type, const Shape& shape, std::mt19937& random) {
@@ -267,14 +271,22 @@ int run_kernel_bench(const BenchCommand& command) {
   rows.push_back(row("-", fmt::format("read 512 MiB, {} cores", cores), all_cores_bandwidth / 1e9,
                      "GB/s", all_cores_bandwidth / bandwidth, "1-core read"));
 
+  // The widest instruction set's peaks (the last measured) and names, by kind ("f32", "bf16",
+  // "int8"), for the libraries' rows.
+  std::map<std::string, double> widest_peak;
+  std::map<std::string, std::string> widest_name;
   for (const GemmKernels* kernels : runnable_gemm_kernels()) {
     const double peak = best_rate(command.repetitions, [&] { return kernels->peak_loop(1 << 20); });
+    widest_peak["f32"] = widest_peak["bf16"] = peak;
+    widest_name["f32"] = widest_name["bf16"] = kernels->name;
     rows.push_back(row(kernels->name, "multiply-add peak", peak / 1e9, "GFLOP/s", 1.0, "peak"));
     double bf16_peak = peak;  // what the bf16 GEMM rows are fractions of
     if (kernels->bf16) {
       bf16_peak = best_rate(command.repetitions, [&] { return kernels->bf16->peak_loop(1 << 20); });
       rows.push_back(row(kernels->name, "bf16 dot-product peak", bf16_peak / 1e9, "GFLOP/s", 1.0,
                          "bf16 peak"));
+      widest_peak["bf16"] = bf16_peak;
+      widest_name["bf16"] = kernels->name;
     }
     for (WeightType type : float_types) {
       for (const Shape& shape : shapes) {
@@ -298,6 +310,8 @@ int run_kernel_bench(const BenchCommand& command) {
     const double peak = best_rate(command.repetitions, [&] { return kernels->peak_loop(1 << 20); });
     rows.push_back(
         row(kernels->name, "int8 multiply-add peak", peak / 1e9, "GOP/s", 1.0, "int8 peak"));
+    widest_peak["int8"] = peak;
+    widest_name["int8"] = kernels->name;
     for (WeightType type : block_types) {
       for (const Shape& shape : shapes) {
         const RandomLinear b(type, shape, random);
@@ -321,6 +335,16 @@ int run_kernel_bench(const BenchCommand& command) {
                            rate / peak, "int8 peak"));
       }
     }
+  }
+  const RateOf rate_of = [&](const std::function<double()>& run) {
+    return best_rate(command.repetitions, run);
+  };
+  for (const LibraryGemmRate& library : library_gemm_rates(shapes, rate_of)) {
+    // "avx512 int8 peak": the peak of the kind (f32's is "peak" in attn's own rows) of the set.
+    const std::string& kind = library.kind;
+    rows.push_back(row(library.library, library.test, library.rate / 1e9,
+                       kind == "int8" ? "GOP/s" : "GFLOP/s", library.rate / widest_peak[kind],
+                       widest_name[kind] + (kind == "f32" ? " peak" : " " + kind + " peak")));
   }
   write_rows(command, rows);
   return 0;
