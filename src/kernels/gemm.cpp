@@ -183,7 +183,7 @@ void gemm_columns(const GemmKernels& kernels, float* c, long c_stride, const flo
                                     panel + long(k0) * tile_columns, depth, height);
             });
       }
-      finish_columns(c, c_stride, rows, j, std::min(tile_columns, end - j), activation);
+      finish_after_panel(c, c_stride, rows, begin, end, j, tile_columns, kBlockColumns, activation);
     }
     return;
   }

@@ -111,7 +111,8 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
                             panel + first_block * block_bytes, depth_blocks, height);
                       });
       }
-      finish_columns(c, c_stride, a.rows, j, std::min(tile_columns, end - j), activation);
+      finish_after_panel(c, c_stride, a.rows, begin, end, j, tile_columns, kBlockColumns,
+                         activation);
     }
     return;
   }

@@ -50,6 +50,20 @@ inline void finish_columns(float* c, long c_stride, int rows, int first, int wid
   for (int r = 0; r < rows; ++r) activation_range(c + r * c_stride + first, width, *activation);
 }
 
+// The epilogue of a product that completes its columns [begin, end) a panel at a time (weights
+// packed at load): called after the panel from column j, it finishes the columns a block of
+// block_columns at a time, the last block as soon as the last panel is done. (A call per panel
+// of 16 or 32 columns cost more in calls than the epilogue saved.)
+inline void finish_after_panel(float* c, long c_stride, int rows, int begin, int end, int j,
+                               int tile_columns, int block_columns,
+                               std::optional<Activation> activation) {
+  const int done = std::min(j + tile_columns, end);
+  if (done == end || (done - begin) % block_columns == 0) {
+    const int first = done - ((done - begin - 1) % block_columns + 1);
+    finish_columns(c, c_stride, rows, first, done - first, activation);
+  }
+}
+
 // Whether the product of b's columns from `begin` reads b's packed panels (Linear::panels). A
 // packed b is multiplied only by the kernels that packed it (`kernels`), from a column that
 // starts a panel: its stored weights may be gone.
