@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
@@ -199,26 +200,36 @@ std::vector<float> final_hidden(const Transformer& stack, std::span<const int> i
   return hidden;
 }
 
-// A prompt of several tiles gives the same hidden states, bit for bit, in tiles as whole: causal
-// and bidirectional, windows of a decoder (Mistral, Gemma-2) and an encoder (ModernBERT), ALiBi
-// (BLOOM), T5's relative position bias (its encoder).
-TEST(AttentionTiles, EqualTheWholeAttention) {
-  ATTN_REQUIRE_SHARED();
-  const int n = 2 * kQueryTile + 22;
+// Calls check(name, stack, ids) for a prompt of several tiles (kTilesPrompt ids) through the stacks
+// of the attention tests: causal and bidirectional, windows of a decoder (Mistral, Gemma-2) and an
+// encoder (ModernBERT), ALiBi (BLOOM), T5's relative position bias (its encoder).
+constexpr int kTilesPrompt = 2 * kQueryTile + 22;
+void for_each_attention_family(
+    const std::function<void(const char*, const Transformer&, const std::vector<int>&)>& check) {
   for (const char* name :
        {"tiny-llama-brown", "tiny-mistral-swa-random", "tiny-gemma2-random", "tiny-bloom-random",
         "tiny-bert-brown", "tiny-modernbert-random", "tiny-t5-random"}) {
     const auto model = load_model(shared_dir() / "models" / name);
     const Transformer& stack = model->encoder ? *model->encoder : *model->transformer;
-    std::vector<int> ids(n);
-    for (int i = 0; i < n; ++i) ids[i] = 5 + (i * 37) % (stack.spec().vocab_size - 5);
-    const std::vector<float> tiled = final_hidden(stack, ids, false);
-    const std::vector<float> whole = final_hidden(stack, ids, true);
-    ASSERT_EQ(tiled.size(), std::size_t(n) * stack.spec().d_model) << name;
-    for (std::size_t i = 0; i < tiled.size(); ++i) {
-      ASSERT_EQ(tiled[i], whole[i]) << name << ": element " << i;
-    }
+    std::vector<int> ids(kTilesPrompt);
+    for (int i = 0; i < kTilesPrompt; ++i) ids[i] = 5 + (i * 37) % (stack.spec().vocab_size - 5);
+    check(name, stack, ids);
   }
+}
+
+// A prompt of several tiles gives the same hidden states, bit for bit, in tiles as whole.
+TEST(AttentionTiles, EqualTheWholeAttention) {
+  ATTN_REQUIRE_SHARED();
+  for_each_attention_family(
+      [](const char* name, const Transformer& stack, const std::vector<int>& ids) {
+        const int n = int(ids.size());
+        const std::vector<float> tiled = final_hidden(stack, ids, false);
+        const std::vector<float> whole = final_hidden(stack, ids, true);
+        ASSERT_EQ(tiled.size(), std::size_t(n) * stack.spec().d_model) << name;
+        for (std::size_t i = 0; i < tiled.size(); ++i) {
+          ASSERT_EQ(tiled[i], whole[i]) << name << ": element " << i;
+        }
+      });
 }
 
 // Keys in blocks, with the softmax online, give the hidden states of the one-tile softmax to
@@ -226,14 +237,9 @@ TEST(AttentionTiles, EqualTheWholeAttention) {
 // skipped by windows, masked in part by the causal mask).
 TEST(AttentionKeyBlocks, EqualTheWholeAttentionToFloatRounding) {
   ATTN_REQUIRE_SHARED();
-  const int n = 2 * kQueryTile + 22, key_block = 16;
-  for (const char* name :
-       {"tiny-llama-brown", "tiny-mistral-swa-random", "tiny-gemma2-random", "tiny-bloom-random",
-        "tiny-bert-brown", "tiny-modernbert-random", "tiny-t5-random"}) {
-    const auto model = load_model(shared_dir() / "models" / name);
-    const Transformer& stack = model->encoder ? *model->encoder : *model->transformer;
-    std::vector<int> ids(n);
-    for (int i = 0; i < n; ++i) ids[i] = 5 + (i * 37) % (stack.spec().vocab_size - 5);
+  for_each_attention_family([](const char* name, const Transformer& stack,
+                               const std::vector<int>& ids) {
+    const int key_block = 16;
     const std::vector<float> blocked = final_hidden(stack, ids, false, key_block);
     const std::vector<float> whole = final_hidden(stack, ids, true);
     ASSERT_EQ(blocked.size(), whole.size()) << name;
@@ -245,7 +251,7 @@ TEST(AttentionKeyBlocks, EqualTheWholeAttentionToFloatRounding) {
     std::cout << name << ": worst |blocked - whole| " << worst << " of largest " << largest << "\n";
     EXPECT_LE(worst, kKeyBlocksTolerance * largest) << name;
     EXPECT_GT(worst, 0) << name << ": the blocks never ran (their sums differ somewhere)";
-  }
+  });
 }
 
 TEST(AttentionGolden, TinyGpt2Capture) {
