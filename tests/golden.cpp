@@ -53,6 +53,8 @@ std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {
   for (std::string line; std::getline(in, line);) {
     if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
   }
+  // A golden with nothing in it would let every check over its lines pass unrun.
+  if (lines.empty()) throw std::runtime_error(path.string() + ": no lines");
   return lines;
 }
 

@@ -17,7 +17,7 @@ struct NpyArray {
 // A little-endian float32 .npy file (C order).
 NpyArray read_npy(const std::filesystem::path& path);
 
-// One JSON value per non-empty line.
+// One JSON value per non-empty line; a file that cannot be opened or has none throws.
 std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path);
 
 }  // namespace attn::test
