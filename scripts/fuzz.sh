@@ -1,16 +1,32 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses of tests/fuzz (clang, AddressSanitizer, UndefinedBehaviorSanitizer)
-# and runs each for SECONDS (default 60) on a copy of its seed corpus (tests/fuzz/corpus/NAME)
-# with its dictionary (tests/fuzz/NAME.dict), as many at a time as there are cores. Prints,
-# per harness, the executions, the coverage at the end (libFuzzer's cov and ft) and the
-# findings, whose reproducers are kept in BUILD_DIR/fuzz-findings/NAME/. Exits 1 if any
-# harness found anything.
-#   scripts/fuzz.sh [SECONDS] [BUILD_DIR]        (BUILD_DIR default: build-fuzz)
-# Reproduce a finding: BUILD_DIR/tests/fuzz/NAME BUILD_DIR/fuzz-findings/NAME/crash-...
+# and runs each with its dictionary (tests/fuzz/NAME.dict), as many at a time as there are cores.
+# Prints, per harness, the executions, the coverage at the end (libFuzzer's cov and ft) and the
+# findings, whose reproducers are kept in BUILD_DIR/fuzz-findings/NAME/. Exits 1 if any harness
+# found anything.
+#   scripts/fuzz.sh [SECONDS] [BUILD_DIR]          each harness SECONDS (default 60) on a copy of
+#                                                  its seed corpus (CI's smoke run)
+#   scripts/fuzz.sh --total SECONDS [BUILD_DIR]    fuzzing in depth: SECONDS for the whole run,
+#                                                  shared equally among the harnesses, each on its
+#                                                  corpus kept in BUILD_DIR/fuzz-corpus/NAME
+#                                                  (seeded from tests/fuzz/corpus/NAME, and growing
+#                                                  from run to run)
+# BUILD_DIR defaults to build-fuzz. Reproduce a finding: BUILD_DIR/tests/fuzz/NAME
+# BUILD_DIR/fuzz-findings/NAME/crash-...; add it to tests/fuzz/corpus/NAME once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+total=0
+if [ "${1:-}" = --total ]; then
+  total=1
+  shift
+fi
 seconds=${1:-60}
 build=${2:-build-fuzz}
+case $seconds in '' | *[!0-9]*)
+  echo "fuzz.sh: SECONDS must be a whole number, got '$seconds'" >&2
+  exit 2
+  ;;
+esac
 
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTN_SANITIZE=ON \
   -DATTN_FUZZ=ON >/dev/null
@@ -19,12 +35,15 @@ cmake --build "$build" -j"$(nproc)" --target fuzzers
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# One harness: its corpus copied (the repository's stays as it is), its log and findings in
-# $work/NAME/.
+# One harness: its log and findings in $work/NAME/; its corpus a copy of the seeds (the
+# repository's stay as they are) or, with --total, the kept one.
 run_harness() {
   local name=$1 dir=$work/$1
-  mkdir -p "$dir/corpus" "$dir/findings"
-  cp tests/fuzz/corpus/"$name"/* "$dir/corpus/"
+  local corpus=$dir/corpus
+  mkdir -p "$dir/findings"
+  if [ "$total" = 1 ]; then corpus=$build/fuzz-corpus/$name; fi
+  mkdir -p "$corpus"
+  cp -n tests/fuzz/corpus/"$name"/* "$corpus/"
   # Inputs up to twice the largest seed (real files are small; a bigger input only repeats).
   local largest
   largest=$(find tests/fuzz/corpus/"$name" -type f -printf '%s\n' | sort -n | tail -1)
@@ -32,13 +51,19 @@ run_harness() {
   local status=0
   "$build/tests/fuzz/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -dict="tests/fuzz/$name.dict" \
-    -artifact_prefix="$dir/findings/" "$dir/corpus" >"$dir/log" 2>&1 || status=$?
+    -artifact_prefix="$dir/findings/" "$corpus" >"$dir/log" 2>&1 || status=$?
   echo "$status" >"$dir/status"
 }
 
 harnesses=()
 for corpus in tests/fuzz/corpus/*/; do harnesses+=("$(basename "$corpus")"); done
 parallel=$(nproc)
+if [ "$total" = 1 ]; then
+  # The harnesses run $parallel at a time: each gets an equal share of the budget's core-seconds.
+  seconds=$((seconds * parallel / ${#harnesses[@]}))
+  [ "$seconds" -ge 1 ] || seconds=1
+  echo "fuzz.sh: ${#harnesses[@]} harnesses, $seconds s each, $parallel at a time" >&2
+fi
 for name in "${harnesses[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
   run_harness "$name" &
