@@ -14,6 +14,7 @@
 #include "src/base/error.h"
 #include "src/tokenizer/tokenizer.h"
 #include "src/tokenizer/wordpiece.h"
+#include "tests/golden.h"
 #include "tests/test_paths.h"
 
 namespace attn {
@@ -21,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using test::read_jsonl;  // refuses a golden that is missing or empty
 
 constexpr int kCls = 101;
 constexpr int kSep = 102;
@@ -47,16 +49,6 @@ std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in) << "cannot open " << path;
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  std::vector<json> lines;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(json::parse(line));
-  }
-  return lines;
 }
 
 // A scratch directory for one test, removed afterwards.

@@ -938,7 +938,8 @@ int run_command_line(int argc, char** argv) {
       "pairs), its GEMM rates on BERT-base's layer shapes (128 rows) as fractions of the peak of "
       "the same kind (q8_0 and q4_0 multiply in int8, bf16 in bf16 with AVX512_BF16), and its "
       "one-row kernels' rates (a decode step's dot_rows and accumulate_rows over 256 MiB of "
-      "weights) as a fraction of one core's read bandwidth");
+      "weights) as a fraction of one core's read bandwidth; then the same GEMM shapes through "
+      "OpenBLAS and oneDNN where they are installed");
   // The options that say what model run to measure do not apply to the kernels' own.
   for (const char* name :
        {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {
