@@ -66,17 +66,28 @@ std::vector<LibraryGemmRate> library_gemm_rates(std::span<const LibraryGemmShape
   std::mt19937 random(1);
   std::uniform_real_distribution<float> uniform(-1, 1);
   std::uniform_int_distribution<int> byte(-127, 127);
+  // Each shape's A (rows, in) and B (out, in) in f32, random in [-1, 1), for both libraries.
+  struct Floats {
+    std::vector<float> a, b;
+  };
+  std::vector<Floats> inputs;
+  for (const LibraryGemmShape& shape : shapes) {
+    Floats& floats =
+        inputs.emplace_back(Floats{std::vector<float>(std::size_t(shape.rows) * shape.in),
+                                   std::vector<float>(std::size_t(shape.out) * shape.in)});
+    for (float& value : floats.a) value = uniform(random);
+    for (float& value : floats.b) value = uniform(random);
+  }
 
   if (void* openblas = open_library({"libopenblas.so.0", "libopenblas.so"})) {
     const auto set_threads = symbol<SetThreads>(openblas, "openblas_set_num_threads");
     const auto sgemm = symbol<CblasSgemm>(openblas, "cblas_sgemm");
     const auto sbgemm = symbol<CblasSbgemm>(openblas, "cblas_sbgemm");
     if (set_threads) set_threads(1);
-    for (const LibraryGemmShape& shape : shapes) {
-      std::vector<float> a(std::size_t(shape.rows) * shape.in),
-          b(std::size_t(shape.out) * shape.in), c(std::size_t(shape.rows) * shape.out);
-      for (float& value : a) value = uniform(random);
-      for (float& value : b) value = uniform(random);
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const LibraryGemmShape& shape = shapes[i];
+      const std::vector<float>&a = inputs[i].a, &b = inputs[i].b;
+      std::vector<float> c(std::size_t(shape.rows) * shape.out);
       const double operations = 2.0 * shape.rows * shape.in * shape.out;
       if (sgemm) {
         rates.push_back({"openblas", shape_text("f32", shape), "f32", rate_of([&] {
@@ -113,13 +124,12 @@ std::vector<LibraryGemmRate> library_gemm_rates(std::span<const LibraryGemmShape
     const auto sgemm = symbol<DnnlSgemm>(onednn, "dnnl_sgemm");
     const auto gemm_u8s8s32 = symbol<DnnlGemmU8S8S32>(onednn, "dnnl_gemm_u8s8s32");
     if (set_threads) set_threads(1);
-    for (const LibraryGemmShape& shape : shapes) {
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const LibraryGemmShape& shape = shapes[i];
       const double operations = 2.0 * shape.rows * shape.in * shape.out;
       if (sgemm) {
-        std::vector<float> a(std::size_t(shape.rows) * shape.in),
-            b(std::size_t(shape.out) * shape.in), c(std::size_t(shape.rows) * shape.out);
-        for (float& value : a) value = uniform(random);
-        for (float& value : b) value = uniform(random);
+        const std::vector<float>&a = inputs[i].a, &b = inputs[i].b;
+        std::vector<float> c(std::size_t(shape.rows) * shape.out);
         rates.push_back({"onednn", shape_text("f32", shape), "f32", rate_of([&] {
                            sgemm('N', 'T', shape.rows, shape.out, shape.in, 1, a.data(), shape.in,
                                  b.data(), shape.in, 0, c.data(), shape.out);
