@@ -26,15 +26,9 @@
 #include <string_view>
 #include <vector>
 
-namespace attn::test {
+#include "tests/golden.h"  // read_file
 
-inline std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open");
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
+namespace attn::test {
 
 inline void write_file(const std::filesystem::path& path, std::string_view contents) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

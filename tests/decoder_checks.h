@@ -13,6 +13,7 @@
 #include "src/tasks/generate.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 
@@ -25,10 +26,6 @@ inline auto decoder_family_models() {
                          "tiny-phi3-random-bf16");
 }
 
-// |Δ| <= 1e-4 + 1e-5 |golden| for every logit (issues 2 and 8).
-constexpr double kLogitAtol = 1e-4;
-constexpr double kLogitRtol = 1e-5;
-
 inline std::vector<int> top_ids(std::span<const float> logits, int k) {
   std::vector<int> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
@@ -40,8 +37,9 @@ inline std::vector<int> top_ids(std::span<const float> logits, int k) {
 }
 
 // Every step's golden top-5 ([[id, logit] x 5] per step): each golden candidate has its golden
-// logit within the logit tolerance and sits at the same rank, unless a neighbour's golden logit
-// is within twice the tolerance of it (then float32 rounding may legitimately swap them).
+// logit within the logit tolerance (tolerance::kLogitAbsolute, kLogitRelative) and sits at the
+// same rank, unless a neighbour's golden logit is within twice that bound of it (then float32
+// rounding may legitimately swap them).
 // Returns the worst |logit - golden|; `label` names the input in failures.
 inline double expect_top5_match(const std::vector<std::vector<float>>& step_logits,
                                 const nlohmann::json& top5, const std::string& label) {
@@ -52,14 +50,15 @@ inline double expect_top5_match(const std::vector<std::vector<float>>& step_logi
     for (std::size_t rank = 0; rank < top5[s].size(); ++rank) {
       const int want_id = top5[s][rank][0].get<int>();
       const double want_logit = top5[s][rank][1].get<double>();
-      const double tolerance = kLogitAtol + kLogitRtol * std::abs(want_logit);
+      const double bound =
+          tolerance::kLogitAbsolute + tolerance::kLogitRelative * std::abs(want_logit);
       const double diff = std::abs(double(step_logits[s][want_id]) - want_logit);
       worst = std::max(worst, diff);
-      EXPECT_LE(diff, tolerance) << label << " step " << s;
+      EXPECT_LE(diff, bound) << label << " step " << s;
       if (got[rank] == want_id) continue;
       auto close_to = [&](std::size_t other) {
         return other < top5[s].size() &&
-               std::abs(top5[s][other][1].get<double>() - want_logit) <= 2 * tolerance;
+               std::abs(top5[s][other][1].get<double>() - want_logit) <= 2 * bound;
       };
       EXPECT_TRUE(close_to(rank - 1) || close_to(rank + 1))
           << label << " step " << s << " rank " << rank << ": got id " << got[rank] << ", golden "
@@ -95,35 +94,34 @@ inline std::vector<std::vector<float>> forced_step_logits(const Model& model,
   return steps;
 }
 
-inline void expect_logits_match(const std::filesystem::path& model_dir,
-                                const std::filesystem::path& golden_dir) {
+inline void expect_logits_match(const std::filesystem::path& model_dir, const GoldenSet& golden) {
   auto model = load_model(model_dir);
-  const auto prompts = read_jsonl(golden_dir / "generate.jsonl");
+  const auto prompts = golden.jsonl("generate.jsonl");
   double worst = 0;
   for (int i = 0; i < 5; ++i) {
-    const auto ids = prompts[i]["prompt_ids"].get<std::vector<int>>();
-    const NpyArray golden =
-        read_npy(golden_dir / "logits" / ("prompt" + std::to_string(i) + "_last.npy"));
+    const auto ids = prompts.at(i)["prompt_ids"].get<std::vector<int>>();
+    const NpyArray want = golden.npy("logits/prompt" + std::to_string(i) + "_last.npy");
     const std::vector<float> logits = last_logits(*model, ids);
-    const Comparison c = compare(logits, golden.values, kLogitAtol, kLogitRtol);
+    const Comparison c =
+        compare(logits, want.values, tolerance::kLogitAbsolute, tolerance::kLogitRelative);
     worst = std::max(worst, c.worst_abs);
     EXPECT_LE(c.worst_ratio, 1.0) << "prompt " << i << ": logit " << c.worst_index << " is "
                                   << logits[c.worst_index] << ", golden "
-                                  << golden.values[c.worst_index];
+                                  << want.values[c.worst_index];
   }
   std::cout << model_dir.filename().string() << ": worst |logit - golden| over 5 prompts: " << worst
             << "\n";
 }
 
 // Greedy generation gives the golden ids up to the first near tie (a step whose top-1 and top-2
-// logits are within 1e-3, where a correct float32 implementation may pick either); beyond it
+// logits are within tolerance::kNearTieLogit, where a correct float32 implementation may pick
+// either: the golden lists these steps as near_tie_steps); beyond it
 // the golden ids are forced and the top-5 of every step still checked.
-inline void expect_greedy_matches(const std::filesystem::path& model_dir,
-                                  const std::filesystem::path& golden_dir) {
+inline void expect_greedy_matches(const std::filesystem::path& model_dir, const GoldenSet& golden) {
   auto model = load_model(model_dir);
   double worst_top5 = 0;
   int forced_lines = 0;
-  for (const auto& line : read_jsonl(golden_dir / "generate.jsonl")) {
+  for (const auto& line : golden.jsonl("generate.jsonl")) {
     const auto prompt_ids = line["prompt_ids"].get<std::vector<int>>();
     const auto golden_ids = line["generated_ids"].get<std::vector<int>>();
     std::size_t first_near_tie = golden_ids.size();
@@ -163,11 +161,12 @@ inline void expect_greedy_matches(const std::filesystem::path& model_dir,
             << forced_lines << " lines teacher-forced past a near tie)\n";
 }
 
-// The residual stream after the embeddings, after every layer and after the final norm.
+// The residual stream after the embeddings, after every layer and after the final norm (the
+// set's hidden/ folder).
 inline void expect_hidden_states_match(const std::filesystem::path& model_dir,
-                                       const std::filesystem::path& golden_dir) {
+                                       const GoldenSet& golden) {
   auto model = load_model(model_dir);
-  const auto info = read_json_file(golden_dir / "info.json");
+  const auto info = golden.json("hidden/info.json");
   const auto ids = info["ids"].get<std::vector<int>>();
   int checked = 0;
   ForwardObserver observer;
@@ -181,12 +180,12 @@ inline void expect_hidden_states_match(const std::filesystem::path& model_dir,
       std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
     }
     expect_hidden_close(name, std::span(hidden, std::size_t(rows) * model->spec().d_model),
-                        read_npy(golden_dir / name));
+                        golden.npy(std::string("hidden/") + name));
     ++checked;
   };
   const std::vector<float> logits = last_logits(*model, ids, &observer);
   EXPECT_EQ(checked, model->spec().n_layer + 2);
-  expect_hidden_close("logits.npy", logits, read_npy(golden_dir / "logits.npy"));
+  expect_hidden_close("logits.npy", logits, golden.npy("hidden/logits.npy"));
 }
 
 // Generation through the KV cache and by recomputing the whole sequence each step give the same
@@ -227,7 +226,8 @@ inline void expect_cached_equals_uncached(const std::filesystem::path& model_dir
     EXPECT_EQ(cached.generated_ids, uncached.generated_ids) << prompt;
     ASSERT_EQ(cached_logits.size(), uncached_logits.size());
     for (std::size_t s = 0; s < cached_logits.size(); ++s) {
-      const Comparison c = compare(cached_logits[s], uncached_logits[s], kLogitAtol, kLogitRtol);
+      const Comparison c = compare(cached_logits[s], uncached_logits[s], tolerance::kLogitAbsolute,
+                                   tolerance::kLogitRelative);
       EXPECT_LE(c.worst_ratio, 1.0) << prompt << " step " << s << ": worst |Δ| " << c.worst_abs;
     }
   }

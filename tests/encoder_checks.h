@@ -14,6 +14,7 @@
 #include "src/tasks/fill_mask.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 
@@ -60,19 +61,18 @@ inline std::vector<int> candidate_ids(const MaskPrediction& mask) {
   return ids;
 }
 
-// Every sentence of a golden fill_mask.jsonl, one at a time: the tokenizer gives the golden's
+// Every sentence of the set's fill_mask.jsonl, one at a time: the tokenizer gives the golden's
 // ids; the top-10 ids come in the golden's order; each candidate's score is within
 // `score_tolerance` of the golden's; token_str is the golden's. Two neighbours whose golden
-// logits are less than 1e-4 apart may come in either order (float32 sums in another order can
-// swap them); so may the 10th and an 11th candidate the golden does not list, when ours are less
-// than 1e-4 apart in logit. Every swap is printed.
-inline void expect_fill_mask_matches(const Model& model, const std::filesystem::path& golden_file,
+// logits are less than tolerance::kFillMaskNearTieLogit apart may come in either order (float32
+// sums in another order can swap them); so may the 10th and an 11th candidate the golden does not
+// list, when ours are that close in logit. Every swap is printed.
+inline void expect_fill_mask_matches(const Model& model, const GoldenSet& golden_set,
                                      double score_tolerance) {
-  constexpr double kNearTie = 1e-4;  // in logit
   const FillMaskOptions options{.top_k = kGoldenTopK + 1};
   double worst = 0;
   int masks_checked = 0;
-  for (const nlohmann::json& sentence : read_jsonl(golden_file)) {
+  for (const nlohmann::json& sentence : golden_set.jsonl("fill_mask.jsonl")) {
     const std::string text = sentence["text"];
     const MaskedInput input = encode_masked_input(model, text);
     ASSERT_EQ(input.ids, sentence["input_ids"].get<std::vector<int>>()) << text;
@@ -89,10 +89,11 @@ inline void expect_fill_mask_matches(const Model& model, const std::filesystem::
               rank + 1 < golden.size() && ours[rank + 1].token_id == want &&
               ours[rank].token_id == golden[rank + 1]["token_id"].get<int>() &&
               std::abs(golden[rank]["logit"].get<double>() -
-                       golden[rank + 1]["logit"].get<double>()) < kNearTie;
+                       golden[rank + 1]["logit"].get<double>()) < tolerance::kFillMaskNearTieLogit;
           const bool swapped_with_unlisted =
               rank + 1 == golden.size() && ours[rank + 1].token_id == want &&
-              std::log(double(ours[rank].score) / ours[rank + 1].score) < kNearTie;
+              std::log(double(ours[rank].score) / ours[rank + 1].score) <
+                  tolerance::kFillMaskNearTieLogit;
           const bool swapped_with_previous =
               rank > 0 && ours[rank - 1].token_id == want &&
               ours[rank].token_id == golden[rank - 1]["token_id"].get<int>();
@@ -100,9 +101,9 @@ inline void expect_fill_mask_matches(const Model& model, const std::filesystem::
               << text << " mask " << m << " rank " << rank << ": " << ours[rank].token_id
               << ", golden " << want;
           if (swapped_with_next || swapped_with_unlisted) {
-            std::cout << "near tie swapped (< 1e-4 in logit): "
-                      << golden_file.parent_path().filename() << " '" << text << "' mask " << m
-                      << " ranks " << rank << "/" << rank + 1 << "\n";
+            std::cout << "near tie swapped (< " << tolerance::kFillMaskNearTieLogit
+                      << " in logit): " << golden_set.dir().filename() << " '" << text << "' mask "
+                      << m << " ranks " << rank << "/" << rank + 1 << "\n";
           }
         }
         // The score of the golden's candidate, wherever the near-tie rule put it.

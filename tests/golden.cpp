@@ -2,14 +2,32 @@
 
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "tests/test_paths.h"
 
 // Compiled once, not in every test file that includes golden.h: <regex> is seconds of
 // compile time.
 namespace attn::test {
 
-// A little-endian float32 .npy file (C order).
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path.string() + ": cannot open");
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  try {
+    return nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+}
+
 NpyArray read_npy(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path.string() + ": cannot open");
@@ -46,16 +64,76 @@ NpyArray read_npy(const std::filesystem::path& path) {
   return array;
 }
 
-std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {
+namespace {
+
+// One JSON value per non-empty line, as Json (nlohmann::json, or ordered_json where the order of
+// an object's keys matters, as to a chat template); none throws.
+template <typename Json>
+std::vector<Json> read_json_lines(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path.string() + ": cannot open");
-  std::vector<nlohmann::json> lines;
+  std::vector<Json> lines;
+  int number = 0;
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+    ++number;
+    if (line.empty()) continue;
+    try {
+      lines.push_back(Json::parse(line));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": " + e.what());
+    }
   }
   // A golden with nothing in it would let every check over its lines pass unrun.
   if (lines.empty()) throw std::runtime_error(path.string() + ": no lines");
   return lines;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {
+  return read_json_lines<nlohmann::json>(path);
+}
+
+GoldenSet::GoldenSet(const std::string& name) {
+  const std::filesystem::path shared = shared_dir();
+  if (shared.empty()) {
+    throw std::runtime_error(
+        "golden set " + name +
+        ": ../shared is absent (the test must begin with ATTN_REQUIRE_SHARED())");
+  }
+  dir_ = shared / "golden" / name;
+  if (!std::filesystem::is_directory(dir_))
+    throw std::runtime_error(dir_.string() + ": no such golden set");
+}
+
+std::filesystem::path GoldenSet::path(const std::string& name) const {
+  const std::filesystem::path file = dir_ / name;
+  std::error_code error;
+  const auto size = std::filesystem::file_size(file, error);
+  if (error)
+    throw std::runtime_error(file.string() + ": golden file missing (" + error.message() + ")");
+  if (size == 0) throw std::runtime_error(file.string() + ": golden file empty");
+  return file;
+}
+
+std::vector<nlohmann::ordered_json> GoldenSet::ordered_jsonl(const std::string& name) const {
+  return read_json_lines<nlohmann::ordered_json>(path(name));
+}
+
+double GoldenSet::float64_distance(const std::string& section, const std::string& key) const {
+  if (!std::filesystem::exists(dir_ / "check_float64.json")) return 0;
+  const nlohmann::json check = json("check_float64.json");
+  if (!check.contains(section) || !check[section].contains(key)) return 0;
+  return check[section][key].get<double>();
+}
+
+nlohmann::ordered_json GoldenSet::ordered_json(const std::string& name) const {
+  const std::filesystem::path file = path(name);
+  try {
+    return nlohmann::ordered_json::parse(read_file(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  }
 }
 
 }  // namespace attn::test

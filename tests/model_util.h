@@ -12,6 +12,7 @@
 #include "src/model/model.h"
 #include "tests/golden.h"
 #include "tests/test_paths.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 
@@ -70,13 +71,13 @@ inline Comparison compare(std::span<const float> got, std::span<const float> wan
   return result;
 }
 
-// A hidden-state array within 1e-4 relative to the golden's largest value; prints the worst
-// difference.
+// A hidden-state array: every value within tolerance::kHiddenOfLargest times the golden array's
+// largest |value|; prints the worst difference.
 inline void expect_hidden_close(const std::string& name, std::span<const float> got,
                                 const NpyArray& golden) {
   double largest = 0;
   for (float v : golden.values) largest = std::max(largest, double(std::abs(v)));
-  const Comparison c = compare(got, golden.values, 1e-4 * largest, 0);
+  const Comparison c = compare(got, golden.values, tolerance::kHiddenOfLargest * largest, 0);
   std::cout << name << ": worst |Δ| " << c.worst_abs << " (largest " << largest << ")\n";
   EXPECT_LE(c.worst_ratio, 1.0) << name << ": worst |Δ| " << c.worst_abs << ", largest " << largest;
 }

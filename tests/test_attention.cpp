@@ -21,6 +21,7 @@
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
 #include "tests/model_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -28,29 +29,12 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// Every weight within 1e-5 of Hugging Face's (issue 4).
-constexpr double kWeightTolerance = 1e-5;
-// Keys in blocks (online softmax) against one tile, as a fraction of the largest hidden value.
-// The blocks round each weight a few more times (its exponential against a block's max, the
-// rescaling when the max grows, the division by the sum at the end), each 2^-24 relative, and
-// the layers' norms amplify that: measured at most 2.2e-6 over the seven families below, on the
-// AVX-512, AVX2 and scalar kernels alike (Gemma-2, whose sandwich norms amplify most). 1e-5
-// leaves a margin of 4.5.
-constexpr double kKeyBlocksTolerance = 1e-5;
-
-// The bound for a golden: kWeightTolerance, or, where Hugging Face's float32 weights are
-// themselves further than that from exact arithmetic, that distance (the golden's
-// check_float64.json, attention.max_abs_dprob: the same code run in float64). Gemma-2 and
-// Gemma-3 amplify rounding (four norms per block, soft-capped scores): their goldens are 1.8e-5
-// and 1.5e-5 from float64, and no float32 computation can be held closer to them than that.
-double weight_tolerance(const fs::path& golden_file) {
-  const fs::path check = golden_file.parent_path() / "check_float64.json";
-  if (!fs::exists(check)) return kWeightTolerance;
-  const json attention = json::parse(read_file(check)).value("attention", json::object());
-  return std::max(kWeightTolerance, attention.value("max_abs_dprob", 0.0));
+// The bound for a golden's weights: tolerance::kAttentionWeight, or the golden's own distance from
+// float64 where that is larger (Gemma-2, Gemma-3; see tests/tolerances.h).
+double weight_tolerance(const GoldenSet& golden) {
+  return std::max(tolerance::kAttentionWeight,
+                  golden.float64_distance("attention", "max_abs_dprob"));
 }
-
-json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 
 // Runs `attn attention ARGS -o FILE` and expects success; returns the file's path.
 fs::path attention_file(std::vector<std::string> args, const TempDir& scratch,
@@ -101,13 +85,13 @@ double worst_difference(const json& got, const json& want) {
 
 // Library capture over every golden input: tokens, every weight of every layer and head, rows
 // summing to 1 and (decoders) exact zeros above the diagonal.
-void expect_capture_matches_golden(const fs::path& model_dir, const fs::path& golden_file) {
-  const double tolerance = weight_tolerance(golden_file);
+void expect_capture_matches_golden(const fs::path& model_dir, const GoldenSet& golden) {
+  const double bound = weight_tolerance(golden);
   auto model = load_model(model_dir);
   const ArchSpec& spec = model->spec();
   const AttentionSelection all = select_attention(spec, {});
   double worst = 0, worst_row_sum = 0;
-  for (const json& line : read_jsonl(golden_file)) {
+  for (const json& line : golden.jsonl("attention.jsonl")) {
     const Encoding encoding = model->tokenizer->encode(line["text"].get<std::string>());
     ASSERT_EQ(encoding.ids, line["ids"].get<std::vector<int>>()) << line["text"];
     EXPECT_EQ(token_strings(*model->tokenizer, encoding.ids),
@@ -118,7 +102,7 @@ void expect_capture_matches_golden(const fs::path& model_dir, const fs::path& go
                         ASSERT_EQ(n, int(encoding.ids.size()));
                         const double head_worst =
                             worst_difference(probabilities, line["attentions"][layer][head], n);
-                        EXPECT_LE(head_worst, tolerance)
+                        EXPECT_LE(head_worst, bound)
                             << "layer " << layer << " head " << head << ": " << line["text"];
                         worst = std::max(worst, head_worst);
                         for (int q = 0; q < n; ++q) {
@@ -135,18 +119,18 @@ void expect_capture_matches_golden(const fs::path& model_dir, const fs::path& go
                       });
     EXPECT_EQ(heads_seen, spec.n_layer * spec.n_head);
   }
-  EXPECT_LE(worst_row_sum, 1e-5);
+  EXPECT_LE(worst_row_sum, tolerance::kAttentionRowSum);
   std::cout << model->name() << ": worst |weight - golden| " << worst << ", worst |row sum - 1| "
             << worst_row_sum << "\n";
 }
 
 // `attn attention --precision 9` over every golden input: the output parses (nlohmann and
 // Python), says what it should and matches the golden.
-void expect_cli_matches_golden(const fs::path& model_dir, const fs::path& golden_file) {
+void expect_cli_matches_golden(const fs::path& model_dir, const GoldenSet& golden) {
   TempDir scratch;
-  const double tolerance = weight_tolerance(golden_file);
+  const double bound = weight_tolerance(golden);
   double worst = 0;
-  for (const json& line : read_jsonl(golden_file)) {
+  for (const json& line : golden.jsonl("attention.jsonl")) {
     const json doc = attention_json(
         {"-m", model_dir.string(), line["text"].get<std::string>(), "--precision", "9"}, scratch);
     EXPECT_TRUE(python_json_loads(scratch / "out.json"));
@@ -165,7 +149,7 @@ void expect_cli_matches_golden(const fs::path& model_dir, const fs::path& golden
         EXPECT_EQ(entry["heads"][head]["head"], head);
         const double head_worst =
             worst_difference(entry["heads"][head]["weights"], line["attentions"][layer][head]);
-        EXPECT_LE(head_worst, tolerance) << "layer " << layer << " head " << head;
+        EXPECT_LE(head_worst, bound) << "layer " << layer << " head " << head;
         worst = std::max(worst, head_worst);
       }
     }
@@ -249,33 +233,29 @@ TEST(AttentionKeyBlocks, EqualTheWholeAttentionToFloatRounding) {
       largest = std::max(largest, std::abs(double(whole[i])));
     }
     std::cout << name << ": worst |blocked - whole| " << worst << " of largest " << largest << "\n";
-    EXPECT_LE(worst, kKeyBlocksTolerance * largest) << name;
+    EXPECT_LE(worst, tolerance::kKeyBlocksOfLargest * largest) << name;
     EXPECT_GT(worst, 0) << name << ": the blocks never ran (their sums differ somewhere)";
   });
 }
 
 TEST(AttentionGolden, TinyGpt2Capture) {
   ATTN_REQUIRE_SHARED();
-  expect_capture_matches_golden(shipped_model("tiny-gpt2-brown"),
-                                shared_dir() / "golden/tiny-gpt2-brown/attention.jsonl");
+  expect_capture_matches_golden(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(AttentionGolden, TinyBertCapture) {
   ATTN_REQUIRE_SHARED();
-  expect_capture_matches_golden(shipped_model("tiny-bert-brown"),
-                                shared_dir() / "golden/tiny-bert-brown/attention.jsonl");
+  expect_capture_matches_golden(shipped_model("tiny-bert-brown"), GoldenSet("tiny-bert-brown"));
 }
 
 TEST(AttentionGolden, TinyGpt2Cli) {
   ATTN_REQUIRE_SHARED();
-  expect_cli_matches_golden(shipped_model("tiny-gpt2-brown"),
-                            shared_dir() / "golden/tiny-gpt2-brown/attention.jsonl");
+  expect_cli_matches_golden(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(AttentionGolden, TinyBertCli) {
   ATTN_REQUIRE_SHARED();
-  expect_cli_matches_golden(shipped_model("tiny-bert-brown"),
-                            shared_dir() / "golden/tiny-bert-brown/attention.jsonl");
+  expect_cli_matches_golden(shipped_model("tiny-bert-brown"), GoldenSet("tiny-bert-brown"));
 }
 
 // Issue 8's decoder families: capture and CLI against their goldens (RoPE, ALiBi, grouped-query
@@ -284,14 +264,12 @@ class FamilyAttentionGolden : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ATTN_REQUIRE_SHARED(); }
   fs::path model_dir() const { return shared_dir() / "models" / GetParam(); }
-  fs::path golden_file() const { return shared_dir() / "golden" / GetParam() / "attention.jsonl"; }
+  GoldenSet golden() const { return GoldenSet(GetParam()); }
 };
 
-TEST_P(FamilyAttentionGolden, Capture) {
-  expect_capture_matches_golden(model_dir(), golden_file());
-}
+TEST_P(FamilyAttentionGolden, Capture) { expect_capture_matches_golden(model_dir(), golden()); }
 
-TEST_P(FamilyAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden_file()); }
+TEST_P(FamilyAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden()); }
 
 INSTANTIATE_TEST_SUITE_P(Shared, FamilyAttentionGolden, decoder_family_models(), model_test_name);
 
@@ -301,14 +279,12 @@ class EncoderAttentionGolden : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ATTN_REQUIRE_SHARED(); }
   fs::path model_dir() const { return shared_dir() / "models" / GetParam(); }
-  fs::path golden_file() const { return shared_dir() / "golden" / GetParam() / "attention.jsonl"; }
+  GoldenSet golden() const { return GoldenSet(GetParam()); }
 };
 
-TEST_P(EncoderAttentionGolden, Capture) {
-  expect_capture_matches_golden(model_dir(), golden_file());
-}
+TEST_P(EncoderAttentionGolden, Capture) { expect_capture_matches_golden(model_dir(), golden()); }
 
-TEST_P(EncoderAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden_file()); }
+TEST_P(EncoderAttentionGolden, Cli) { expect_cli_matches_golden(model_dir(), golden()); }
 
 INSTANTIATE_TEST_SUITE_P(Shared, EncoderAttentionGolden,
                          testing::Values("tiny-roberta-random", "tiny-distilbert-random",
@@ -321,8 +297,9 @@ TEST(AttentionGolden, RandomGpt2FullSize) {
   const auto dir = random_model("gpt2");
   if (dir.empty())
     ATTN_SKIP_UNLESS_CI("full-size random GPT-2 not generated (python3-numpy missing?)");
-  expect_capture_matches_golden(dir, shared_dir() / "golden/gpt2-124M-random/attention.jsonl");
-  expect_cli_matches_golden(dir, shared_dir() / "golden/gpt2-124M-random/attention.jsonl");
+  const GoldenSet golden("gpt2-124M-random");
+  expect_capture_matches_golden(dir, golden);
+  expect_cli_matches_golden(dir, golden);
 }
 
 TEST(AttentionGolden, RandomBertFullSize) {
@@ -330,8 +307,9 @@ TEST(AttentionGolden, RandomBertFullSize) {
   const auto dir = random_model("bert");
   if (dir.empty())
     ATTN_SKIP_UNLESS_CI("full-size random BERT not generated (python3-numpy missing?)");
-  expect_capture_matches_golden(dir, shared_dir() / "golden/bert-base-random/attention.jsonl");
-  expect_cli_matches_golden(dir, shared_dir() / "golden/bert-base-random/attention.jsonl");
+  const GoldenSet golden("bert-base-random");
+  expect_capture_matches_golden(dir, golden);
+  expect_cli_matches_golden(dir, golden);
 }
 
 TEST(AttentionSelection, ParsesListsAndRanges) {
@@ -965,7 +943,7 @@ void expect_generation_rows_equal_full_run(const fs::path& model_dir) {
       }
     }
   }
-  EXPECT_LE(worst, kWeightTolerance);
+  EXPECT_LE(worst, tolerance::kAttentionWeight);
   std::cout << model_dir.filename().string() << ": worst |cached generation row - full run row| "
             << worst << "\n";
 }

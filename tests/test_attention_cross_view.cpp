@@ -324,7 +324,7 @@ class AttentionCrossViewGolden : public AttentionPage {
     AttentionPage::SetUp();
     if (IsSkipped()) return;
     ATTN_REQUIRE_SHARED();
-    golden_ = read_jsonl(shared_dir() / "golden/tiny-marian-random/attention.jsonl").at(0);
+    golden_ = GoldenSet("tiny-marian-random").jsonl("attention.jsonl").at(0);
     // Layers 0-1 and heads 0 and 2 (head numbers differ from list positions).
     document_ = encoder_decoder_document(golden_, {0, 1}, {0, 2});
   }

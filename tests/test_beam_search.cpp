@@ -1,7 +1,8 @@
 // Beam search against Hugging Face's (../shared/golden/*/beam.jsonl): returned ids identical
-// and sequences_scores within 1e-4 on every line not marked a near tie; on near-tie lines the
-// returned sequences still contain the golden best. And the pass beam search makes each step,
-// every sequence's token in one batch with its own KV cache, against each sequence alone.
+// and sequences_scores within tolerance::kBeamScore on every line not marked a near tie; on
+// near-tie lines the returned sequences still contain the golden best. And the pass beam search
+// makes each step, every sequence's token in one batch with its own KV cache, against each sequence
+// alone.
 
 #include <gtest/gtest.h>
 
@@ -12,16 +13,16 @@
 #include "src/tasks/beam_search.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
 
-void expect_beams_match(const std::filesystem::path& model_dir,
-                        const std::filesystem::path& golden_file) {
+void expect_beams_match(const std::filesystem::path& model_dir, const GoldenSet& golden) {
   const auto model = load_model(model_dir);
   double worst = 0;
   int lines = 0;
-  for (const nlohmann::json& line : read_jsonl(golden_file)) {
+  for (const nlohmann::json& line : golden.jsonl("beam.jsonl")) {
     const BeamSearchOptions options{.beams = line["num_beams"],
                                     .num_return = line["num_return_sequences"],
                                     .max_new_tokens = line["max_new_tokens"],
@@ -47,7 +48,7 @@ void expect_beams_match(const std::filesystem::path& model_dir,
       const double diff =
           std::abs(result.sequences[i].score - line["sequences_scores"][i].get<double>());
       worst = std::max(worst, diff);
-      EXPECT_LE(diff, 1e-4) << where << " sequence " << i;
+      EXPECT_LE(diff, tolerance::kBeamScore) << where << " sequence " << i;
       EXPECT_EQ(result.sequences[i].finished, line["ends_with_eos"][i].get<bool>())
           << where << " sequence " << i;
     }
@@ -57,14 +58,12 @@ void expect_beams_match(const std::filesystem::path& model_dir,
 
 TEST(BeamSearchGolden, TinyGpt2) {
   ATTN_REQUIRE_SHARED();
-  expect_beams_match(shipped_model("tiny-gpt2-brown"),
-                     shared_dir() / "golden/tiny-gpt2-brown/beam.jsonl");
+  expect_beams_match(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(BeamSearchGolden, TinyLlama) {
   ATTN_REQUIRE_SHARED();
-  expect_beams_match(shared_dir() / "models/tiny-llama-brown",
-                     shared_dir() / "golden/tiny-llama-brown/beam.jsonl");
+  expect_beams_match(shared_dir() / "models/tiny-llama-brown", GoldenSet("tiny-llama-brown"));
 }
 
 // Sequences of different lengths, each with its own KV cache, stepped together one token each

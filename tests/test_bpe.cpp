@@ -6,7 +6,6 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/tokenizer.h"
 #include "src/tokenizer/unicode.h"
+#include "tests/golden.h"
 #include "tests/test_paths.h"
 #include "tests/tokenizer_test_util.h"
 
@@ -30,14 +30,6 @@ const Tokenizer& shipped_gpt2() {
   static const std::unique_ptr<Tokenizer> tokenizer =
       load_bpe_tokenizer(test::shipped_model("tiny-gpt2-brown"));
   return *tokenizer;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 void write_file(const fs::path& path, const std::string& text) {
@@ -241,14 +233,9 @@ TEST(BpeTokenizerLoading, TokenizerJsonWithBadMergeNamesTheEntry) {
 
 // Checks every line of tokens.jsonl and reports all mismatches at once.
 void expect_matches_tokens_jsonl(const Tokenizer& tokenizer) {
-  std::ifstream lines(test::shared_dir() / "golden/tiny-gpt2-brown/tokens.jsonl");
-  ASSERT_TRUE(lines);
-  std::string line;
   int checked = 0;
   std::string mismatches;
-  while (std::getline(lines, line)) {
-    if (line.empty()) continue;
-    const json golden = json::parse(line);
+  for (const json& golden : GoldenSet("tiny-gpt2-brown").jsonl("tokens.jsonl")) {
     const std::string text = golden["text"];
     const std::vector<int> expected_ids = golden["ids"];
     const std::vector<std::string> expected_tokens = golden["tokens"];
@@ -275,8 +262,7 @@ void expect_matches_tokens_jsonl(const Tokenizer& tokenizer) {
 // llama.cpp's vectors: NAME.inp holds the strings, each followed by "\n__ggml_vocab_test__\n";
 // NAME.out holds one line of space-separated ids per string.
 void expect_matches_gpt2_vectors(const Tokenizer& tokenizer) {
-  const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
-  const auto [texts, expected] = read_tokenizer_vectors(dir, "gpt2");
+  const auto [texts, expected] = read_tokenizer_vectors(GoldenSet("tokenizer-vectors"), "gpt2");
   ASSERT_EQ(texts.size(), expected.size());
   EXPECT_EQ(texts.size(), 46u);
 

@@ -4,13 +4,13 @@
 // templates, variables and conversations are one-line errors.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "tests/cli_util.h"
+#include "tests/golden.h"
 #include "tests/real_tokenizers.h"
 #include "tests/test_paths.h"
 
@@ -76,11 +76,13 @@ TEST(ChatTokenize, RendersTheConversationAndTokenizesItWithoutSpecialTokens) {
 TEST(ChatTokenize, MatchesTransformersOnTheRealTemplatesFromTheShell) {
   ATTN_REQUIRE_SHARED();
   TempDir dir;
+  const GoldenSet golden("chat-templates");
   for (const std::string name : {"qwen3", "gemma3", "llama3.1"}) {
-    std::ifstream lines(shared_dir() / "golden" / "chat-templates" / (name + ".jsonl"));
+    // ordered_jsonl: the messages are written for attn with their keys in Python's order, in
+    // which a template renders a dict.
     int checked = 0;
-    for (std::string text; std::getline(lines, text) && checked < 6;) {
-      const ordered_json line = ordered_json::parse(text);
+    for (const ordered_json& line : golden.ordered_jsonl(name + ".jsonl")) {
+      if (checked == 6) break;
       if (!line.contains("rendered") || !line["tools"].is_null()) continue;
       const std::string conversation = file_with(dir, "c.json", line["messages"].dump());
       std::vector<std::string> args = {"tokenize", "-m",         real_tokenizer_dir(name).string(),

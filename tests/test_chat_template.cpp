@@ -5,7 +5,6 @@
 // refused (the template's own raise_exception with its exact message).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include "src/tokenizer/chat_template.h"
 #include "src/tokenizer/tokenizer.h"
 #include "tests/cli_util.h"
+#include "tests/golden.h"
 #include "tests/real_tokenizers.h"
 #include "tests/test_paths.h"
 
@@ -22,13 +22,6 @@ namespace attn::test {
 namespace {
 
 using nlohmann::ordered_json;
-
-std::filesystem::path chat_golden_dir() { return shared_dir() / "golden" / "chat-templates"; }
-
-ordered_json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return ordered_json::parse(in);
-}
 
 class ChatTemplateGolden : public testing::TestWithParam<const char*> {};
 
@@ -39,15 +32,16 @@ TEST_P(ChatTemplateGolden, RendersEveryConversationAsTransformersAndTokenizesToI
   ASSERT_FALSE(dir.empty()) << name << ": could not unpack the tokenizer";
   const ChatTemplate chat_template = ChatTemplate::load(dir);
   const auto tokenizer = load_tokenizer(dir);
+  const GoldenSet golden("chat-templates");
 
   // The template and the special tokens it is given are those transformers used.
-  const ordered_json reference = read_json(chat_golden_dir() / "templates.json")["templates"][name];
+  const ordered_json reference = golden.ordered_json("templates.json")["templates"][name];
   EXPECT_EQ(chat_template.special_tokens().dump(), reference["special_tokens_map"].dump());
 
-  std::ifstream lines(chat_golden_dir() / (name + ".jsonl"));
+  // ordered_jsonl: the templates render dicts, the tools through tojson say, with their keys in
+  // Python's order.
   int rendered = 0, refused = 0;
-  for (std::string text; std::getline(lines, text);) {
-    const ordered_json line = ordered_json::parse(text);
+  for (const ordered_json& line : golden.ordered_jsonl(name + ".jsonl")) {
     const std::string what = name + " " + line["conversation_id"].get<std::string>() +
                              " add_generation_prompt=" + line["add_generation_prompt"].dump() +
                              " " + line["extra_vars"].dump();

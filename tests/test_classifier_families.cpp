@@ -17,6 +17,7 @@
 #include "tests/model_util.h"
 #include "tests/safetensors_util.h"
 #include "tests/tokenizer_test_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -126,7 +127,8 @@ TEST_P(ClassifierFamily, HeadMatchesADoubleComputation) {
   });
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_LE(std::abs(got[i] - want[i]), 1e-5 + 1e-5 * std::abs(want[i]))
+    EXPECT_LE(std::abs(got[i] - want[i]),
+              tolerance::kClassLogitAbsolute + tolerance::kClassLogitRelative * std::abs(want[i]))
         << family.folder << " " << i;
   }
 }

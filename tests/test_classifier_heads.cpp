@@ -1,17 +1,18 @@
 // Classifier heads (…ForSequenceClassification, …ForTokenClassification) against transformers:
 // the logits of every golden input of ../shared/golden/<model>/classify.jsonl and
 // token_classify.jsonl, computed from the golden's own ids and token types, within
-// 1e-5 + 1e-5 |golden|.
+// tolerance::kClassLogitAbsolute + kClassLogitRelative |golden|.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "src/tasks/classify.h"
+#include "tests/golden.h"
 #include "tests/model_util.h"
 #include "tests/tokenizer_test_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -43,12 +44,10 @@ TEST_P(ClassifierHeadGolden, LogitsMatchTransformers) {
   const bool token_classifier = name == "tiny-bert-tokcls-random";
   const auto model = load_model(shared_model_dir(name));
   ASSERT_FALSE(model->labels.empty()) << name;
-  std::ifstream lines(shared_golden_dir(name) /
-                      (token_classifier ? "token_classify.jsonl" : "classify.jsonl"));
+  const std::string file = token_classifier ? "token_classify.jsonl" : "classify.jsonl";
   int checked = 0;
   double worst = 0;
-  for (std::string text; std::getline(lines, text);) {
-    const json line = json::parse(text);
+  for (const json& line : GoldenSet(name).jsonl(file)) {
     const std::vector<int> ids = line["input_ids"].get<std::vector<int>>();
     const std::vector<int> types = line.contains("token_type_ids")
                                        ? line["token_type_ids"].get<std::vector<int>>()
@@ -61,8 +60,8 @@ TEST_P(ClassifierHeadGolden, LogitsMatchTransformers) {
     } else {
       want = line["logits"].get<std::vector<float>>();
     }
-    const Comparison c =
-        compare(class_logits(*model, ids, types, token_classifier), want, 1e-5, 1e-5);
+    const Comparison c = compare(class_logits(*model, ids, types, token_classifier), want,
+                                 tolerance::kClassLogitAbsolute, tolerance::kClassLogitRelative);
     EXPECT_LE(c.worst_ratio, 1.0) << name << " input " << checked << ": worst |Δ| " << c.worst_abs;
     worst = std::max(worst, c.worst_abs);
     ++checked;
@@ -79,16 +78,15 @@ TEST_P(SequenceClassifierGolden, ScoresAndLabelOrderMatchThePipeline) {
   const std::string name = GetParam();
   const auto model = load_model(shared_model_dir(name));
   const ScoreFunction function = default_score_function("", int(model->labels.size()));
-  std::ifstream lines(shared_golden_dir(name) / "classify.jsonl");
   int checked = 0;
   double worst = 0;
-  for (std::string text; std::getline(lines, text); ++checked) {
-    const json line = json::parse(text);
+  for (const json& line : GoldenSet(name).jsonl("classify.jsonl")) {
     EXPECT_EQ(line["function_to_apply"],
               function == ScoreFunction::kSoftmax ? "softmax" : "sigmoid");
     const std::vector<float> logits = line["logits"].get<std::vector<float>>();
     const std::vector<float> scores = class_scores(logits, function);
-    const Comparison c = compare(scores, line["scores"].get<std::vector<float>>(), 1e-6, 0);
+    const Comparison c = compare(scores, line["scores"].get<std::vector<float>>(),
+                                 tolerance::kScoreOnGoldenLogits, 0);
     EXPECT_LE(c.worst_ratio, 1.0) << name << " input " << checked << ": worst |Δ| " << c.worst_abs;
     worst = std::max(worst, c.worst_abs);
     const std::vector<LabelScore> ranked = ranked_labels(scores, model->labels);
@@ -96,6 +94,7 @@ TEST_P(SequenceClassifierGolden, ScoresAndLabelOrderMatchThePipeline) {
     for (std::size_t i = 0; i < ranked.size(); ++i) {
       EXPECT_EQ(ranked[i].label, line["pipeline"][i]["label"]) << name << " input " << checked;
     }
+    ++checked;
   }
   EXPECT_GT(checked, 0);
   std::cout << name << ": " << checked << " inputs, worst score |Δ| " << worst << "\n";

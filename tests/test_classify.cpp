@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,37 +12,33 @@
 #include "src/base/error.h"
 #include "src/tasks/classify.h"
 #include "src/tasks/zero_shot.h"
+#include "tests/golden.h"
 #include "tests/model_util.h"
 #include "tests/tokenizer_test_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
 
 using nlohmann::json;
 
-std::vector<json> golden_lines(const std::string& name) {
-  std::ifstream file(shared_golden_dir(name) / "classify.jsonl");
-  std::vector<json> lines;
-  for (std::string text; std::getline(file, text);) lines.push_back(json::parse(text));
-  return lines;
-}
-
 class ClassifyGolden : public testing::TestWithParam<const char*> {};
 
 // Every golden input, tokenized by attn and run in packed batches of up to 256 tokens (several
 // inputs per batch), gives the pipeline's ids, logits and label order. The scores are the
-// pipeline's function of the logits, which SequenceClassifierGolden checks to 1e-6 on the
-// golden's own logits. End to end a score may differ by 1e-6 plus what the logits' difference
-// carries through the function (softmax and sigmoid move by at most half the largest change of
-// their inputs), as in test_token_classify: the goldens' float32 logits are themselves up to 4e-6
-// from a float64 forward (check_float64.json), which moves their scores by up to 1.25e-6
-// (DistilBERT input 58, scripts/check-classifier-float64.py), so no implementation, however
-// exact, is within a flat 1e-6 of every golden score.
+// pipeline's function of the logits, which SequenceClassifierGolden checks to
+// tolerance::kScoreOnGoldenLogits on the golden's own logits. End to end a score may differ by
+// that plus what the logits' difference carries through the function (softmax and sigmoid move
+// by at most half the largest change of their inputs), as in test_token_classify: the goldens'
+// float32 logits are themselves up to 4e-6 from a float64 forward (check_float64.json), which
+// moves their scores by up to 1.25e-6 (DistilBERT input 58, scripts/check-classifier-float64.py),
+// so no implementation, however exact, is within a flat kScoreOnGoldenLogits (1e-6) of every
+// golden score.
 TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
   ATTN_REQUIRE_SHARED();
   const std::string name = GetParam();
   const auto model = load_model(shared_model_dir(name));
-  const std::vector<json> lines = golden_lines(name);
+  const std::vector<json> lines = GoldenSet(name).jsonl("classify.jsonl");
   ASSERT_FALSE(lines.empty());
   std::vector<Encoding> inputs;
   for (const json& line : lines) {
@@ -68,7 +63,9 @@ TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
     double largest_logit_change = 0;
     for (std::size_t k = 0; k < logits.size(); ++k) {
       const double want = line["logits"][k].get<double>();
-      EXPECT_LE(std::abs(logits[k] - want), 1e-5 + 1e-5 * std::abs(want)) << name << " " << i;
+      EXPECT_LE(std::abs(logits[k] - want),
+                tolerance::kClassLogitAbsolute + tolerance::kClassLogitRelative * std::abs(want))
+          << name << " " << i;
       largest_logit_change = std::max(largest_logit_change, std::abs(logits[k] - want));
     }
     worst_logit = std::max(worst_logit, largest_logit_change);
@@ -81,7 +78,8 @@ TEST_P(ClassifyGolden, PackedBatchesGiveThePipelinesResults) {
       EXPECT_EQ(ranked[k].label, line["pipeline"][k]["label"].get<std::string>())
           << name << " " << i;
       const double want = line["pipeline"][k]["score"].get<double>();
-      EXPECT_LE(std::abs(ranked[k].score - want), 1e-6 + 0.5 * largest_logit_change)
+      EXPECT_LE(std::abs(ranked[k].score - want),
+                tolerance::kScoreOnGoldenLogits + 0.5 * largest_logit_change)
           << name << " " << i;
       worst_score = std::max(worst_score, std::abs(ranked[k].score - want));
     }
@@ -187,7 +185,7 @@ TEST(ZeroShot, TheEntailmentLabelIsFoundByItsName) {
 //   one label at a time: score[c] = exp(l[c][e]) / (exp(l[c][k]) + exp(l[c][e]))
 TEST(ZeroShot, ScoresFollowThePipelinesFormula) {
   ATTN_REQUIRE_SHARED();
-  const std::vector<json> lines = golden_lines("tiny-bert-seqcls-random");
+  const std::vector<json> lines = GoldenSet("tiny-bert-seqcls-random").jsonl("classify.jsonl");
   const std::vector<std::string> nli_labels = {"entailment", "neutral", "contradiction"};
   ASSERT_GE(lines.size(), 8u);
   for (int e : {0, 2}) {  // as labelled, and as if the labels were the other way round
@@ -206,12 +204,14 @@ TEST(ZeroShot, ScoresFollowThePipelinesFormula) {
       const std::vector<float> over_labels = zero_shot_scores(logits, 3, e, false);
       const std::vector<float> each_label = zero_shot_scores(logits, 3, e, true);
       for (int c = 0; c < 4; ++c) {
-        EXPECT_NEAR(over_labels[c], entail[c] / sum, 1e-6);
-        EXPECT_NEAR(each_label[c], entail[c] / (contradict[c] + entail[c]), 1e-6);
+        EXPECT_NEAR(over_labels[c], entail[c] / sum, tolerance::kScoreOnGoldenLogits);
+        EXPECT_NEAR(each_label[c], entail[c] / (contradict[c] + entail[c]),
+                    tolerance::kScoreOnGoldenLogits);
       }
       // One candidate is scored on its own even without multi_label.
       const std::vector<float> single = zero_shot_scores(std::span(logits).first(3), 3, e, false);
-      EXPECT_NEAR(single[0], entail[0] / (contradict[0] + entail[0]), 1e-6);
+      EXPECT_NEAR(single[0], entail[0] / (contradict[0] + entail[0]),
+                  tolerance::kScoreOnGoldenLogits);
     }
   }
   EXPECT_EQ(zero_shot_order(std::vector<float>{0.2f, 0.5f, 0.2f, 0.1f}),

@@ -8,6 +8,7 @@
 #include "src/base/error.h"
 #include "tests/cli_util.h"
 #include "tests/decoder_checks.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -16,13 +17,13 @@ class DecoderFamily : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ATTN_REQUIRE_SHARED(); }
   std::filesystem::path model_dir() const { return shared_dir() / "models" / GetParam(); }
-  std::filesystem::path golden_dir() const { return shared_dir() / "golden" / GetParam(); }
+  GoldenSet golden_set() const { return GoldenSet(GetParam()); }
 };
 
 TEST_P(DecoderFamily, TokensMatchGolden) {
   auto model = load_model(model_dir());
   int lines = 0;
-  for (const auto& line : read_jsonl(golden_dir() / "tokens.jsonl")) {
+  for (const auto& line : golden_set().jsonl("tokens.jsonl")) {
     const std::string text = line["text"];
     const auto ids = model->tokenizer->encode(text).ids;
     ASSERT_EQ(ids, line["ids"].get<std::vector<int>>()) << text;
@@ -34,14 +35,14 @@ TEST_P(DecoderFamily, TokensMatchGolden) {
   EXPECT_GT(lines, 0);
 }
 
-TEST_P(DecoderFamily, LastLogitsMatchGolden) { expect_logits_match(model_dir(), golden_dir()); }
+TEST_P(DecoderFamily, LastLogitsMatchGolden) { expect_logits_match(model_dir(), golden_set()); }
 
 TEST_P(DecoderFamily, GreedyAndTop5MatchGolden) {
-  expect_greedy_matches(model_dir(), golden_dir());
+  expect_greedy_matches(model_dir(), golden_set());
 }
 
 TEST_P(DecoderFamily, HiddenStatesMatchGolden) {
-  expect_hidden_states_match(model_dir(), golden_dir() / "hidden");
+  expect_hidden_states_match(model_dir(), golden_set());
 }
 
 TEST_P(DecoderFamily, CachedEqualsUncached) {
@@ -90,25 +91,26 @@ TEST_P(WindowCheck, WithoutTheWindowTheIdsAreHuggingFacesWithoutIt) {
   TempDir scratch;
   const auto model_dir = scratch / GetParam();
   std::filesystem::copy(shared_dir() / "models" / GetParam(), model_dir);
-  const auto golden = shared_dir() / "golden" / GetParam();
+  const GoldenSet golden(GetParam());
   json config = json::parse(read_file(model_dir / "config.json"));
   config["sliding_window"] = 4096;
   write_file(model_dir / "config.json", config.dump());
   const auto model = load_model(model_dir);
-  const json check = json::parse(read_file(golden / "window_check.json"));
-  const std::vector<json> lines = read_jsonl(golden / "generate.jsonl");
+  const json check = golden.json("window_check.json");
+  const std::vector<json> lines = golden.jsonl("generate.jsonl");
   ASSERT_GT(check["differences"].size(), 0u);
   for (const json& difference : check["differences"]) {
     const int prompt = difference["prompt"], step = difference["first_different_step"];
     const auto want = check["no_window_generated_ids"][prompt].get<std::vector<int>>();
-    const auto windowed = lines[prompt]["generated_ids"].get<std::vector<int>>();
+    const auto windowed = lines.at(prompt)["generated_ids"].get<std::vector<int>>();
     ASSERT_NE(want[step], windowed[step]) << "prompt " << prompt;
     GenerateOptions options;
     options.max_new_tokens = step + 1;
     options.sampling.temperature = 0;
     options.ignore_eos = true;
-    const auto got = generate(*model, lines[prompt]["prompt_ids"].get<std::vector<int>>(), options)
-                         .generated_ids;
+    const auto got =
+        generate(*model, lines.at(prompt)["prompt_ids"].get<std::vector<int>>(), options)
+            .generated_ids;
     EXPECT_EQ(got, std::vector<int>(want.begin(), want.begin() + step + 1)) << "prompt " << prompt;
   }
 }
@@ -193,10 +195,10 @@ TEST(SmolLm3, MatchesAFloat64ForwardWithoutRopeOnEveryThirdLayer) {
     const auto ids = sequence["ids"].get<std::vector<int>>();
     const auto want = sequence["last_logits"].get<std::vector<float>>();
     // The reference is float64, not a float32 golden: attn is held to the decoders' tolerance
-    // against a float32 computation (kLogitAtol, kLogitRtol), plus how far the same forward in
-    // float32 (numpy, another summation order) lands from float64, by the triangle inequality.
-    // (1e-4 + 1e-5 |logit| alone failed on AVX-512 at 120 tokens by 6e-8: a float32 forward is
-    // up to 9e-5 from this reference.)
+    // against a float32 computation (tolerance::kLogitAbsolute, kLogitRelative), plus how far the
+    // same forward in float32 (numpy, another summation order) lands from float64, by the
+    // triangle inequality. (The logit bound alone failed on AVX-512 at 120 tokens by 6e-8: a
+    // float32 forward is up to 9e-5 from this reference.)
     ASSERT_TRUE(sequence.contains("float32_max_abs_dlogit"))
         << "an old reference.json: remove " << dir << " and run tests/make_random_models.sh";
     const double float32_distance = sequence["float32_max_abs_dlogit"].get<double>();
@@ -204,8 +206,9 @@ TEST(SmolLm3, MatchesAFloat64ForwardWithoutRopeOnEveryThirdLayer) {
     ASSERT_EQ(got.size(), want.size());
     double worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
-      EXPECT_LE(std::abs(got[i] - want[i]),
-                kLogitAtol + kLogitRtol * std::abs(want[i]) + float32_distance)
+      EXPECT_LE(std::abs(got[i] - want[i]), tolerance::kLogitAbsolute +
+                                                tolerance::kLogitRelative * std::abs(want[i]) +
+                                                float32_distance)
           << "logit " << i;
       worst = std::max(worst, double(std::abs(got[i] - want[i])));
     }
@@ -255,10 +258,10 @@ TEST(SmolLm3, BadRopeLayersAndItsSlidingWindowAreRefusedByName) {
 TEST(ShardedPhi3, ReproducesTheSingleFilesGoldens) {
   ATTN_REQUIRE_SHARED();
   const auto model = shared_dir() / "models" / "tiny-phi3-random-sharded";
-  const auto golden = shared_dir() / "golden" / "tiny-phi3-random";
+  const GoldenSet golden("tiny-phi3-random");
   expect_logits_match(model, golden);
   expect_greedy_matches(model, golden);
-  expect_hidden_states_match(model, golden / "hidden");
+  expect_hidden_states_match(model, golden);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
 #include "tests/test_paths.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 std::filesystem::path sbert_dir() { return shared_dir() / "models/tiny-sbert-brown"; }
-std::filesystem::path sbert_golden_dir() { return shared_dir() / "golden/tiny-sbert-brown"; }
+GoldenSet sbert_golden() { return GoldenSet("tiny-sbert-brown"); }
 
 // The sentence-transformers folder, loaded once (only by tests that require ../shared).
 struct Sbert {
@@ -77,7 +78,7 @@ TEST(EmbedGolden, EveryTextIdsMeanNormalizedCls) {
 
   double worst_mean = 0, worst_normalized = 0, worst_cls = 0;
   int truncated = 0;
-  const auto lines = read_jsonl(sbert_golden_dir() / "embeddings.jsonl");
+  const auto lines = sbert_golden().jsonl("embeddings.jsonl");
   ASSERT_GT(lines.size(), 250u);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const json& golden = lines[i];
@@ -94,9 +95,9 @@ TEST(EmbedGolden, EveryTextIdsMeanNormalizedCls) {
                                                    golden["normalized"].get<std::vector<float>>());
     const double d_cls = max_abs_difference(embed_one(*s.model, input, cls),
                                             golden["cls"].get<std::vector<float>>());
-    EXPECT_LE(d_mean, 5e-6) << "text " << i;  // the golden README's bound; the issue says 1e-5
-    EXPECT_LE(d_normalized, 1e-6) << "text " << i;
-    EXPECT_LE(d_cls, 1e-5) << "text " << i;
+    EXPECT_LE(d_mean, tolerance::kEmbeddingMean) << "text " << i;
+    EXPECT_LE(d_normalized, tolerance::kEmbeddingNormalized) << "text " << i;
+    EXPECT_LE(d_cls, tolerance::kEmbeddingCls) << "text " << i;
     worst_mean = std::max(worst_mean, d_mean);
     worst_normalized = std::max(worst_normalized, d_normalized);
     worst_cls = std::max(worst_cls, d_cls);
@@ -110,13 +111,13 @@ TEST(EmbedGolden, EveryCosine) {
   ATTN_REQUIRE_SHARED();
   const Sbert& s = sbert();
   double worst = 0;
-  const auto pairs = read_jsonl(sbert_golden_dir() / "similarity.jsonl");
+  const auto pairs = sbert_golden().jsonl("similarity.jsonl");
   ASSERT_EQ(pairs.size(), 10u);
   for (const json& pair : pairs) {
     const std::vector<std::string> texts = {pair["text_a"], pair["text_b"]};
     const auto matrix = cosine_similarities(embed(*s.model, texts, s.options));
     const double diff = std::abs(matrix[0][1] - pair["cosine"].get<double>());
-    EXPECT_LE(diff, 1e-6) << "pair " << pair["i"] << ", " << pair["j"];
+    EXPECT_LE(diff, tolerance::kCosine) << "pair " << pair["i"] << ", " << pair["j"];
     EXPECT_FLOAT_EQ(matrix[0][1], matrix[1][0]);
     worst = std::max(worst, diff);
   }
@@ -128,7 +129,7 @@ TEST(EmbedGolden, EveryCosine) {
 TEST(EmbedGolden, MpnetFolderEveryTextAndCosine) {
   ATTN_REQUIRE_SHARED();
   const auto dir = shared_dir() / "models/tiny-sbert-mpnet-random";
-  const auto golden_dir = shared_dir() / "golden/tiny-sbert-mpnet-random";
+  const GoldenSet golden_set("tiny-sbert-mpnet-random");
   const auto config = read_sentence_transformers_config(dir);
   ASSERT_TRUE(config);
   const auto model = load_model(config->transformer_dir);
@@ -138,7 +139,7 @@ TEST(EmbedGolden, MpnetFolderEveryTextAndCosine) {
   EmbeddingOptions mean = options;
   mean.normalize = false;
   double worst_mean = 0, worst_normalized = 0;
-  const auto lines = read_jsonl(golden_dir / "embeddings.jsonl");
+  const auto lines = golden_set.jsonl("embeddings.jsonl");
   ASSERT_GT(lines.size(), 0u);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const json& golden = lines[i];
@@ -149,17 +150,17 @@ TEST(EmbedGolden, MpnetFolderEveryTextAndCosine) {
                                              golden["mean"].get<std::vector<float>>());
     const double d_normalized = max_abs_difference(embed_one(*model, input, options),
                                                    golden["normalized"].get<std::vector<float>>());
-    EXPECT_LE(d_mean, 5e-6) << "text " << i;
-    EXPECT_LE(d_normalized, 1e-6) << "text " << i;
+    EXPECT_LE(d_mean, tolerance::kEmbeddingMean) << "text " << i;
+    EXPECT_LE(d_normalized, tolerance::kEmbeddingNormalized) << "text " << i;
     worst_mean = std::max(worst_mean, d_mean);
     worst_normalized = std::max(worst_normalized, d_normalized);
   }
   double worst_cosine = 0;
-  for (const json& pair : read_jsonl(golden_dir / "similarity.jsonl")) {
+  for (const json& pair : golden_set.jsonl("similarity.jsonl")) {
     const std::vector<std::string> texts = {pair["text_a"], pair["text_b"]};
     const auto matrix = cosine_similarities(embed(*model, texts, options));
     const double diff = std::abs(matrix[0][1] - pair["cosine"].get<double>());
-    EXPECT_LE(diff, 1e-6) << "pair " << pair["i"] << ", " << pair["j"];
+    EXPECT_LE(diff, tolerance::kCosine) << "pair " << pair["i"] << ", " << pair["j"];
     worst_cosine = std::max(worst_cosine, diff);
   }
   std::cout << "tiny-sbert-mpnet-random: worst max |Δ| over " << lines.size() << " texts: mean "
@@ -178,7 +179,7 @@ TEST(EmbedGolden, PackedBatchesEqualOneTextAtATime) {
   ATTN_REQUIRE_SHARED();
   const Sbert& s = sbert();
   std::vector<EmbeddingInput> inputs;
-  for (const json& line : read_jsonl(sbert_golden_dir() / "embeddings.jsonl")) {
+  for (const json& line : sbert_golden().jsonl("embeddings.jsonl")) {
     inputs.push_back(encode_for_embedding(*s.model, line["text"].get<std::string>(), s.options));
   }
   for (Pooling pooling : {Pooling::kMean, Pooling::kCls, Pooling::kMax}) {
@@ -320,6 +321,7 @@ TEST_F(EmbedCliTest, JsonMatchesTheLibrary) {
     EXPECT_EQ(out[i].size(), 2u) << out[i].dump();
     EXPECT_FALSE(out[i].contains("line")) << out[i].dump();
     EXPECT_EQ(out[i]["text"], texts[i]);
+    // The CLI's vector (through JSON) against the library's for the same texts: not a golden.
     EXPECT_LE(max_abs_difference(expected[i], out[i]["embedding"].get<std::vector<float>>()), 1e-6);
   }
 }
@@ -352,6 +354,7 @@ TEST_F(EmbedCliTest, SimilarityMatchesTheLibrary) {
   const auto expected = cosine_similarities(embed(*sbert().model, texts, sbert().options));
   ASSERT_EQ(out["similarity"].size(), 3u);
   for (std::size_t i = 0; i < 3; ++i) {
+    // The CLI's matrix (through JSON) against the library's for the same texts: not a golden.
     EXPECT_LE(max_abs_difference(expected[i], out["similarity"][i].get<std::vector<float>>()),
               1e-6);
     EXPECT_NEAR(out["similarity"][i][i].get<double>(), 1.0, 1e-6);
@@ -370,7 +373,7 @@ TEST_F(EmbedCliTest, SimilarityMatchesTheLibrary) {
 // A text longer than max_seq_length is cut as sentence-transformers cuts it, with a warning.
 TEST_F(EmbedCliTest, TruncationWarns) {
   ATTN_REQUIRE_SHARED();
-  const json golden = read_jsonl(sbert_golden_dir() / "embeddings.jsonl")[234];
+  const json golden = sbert_golden().jsonl("embeddings.jsonl").at(234);
   const CommandResult result =
       run({"embed", "-m", sbert_dir(), "--json", golden["text"].get<std::string>()});
   ASSERT_EQ(result.exit_status, 0) << describe(result);
@@ -380,7 +383,7 @@ TEST_F(EmbedCliTest, TruncationWarns) {
       << result.err;
   EXPECT_LE(max_abs_difference(json::parse(result.out)["embedding"].get<std::vector<float>>(),
                                golden["normalized"].get<std::vector<float>>()),
-            1e-6);
+            tolerance::kEmbeddingNormalized);
 }
 
 TEST_F(EmbedCliTest, InfoShowsThePipeline) {
@@ -409,6 +412,8 @@ TEST_F(EmbedCliTest, PoolingOnAMaskedLanguageModelWorks) {
   EmbeddingOptions options;
   options.pooling = Pooling::kMean;
   const auto expected = embed(tiny_bert(), std::vector<std::string>{text}, options)[0];
+  // The CLI's vectors (through JSON) against the library's, then against the same encoder's in
+  // tiny-sbert-brown: attn against itself, not a golden.
   EXPECT_LE(max_abs_difference(expected, vector), 1e-6);
   ATTN_REQUIRE_SHARED();  // the rest compares with tiny-sbert-brown, in ../shared
   const CommandResult sbert_mean =

@@ -13,6 +13,7 @@
 #include "tests/hostile_util.h"
 #include "tests/model_util.h"
 #include "tests/test_paths.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -24,10 +25,10 @@ class EncoderGolden : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ATTN_REQUIRE_SHARED(); }
   fs::path model_dir() const { return shared_dir() / "models" / GetParam(); }
-  fs::path golden_dir() const { return shared_dir() / "golden" / GetParam(); }
+  GoldenSet golden_set() const { return GoldenSet(GetParam()); }
   // meta.json's mask_token_id; the BERT golden has none, and its tokenizer is not new.
   int mask_id() const {
-    const json meta = read_json_file(golden_dir() / "meta.json");
+    const json meta = golden_set().json("meta.json");
     return meta.contains("mask_token_id") ? meta["mask_token_id"].get<int>()
                                           : model().tokenizer->mask_id().value();
   }
@@ -41,18 +42,18 @@ class EncoderGolden : public testing::TestWithParam<const char*> {
 };
 
 TEST_P(EncoderGolden, FillMaskTop10) {
-  expect_fill_mask_matches(model(), golden_dir() / "fill_mask.jsonl", 1e-5);
+  expect_fill_mask_matches(model(), golden_set(), tolerance::kFillMaskScore);
 }
 
 // The residual stream after the embeddings (ALBERT: after their projection to hidden_size, the
-// input of layer 0) and after every layer, then the logits at the mask: each within 1e-4 of the
-// golden array's largest value.
+// input of layer 0) and after every layer, then the logits at the mask: each within
+// tolerance::kHiddenOfLargest of the golden array's largest value.
 TEST_P(EncoderGolden, HiddenStates) {
-  const fs::path dir = golden_dir() / "hidden";
+  const GoldenSet golden = golden_set();
   const ArchSpec& spec = model().spec();
-  const json info = read_json_file(dir / "info.json");
+  const json info = golden.json("hidden/info.json");
   const MaskedInput input = masked_input_from_ids(info["ids"].get<std::vector<int>>(), mask_id());
-  const bool projected = fs::exists(dir / "embeddings_projected.npy");
+  const bool projected = fs::exists(golden.dir() / "hidden/embeddings_projected.npy");
   int checked = 0;
   ForwardObserver observer;
   observer.on_hidden = [&](int layer, const float* hidden, int rows) {
@@ -65,30 +66,31 @@ TEST_P(EncoderGolden, HiddenStates) {
       std::snprintf(name, sizeof name, "layer_%02d.npy", layer);
     }
     expect_hidden_close(name, std::span(hidden, std::size_t(rows) * spec.d_model),
-                        read_npy(dir / name));
+                        golden.npy(std::string("hidden/") + name));
     ++checked;
   };
   const std::vector<float> logits = mask_logits(model(), input, &observer);
   EXPECT_EQ(checked, spec.n_layer + 1);
-  expect_hidden_close("logits.npy", logits, read_npy(dir / "logits.npy"));
+  expect_hidden_close("logits.npy", logits, golden.npy("hidden/logits.npy"));
 }
 
-// The full logits at the masks of the first three fill-mask sentences:
-// |Δ| <= 1e-4 + 1e-5 |golden|.
+// The full logits at the masks of the first three fill-mask sentences, within the decoders' logit
+// bound (tolerance::kLogitAbsolute, kLogitRelative).
 TEST_P(EncoderGolden, FullMaskLogits) {
-  const auto sentences = read_jsonl(golden_dir() / "fill_mask.jsonl");
+  const GoldenSet golden = golden_set();
+  const auto sentences = golden.jsonl("fill_mask.jsonl");
   double worst = 0;
   for (int i = 0; i < 3; ++i) {
     const MaskedInput input =
-        masked_input_from_ids(sentences[i]["input_ids"].get<std::vector<int>>(), mask_id());
+        masked_input_from_ids(sentences.at(i)["input_ids"].get<std::vector<int>>(), mask_id());
     const std::vector<float> logits = mask_logits(model(), input);
-    const NpyArray golden =
-        read_npy(golden_dir() / "logits" / ("sentence" + std::to_string(i) + "_masks.npy"));
-    const Comparison c = compare(logits, golden.values, 1e-4, 1e-5);
+    const NpyArray want = golden.npy("logits/sentence" + std::to_string(i) + "_masks.npy");
+    const Comparison c =
+        compare(logits, want.values, tolerance::kLogitAbsolute, tolerance::kLogitRelative);
     worst = std::max(worst, c.worst_abs);
     EXPECT_LE(c.worst_ratio, 1.0) << "sentence " << i << ": logit " << c.worst_index << " is "
                                   << logits[c.worst_index] << ", golden "
-                                  << golden.values[c.worst_index];
+                                  << want.values[c.worst_index];
   }
   std::cout << "worst |mask logit - golden| over 3 sentences: " << worst << "\n";
 }
@@ -157,19 +159,19 @@ TEST(ModernBertWindow, WithoutTheWindowTheTop10IsHuggingFacesWithoutIt) {
   TempDir scratch;
   const auto model_dir = scratch / "tiny-modernbert-random";
   fs::copy(shared_dir() / "models/tiny-modernbert-random", model_dir);
-  const auto golden = shared_dir() / "golden/tiny-modernbert-random";
+  const GoldenSet golden("tiny-modernbert-random");
   json config = read_json_file(model_dir / "config.json");
   config["local_attention"] = 4096;
   write_file(model_dir / "config.json", config.dump());
   const auto model = load_model(model_dir);
-  const json check = read_json_file(golden / "window_check.json");
-  const std::vector<json> sentences = read_jsonl(golden / "fill_mask.jsonl");
+  const json check = golden.json("window_check.json");
+  const std::vector<json> sentences = golden.jsonl("fill_mask.jsonl");
   ASSERT_GT(check["differences"].size(), 0u);
   const FillMaskOptions options{.top_k = kGoldenTopK};
   for (const json& difference : check["differences"]) {
     const int sentence = difference["sentence"], mask = difference["mask"];
     const MaskedInput input = masked_input_from_ids(
-        sentences[sentence]["input_ids"].get<std::vector<int>>(), *model->tokenizer->mask_id());
+        sentences.at(sentence)["input_ids"].get<std::vector<int>>(), *model->tokenizer->mask_id());
     const auto masks = fill_mask(*model, std::span(&input, 1), options)[0];
     const auto want = check["no_window_top10_ids"][sentence][mask].get<std::vector<int>>();
     EXPECT_EQ(candidate_ids(masks[mask]), want) << "sentence " << sentence << " mask " << mask;

@@ -47,7 +47,7 @@ TEST_P(EncoderTokenizerGolden, FillMaskJsonl) {
   int lines = 0;
   int candidates = 0;
   std::string mismatches;
-  for (const json& golden : read_jsonl(shared_golden_dir(model) / "fill_mask.jsonl")) {
+  for (const json& golden : GoldenSet(model).jsonl("fill_mask.jsonl")) {
     ++lines;
     const std::string text = golden["text"];
     const std::vector<int> expected_ids = golden["input_ids"];
@@ -113,7 +113,7 @@ struct PairLayout {
 // encode(A, B) for two golden lines (ids of each known on its own) against the template the
 // class's build_inputs_with_special_tokens and create_token_type_ids_from_sequences write.
 void expect_pair(const std::string& model, const PairLayout& layout) {
-  const std::vector<json> lines = read_jsonl(shared_golden_dir(model) / "tokens.jsonl");
+  const std::vector<json> lines = GoldenSet(model).jsonl("tokens.jsonl");
   const json& a = lines.at(0);
   const json& b = lines.at(1);
   std::vector<int> expected = layout.first_prefix;
@@ -281,7 +281,7 @@ TEST(EncoderTokenizerFiles, RobertaWithoutTokenizerConfigIsToldByConfigJson) {
     fs::copy_file(shared_model_dir(kRoberta) / file, folder.path() / file);
   }
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(folder.path());
-  for (const json& golden : read_jsonl(shared_golden_dir(kRoberta) / "fill_mask.jsonl")) {
+  for (const json& golden : GoldenSet(kRoberta).jsonl("fill_mask.jsonl")) {
     EXPECT_EQ(tokenizer->encode(golden["text"].get<std::string>()).ids,
               golden["input_ids"].get<std::vector<int>>());
   }

@@ -10,18 +10,17 @@ namespace {
 
 TEST(Gpt2Golden, TinyLastLogits) {
   ATTN_REQUIRE_SHARED();
-  expect_logits_match(shipped_model("tiny-gpt2-brown"), shared_dir() / "golden/tiny-gpt2-brown");
+  expect_logits_match(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(Gpt2Golden, TinyGreedyAndTop5) {
   ATTN_REQUIRE_SHARED();
-  expect_greedy_matches(shipped_model("tiny-gpt2-brown"), shared_dir() / "golden/tiny-gpt2-brown");
+  expect_greedy_matches(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(Gpt2Golden, TinyHiddenStates) {
   ATTN_REQUIRE_SHARED();
-  expect_hidden_states_match(shipped_model("tiny-gpt2-brown"),
-                             shared_dir() / "golden/tiny-gpt2-brown/hidden");
+  expect_hidden_states_match(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(Gpt2Generate, CachedEqualsUncached) {
@@ -95,7 +94,7 @@ TEST(Gpt2RandomFullSize, LogitsMatchGolden) {
   const auto dir = random_model("gpt2");
   if (dir.empty())
     ATTN_SKIP_UNLESS_CI("full-size random GPT-2 not generated (python3-numpy missing?)");
-  expect_logits_match(dir, shared_dir() / "golden/gpt2-124M-random");
+  expect_logits_match(dir, GoldenSet("gpt2-124M-random"));
 }
 
 TEST(Gpt2RandomFullSize, GreedyMatchesGolden) {
@@ -103,7 +102,7 @@ TEST(Gpt2RandomFullSize, GreedyMatchesGolden) {
   const auto dir = random_model("gpt2");
   if (dir.empty())
     ATTN_SKIP_UNLESS_CI("full-size random GPT-2 not generated (python3-numpy missing?)");
-  expect_greedy_matches(dir, shared_dir() / "golden/gpt2-124M-random");
+  expect_greedy_matches(dir, GoldenSet("gpt2-124M-random"));
 }
 
 }  // namespace

@@ -15,15 +15,13 @@
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
 #include "tests/test_paths.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-// The tolerance between attn's statistics and the reference.
-constexpr double kStatTolerance = 1e-5;
 
 // An input of n tokens with no separator or punctuation.
 HeadStatsInput plain_input(int n) {
@@ -241,7 +239,7 @@ std::vector<std::pair<const char*, double>> defined_statistics(const HeadScores&
           {"distance", s.distance}, {"entropy", s.entropy}};
 }
 
-// Expects attn's statistics within kStatTolerance of the reference's; returns the worst
+// Expects attn's statistics within tolerance::kHeadStatistic of the reference's; returns the worst
 // difference.
 double expect_scores_near(const std::vector<HeadScores>& got, const std::vector<HeadScores>& want,
                           HeadAttention attention, const std::string& what) {
@@ -253,7 +251,7 @@ double expect_scores_near(const std::vector<HeadScores>& got, const std::vector<
     const auto got_values = defined_statistics(got[i], attention);
     const auto want_values = defined_statistics(want[i], attention);
     for (std::size_t v = 0; v < got_values.size(); ++v) {
-      EXPECT_NEAR(got_values[v].second, want_values[v].second, kStatTolerance)
+      EXPECT_NEAR(got_values[v].second, want_values[v].second, tolerance::kHeadStatistic)
           << what << " layer " << want[i].layer << " head " << want[i].head << " "
           << want_values[v].first;
       worst = std::max(worst, std::abs(got_values[v].second - want_values[v].second));
@@ -262,8 +260,8 @@ double expect_scores_near(const std::vector<HeadScores>& got, const std::vector<
   return worst;
 }
 
-// Expects `attn heads --json`'s heads within kStatTolerance of the reference's; the statistics
-// the attention does not define are null.
+// Expects `attn heads --json`'s heads within tolerance::kHeadStatistic of the reference's; the
+// statistics the attention does not define are null.
 void expect_json_near(const json& heads, const std::vector<HeadScores>& want,
                       HeadAttention attention, const std::string& what) {
   ASSERT_EQ(heads.size(), want.size()) << what;
@@ -274,7 +272,7 @@ void expect_json_near(const json& heads, const std::vector<HeadScores>& want,
     EXPECT_EQ(got["head"], w.head) << what;
     EXPECT_EQ(got["induction"], nullptr) << what;
     for (const auto& [name, value] : defined_statistics(w, attention)) {
-      EXPECT_NEAR(got[name].get<double>(), value, kStatTolerance)
+      EXPECT_NEAR(got[name].get<double>(), value, tolerance::kHeadStatistic)
           << what << " layer " << w.layer << " head " << w.head << " " << name;
     }
     if (attention == HeadAttention::kCross) {
@@ -301,7 +299,7 @@ HeadAttention self_attention_of(const ArchSpec& spec) {
 GoldenReference golden_reference(const char* model_name) {
   GoldenReference golden;
   golden.model = load_model(source_dir() / "models" / model_name);
-  golden.lines = read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  golden.lines = GoldenSet(model_name).jsonl("attention.jsonl");
   std::vector<const json*> attentions;
   for (const json& line : golden.lines) {
     golden.inputs.push_back(
@@ -315,7 +313,6 @@ GoldenReference golden_reference(const char* model_name) {
 }
 
 void expect_scores_match_reference(const char* model_name) {
-  ATTN_REQUIRE_SHARED();
   const GoldenReference golden = golden_reference(model_name);
   const ArchSpec& spec = golden.model->spec();
   // All the golden inputs packed into one batch.
@@ -327,16 +324,17 @@ void expect_scores_match_reference(const char* model_name) {
 }
 
 TEST(HeadStats, Gpt2MatchesReferenceOnGoldenAttention) {
+  ATTN_REQUIRE_SHARED();
   expect_scores_match_reference("tiny-gpt2-brown");
 }
 
 TEST(HeadStats, BertMatchesReferenceOnGoldenAttention) {
+  ATTN_REQUIRE_SHARED();
   expect_scores_match_reference("tiny-bert-brown");
 }
 
 // `attn heads --json` over the golden texts (one per line of --file) against the reference.
 void expect_cli_matches_reference(const char* model_name) {
-  ATTN_REQUIRE_SHARED();
   const GoldenReference golden = golden_reference(model_name);
   const std::vector<json>& lines = golden.lines;
   std::string texts;
@@ -354,9 +352,15 @@ void expect_cli_matches_reference(const char* model_name) {
                    model_name);
 }
 
-TEST(HeadsCommand, Gpt2JsonMatchesReference) { expect_cli_matches_reference("tiny-gpt2-brown"); }
+TEST(HeadsCommand, Gpt2JsonMatchesReference) {
+  ATTN_REQUIRE_SHARED();
+  expect_cli_matches_reference("tiny-gpt2-brown");
+}
 
-TEST(HeadsCommand, BertJsonMatchesReference) { expect_cli_matches_reference("tiny-bert-brown"); }
+TEST(HeadsCommand, BertJsonMatchesReference) {
+  ATTN_REQUIRE_SHARED();
+  expect_cli_matches_reference("tiny-bert-brown");
+}
 
 TEST(HeadsCommand, TextTableAndRoles) {
   const CommandResult result =
@@ -493,7 +497,7 @@ struct EncoderDecoderReference {
 EncoderDecoderReference encoder_decoder_reference(const std::string& model_name) {
   EncoderDecoderReference golden;
   golden.model = load_model(shared_dir() / "models" / model_name);
-  golden.lines = read_jsonl(shared_dir() / "golden" / model_name / "attention.jsonl");
+  golden.lines = GoldenSet(model_name).jsonl("attention.jsonl");
   std::vector<const json*> encoder, decoder, cross;
   const Tokenizer& tokenizer = *golden.model->tokenizer;
   for (const json& line : golden.lines) {

@@ -4,12 +4,11 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "src/tokenizer/jinja/template.h"
+#include "tests/golden.h"
 #include "tests/test_paths.h"
 
 namespace {
@@ -17,15 +16,9 @@ namespace {
 using attn::jinja::RenderLimits;
 using attn::jinja::Template;
 using attn::jinja::TemplateError;
+using attn::test::GoldenSet;
+using attn::test::read_file;
 using Json = nlohmann::ordered_json;
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot read " << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string render(std::string_view source, const Json& variables = Json::object(),
                    const RenderLimits& limits = {}) {
@@ -59,12 +52,11 @@ void check_case(const Json& c) {
 
 TEST(JinjaGoldenFeatures, EverySnippetRendersAsJinja2Does) {
   ATTN_REQUIRE_SHARED();
-  std::ifstream in(attn::test::shared_dir() / "golden" / "chat-templates" / "jinja-features.jsonl");
-  ASSERT_TRUE(in);
+  // ordered_jsonl: a template that iterates over a dict of "vars" renders its keys in Python's
+  // order.
   int count = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    check_case(Json::parse(line));
+  for (const Json& line : GoldenSet("chat-templates").ordered_jsonl("jinja-features.jsonl")) {
+    check_case(line);
     ++count;
   }
   EXPECT_EQ(count, 127);
@@ -72,8 +64,7 @@ TEST(JinjaGoldenFeatures, EverySnippetRendersAsJinja2Does) {
 
 TEST(JinjaGoldenTemplates, RealTemplatesRenderAConversation) {
   ATTN_REQUIRE_SHARED();
-  const Json file = Json::parse(
-      read_file(attn::test::shared_dir() / "golden" / "chat-templates" / "templates.json"));
+  const Json file = GoldenSet("chat-templates").ordered_json("templates.json");
   ASSERT_EQ(file["templates"].size(), 5u);
   for (const auto& [name, entry] : file["templates"].items()) {
     SCOPED_TRACE(name);

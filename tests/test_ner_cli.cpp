@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "tests/cli_util.h"
+#include "tests/golden.h"
 #include "tests/tokenizer_test_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -23,14 +25,7 @@ constexpr const char* kModel = "tiny-bert-tokcls-random";
 // Lines of the golden away from its near ties (15, 20, 49).
 constexpr int kLines[] = {0, 1, 2, 3};
 
-// Scores through attn's own logits: 1e-6 plus half the classifier logits' tolerance (1e-5, see
-// test_classifier_heads), by which a softmax output can move at most; test_token_classify holds
-// the pipeline's arithmetic to 1e-6 on the golden's logits.
-constexpr double kScoreTolerance = 1e-6 + 0.5e-5;
-
-std::vector<json> golden_lines() {
-  return read_jsonl(shared_golden_dir(kModel) / "token_classify.jsonl");
-}
+std::vector<json> golden_lines() { return GoldenSet(kModel).jsonl("token_classify.jsonl"); }
 
 TEST(NerCli, JsonHasThePipelineFieldsForEachAggregation) {
   ATTN_REQUIRE_SHARED();
@@ -56,7 +51,8 @@ TEST(NerCli, JsonHasThePipelineFieldsForEachAggregation) {
         EXPECT_EQ(sorted_got, want_keys) << aggregation << " line " << n;
         for (const auto& [key, value] : want[i].items()) {
           if (key == "score") {
-            EXPECT_NEAR(got[key].get<double>(), value.get<double>(), kScoreTolerance);
+            // Scores through attn's own logits: tolerance::kScoreOnOwnLogits (tests/tolerances.h).
+            EXPECT_NEAR(got[key].get<double>(), value.get<double>(), tolerance::kScoreOnOwnLogits);
           } else {
             EXPECT_EQ(got[key], value) << aggregation << " line " << n << " " << key;
           }

@@ -1,6 +1,6 @@
 // Perplexity against Hugging Face's sliding-window recipe (../shared/golden/*/perplexity.jsonl):
-// the same windows and scored tokens, mean NLL and perplexity within 1e-5 relative, per-token
-// NLL within 2e-4 (float32 log-softmax alone differs from an exact one by ~5e-5).
+// the same windows and scored tokens, mean NLL and perplexity within tolerance::kMeanNllRelative
+// relative, per-token NLL within tolerance::kTokenNll (see tests/tolerances.h).
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -15,17 +15,17 @@
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/model_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
 
 // `max_batch_rows` 1 runs each window on its own; the default packs the short ones.
-void expect_perplexity_matches(const std::filesystem::path& model_dir,
-                               const std::filesystem::path& golden_file,
+void expect_perplexity_matches(const std::filesystem::path& model_dir, const GoldenSet& golden,
                                int max_batch_rows = PerplexityOptions{}.max_batch_rows) {
   const auto model = load_model(model_dir);
   double worst_relative = 0, worst_token = 0;
-  for (const nlohmann::json& line : read_jsonl(golden_file)) {
+  for (const nlohmann::json& line : golden.jsonl("perplexity.jsonl")) {
     const auto ids = line["ids"].get<std::vector<int>>();
     ASSERT_EQ(model->tokenizer->encode(line["text"].get<std::string>()).ids, ids);
     const PerplexityOptions options{
@@ -36,10 +36,10 @@ void expect_perplexity_matches(const std::filesystem::path& model_dir,
 
     ASSERT_EQ(result.windows.size(), line["windows"].size()) << where;
     for (std::size_t w = 0; w < result.windows.size(); ++w) {
-      const auto& golden = line["windows"][w];
-      EXPECT_EQ(result.windows[w].begin, golden[0].get<int>()) << where << " window " << w;
-      EXPECT_EQ(result.windows[w].end, golden[1].get<int>()) << where << " window " << w;
-      EXPECT_EQ(result.windows[w].n_scored, golden[2].get<int>()) << where << " window " << w;
+      const auto& want = line["windows"][w];
+      EXPECT_EQ(result.windows[w].begin, want[0].get<int>()) << where << " window " << w;
+      EXPECT_EQ(result.windows[w].end, want[1].get<int>()) << where << " window " << w;
+      EXPECT_EQ(result.windows[w].n_scored, want[2].get<int>()) << where << " window " << w;
     }
     EXPECT_EQ(result.n_scored, line["n_scored_tokens"].get<int>()) << where;
     for (const char* key : {"mean_nll", "ppl"}) {
@@ -47,19 +47,20 @@ void expect_perplexity_matches(const std::filesystem::path& model_dir,
       const double got = std::string(key) == "ppl" ? result.perplexity() : result.mean_nll();
       const double relative = std::abs(got - want) / std::abs(want);
       worst_relative = std::max(worst_relative, relative);
-      EXPECT_LE(relative, 1e-5) << where << " " << key << ": " << got << ", golden " << want;
+      EXPECT_LE(relative, tolerance::kMeanNllRelative)
+          << where << " " << key << ": " << got << ", golden " << want;
     }
     if (line.contains("token_nll")) {
-      const auto& golden = line["token_nll"];
-      ASSERT_EQ(golden.size(), result.token_nll.size()) << where;
-      for (std::size_t p = 0; p < golden.size(); ++p) {
-        if (golden[p].is_null()) {
+      const auto& want = line["token_nll"];
+      ASSERT_EQ(want.size(), result.token_nll.size()) << where;
+      for (std::size_t p = 0; p < want.size(); ++p) {
+        if (want[p].is_null()) {
           EXPECT_TRUE(std::isnan(result.token_nll[p])) << where << " position " << p;
           continue;
         }
-        const double diff = std::abs(result.token_nll[p] - golden[p].get<double>());
+        const double diff = std::abs(result.token_nll[p] - want[p].get<double>());
         worst_token = std::max(worst_token, diff);
-        EXPECT_LE(diff, 2e-4) << where << " position " << p;
+        EXPECT_LE(diff, tolerance::kTokenNll) << where << " position " << p;
       }
     }
   }
@@ -69,20 +70,18 @@ void expect_perplexity_matches(const std::filesystem::path& model_dir,
 
 TEST(PerplexityGolden, TinyGpt2) {
   ATTN_REQUIRE_SHARED();
-  expect_perplexity_matches(shipped_model("tiny-gpt2-brown"),
-                            shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl");
+  expect_perplexity_matches(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"));
 }
 
 TEST(PerplexityGolden, TinyGpt2OneWindowPerPass) {
   ATTN_REQUIRE_SHARED();
-  expect_perplexity_matches(shipped_model("tiny-gpt2-brown"),
-                            shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl", 1);
+  expect_perplexity_matches(shipped_model("tiny-gpt2-brown"), GoldenSet("tiny-gpt2-brown"), 1);
 }
 
 TEST(PerplexityGolden, TinyLlama) {
   ATTN_REQUIRE_SHARED();
   expect_perplexity_matches(shared_dir() / "models/tiny-llama-brown",
-                            shared_dir() / "golden/tiny-llama-brown/perplexity.jsonl");
+                            GoldenSet("tiny-llama-brown"));
 }
 
 // Packed windows give each family the figures of one window per pass: positions (learned,
@@ -101,7 +100,8 @@ TEST(PerplexityPacking, SameAsOneWindowPerPassForEveryDecoderFamily) {
     const PerplexityResult b = perplexity(*model, ids, one_by_one);
     ASSERT_EQ(a.n_scored, b.n_scored) << name;
     for (std::size_t p = 1; p < ids.size(); ++p) {
-      EXPECT_NEAR(a.token_nll[p], b.token_nll[p], 1e-4) << name << " position " << p;
+      EXPECT_NEAR(a.token_nll[p], b.token_nll[p], tolerance::kOtherShapes)
+          << name << " position " << p;
     }
   }
 }
@@ -165,8 +165,8 @@ TEST(PerplexityCli, ProgressOnlyOnATerminal) {
 // The command line gives the same figures, and --per-token the golden's per-token NLLs.
 TEST(PerplexityCli, JsonAndPerTokenMatchTheGolden) {
   ATTN_REQUIRE_SHARED();
-  const auto lines = read_jsonl(shared_dir() / "golden/tiny-gpt2-brown/perplexity.jsonl");
-  const nlohmann::json& golden = lines[1];  // doc 0, window 128, stride 64
+  const auto lines = GoldenSet("tiny-gpt2-brown").jsonl("perplexity.jsonl");
+  const nlohmann::json& golden = lines.at(1);  // doc 0, window 128, stride 64
   TempDir scratch;
   write_file(scratch / "doc.txt", golden["text"].get<std::string>());
   const CommandResult result =
@@ -177,7 +177,7 @@ TEST(PerplexityCli, JsonAndPerTokenMatchTheGolden) {
   EXPECT_EQ(out["n_scored_tokens"], golden["n_scored_tokens"]);
   EXPECT_EQ(out["windows"].size(), golden["windows"].size());
   EXPECT_NEAR(out["ppl"].get<double>(), golden["ppl"].get<double>(),
-              1e-5 * golden["ppl"].get<double>());
+              tolerance::kMeanNllRelative * golden["ppl"].get<double>());
   const auto tokens = read_jsonl(scratch / "tokens.jsonl");
   ASSERT_EQ(tokens.size(), golden["ids"].size());
   for (std::size_t p = 0; p < tokens.size(); ++p) {
@@ -185,7 +185,9 @@ TEST(PerplexityCli, JsonAndPerTokenMatchTheGolden) {
     if (golden["token_nll"][p].is_null()) {
       EXPECT_TRUE(tokens[p]["nll"].is_null()) << p;
     } else {
-      EXPECT_NEAR(tokens[p]["nll"].get<double>(), golden["token_nll"][p].get<double>(), 2e-4) << p;
+      EXPECT_NEAR(tokens[p]["nll"].get<double>(), golden["token_nll"][p].get<double>(),
+                  tolerance::kTokenNll)
+          << p;
     }
   }
 }

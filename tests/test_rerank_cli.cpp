@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -14,7 +13,9 @@
 #include <vector>
 
 #include "tests/cli_util.h"
+#include "tests/golden.h"
 #include "tests/tokenizer_test_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -33,9 +34,7 @@ struct GoldenQuery {
 std::vector<GoldenQuery> golden_queries() {
   std::vector<GoldenQuery> queries;
   std::map<std::string, std::size_t> index;
-  std::ifstream lines(shared_golden_dir(kReranker) / "classify.jsonl");
-  for (std::string text; std::getline(lines, text);) {
-    const json line = json::parse(text);
+  for (const json& line : GoldenSet(kReranker).jsonl("classify.jsonl")) {
     const std::string query = line["text"].get<std::string>();
     auto [at, added] = index.emplace(query, queries.size());
     if (added) queries.push_back({.query = query, .passages = {}, .logits = {}});
@@ -99,7 +98,8 @@ TEST(RerankCli, LogitsAndOrderMatchThePipeline) {
     ASSERT_GE(golden.passages.size(), 2u) << golden.query;
     std::vector<std::string> args = rerank_args(kReranker, golden.query);
     args.insert(args.end(), golden.passages.begin(), golden.passages.end());
-    expect_ranking(run_attn(args), golden, golden.logits, 1e-5, 1e-5);
+    expect_ranking(run_attn(args), golden, golden.logits, tolerance::kClassLogitAbsolute,
+                   tolerance::kClassLogitRelative);
   }
 }
 
@@ -116,6 +116,8 @@ TEST(RerankCli, SigmoidScoresFromAFile) {
     std::vector<double> sigmoid;
     for (double logit : golden.logits) sigmoid.push_back(float_sigmoid(logit));
     const CommandResult result = run_attn(args);
+    // attn's sigmoid of its own logits against the sigmoid of the golden's: not in
+    // tests/tolerances.h (kScoreOnGoldenLogits is the same formula on the golden's logits).
     expect_ranking(result, golden, sigmoid, 1e-6, 0);
     // Passage i is line 2i + 1 of the file.
     const json ranking = json::parse(result.out);
@@ -141,6 +143,8 @@ TEST(RerankCli, PlainOutputAndTopK) {
     const std::size_t tab = line.find('\t'), second = line.find('\t', tab + 1);
     ASSERT_NE(second, std::string::npos) << line;
     EXPECT_EQ(line.substr(0, tab), std::to_string(rank + 1));
+    // The plain output prints 4 decimals: up to 5e-5 of rounding on top of the logit's own
+    // difference.
     EXPECT_NEAR(std::stod(line.substr(tab + 1, second - tab - 1)), golden.logits[order[rank]],
                 1e-4);
     EXPECT_EQ(line.substr(second + 1), golden.passages[order[rank]]);
@@ -194,8 +198,9 @@ TEST(RerankCli, ConfiguredSigmoidIsNamed) {
   ASSERT_EQ(result.exit_status, 0) << describe(result);
   EXPECT_NE(result.err.find("torch.nn.modules.activation.Sigmoid"), std::string::npos)
       << result.err;
-  EXPECT_NEAR(json::parse(result.out)["results"][0]["score"].get<double>(), golden.logits[0],
-              1e-5 + 1e-5 * std::abs(golden.logits[0]));
+  EXPECT_NEAR(
+      json::parse(result.out)["results"][0]["score"].get<double>(), golden.logits[0],
+      tolerance::kClassLogitAbsolute + tolerance::kClassLogitRelative * std::abs(golden.logits[0]));
 }
 
 TEST(RerankCli, RefusesModelsThatAreNoCrossEncoder) {

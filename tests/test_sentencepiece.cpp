@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -55,14 +54,10 @@ std::string streamed_text(const Tokenizer& tokenizer, const std::vector<int>& id
 // Every line of tokens.jsonl: ids, tokens, decode(ids, skip_special_tokens=True). All
 // mismatches are reported at once.
 void expect_matches_tokens_jsonl(const Tokenizer& tokenizer, int& matched) {
-  std::ifstream lines(test::shared_dir() / "golden/tiny-llama-brown/tokens.jsonl");
-  ASSERT_TRUE(lines);
   int checked = 0;
   matched = 0;
   std::string mismatches;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    const json golden = json::parse(line);
+  for (const json& golden : GoldenSet("tiny-llama-brown").jsonl("tokens.jsonl")) {
     const std::string text = golden["text"];
     const std::vector<int> expected_ids = golden["ids"];
     const std::vector<std::string> expected_tokens = golden["tokens"];
@@ -107,8 +102,8 @@ TEST(SentencePieceGolden, Llama2TokenizerFolderGivesTheSameTokenizer) {
 // takes the first piece's "▁" for the dummy prefix.
 TEST(SentencePieceGolden, LlamaTokenizerVectors) {
   ATTN_REQUIRE_SHARED();
-  const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
-  const auto [texts, expected] = read_tokenizer_vectors(dir, "llama-spm");
+  const auto [texts, expected] =
+      read_tokenizer_vectors(GoldenSet("tokenizer-vectors"), "llama-spm");
   ASSERT_EQ(texts.size(), expected.size());
   EXPECT_EQ(texts.size(), 46u);
 
@@ -140,8 +135,7 @@ TEST(SentencePieceGolden, StreamingEqualsWholeDecode) {
   ATTN_REQUIRE_SHARED();
   int byte_fallback_lines = 0;
   int splits = 0;
-  for (const json& golden :
-       test::read_jsonl(test::shared_dir() / "golden/tiny-llama-brown/tokens.jsonl")) {
+  for (const json& golden : GoldenSet("tiny-llama-brown").jsonl("tokens.jsonl")) {
     const std::vector<int> ids = golden["ids"];
     for (int id : ids) {
       if (llama().token_string(id).starts_with("<0x")) {
@@ -251,8 +245,7 @@ TEST(SentencePieceTokenizer, NonLegacyEncodesPlainTextTheSame) {
   EditedLlamaTokenizer edited([](json& config) { config["legacy"] = false; });
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(edited.path());
   std::string mismatches;
-  for (const json& golden :
-       test::read_jsonl(test::shared_dir() / "golden/tiny-llama-brown/tokens.jsonl")) {
+  for (const json& golden : GoldenSet("tiny-llama-brown").jsonl("tokens.jsonl")) {
     const std::string text = golden["text"];
     if (text.find("<s>") != std::string::npos || text.find("</s>") != std::string::npos ||
         text.find("<unk>") != std::string::npos) {

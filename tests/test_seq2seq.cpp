@@ -8,18 +8,16 @@
 
 #include "src/tasks/translate.h"
 #include "tests/decoder_checks.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
-
-// Every attention weight within 1e-5 of the golden (issue 12).
-constexpr double kAttentionTolerance = 1e-5;
 
 class Seq2Seq : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ATTN_REQUIRE_SHARED(); }
   std::filesystem::path model_dir() const { return shared_dir() / "models" / GetParam(); }
-  std::filesystem::path golden_dir() const { return shared_dir() / "golden" / GetParam(); }
+  GoldenSet golden_set() const { return GoldenSet(GetParam()); }
 };
 
 // The decoder over `decoder_ids` (all at once, or one token per pass through the KV cache) with
@@ -63,7 +61,7 @@ struct SectionCheck {
       for (int k = 0; k < n_keys; ++k) {
         const double diff = std::abs(double(p[long(q) * n_keys + k]) - want[q][k].get<double>());
         worst = std::max(worst, diff);
-        EXPECT_LE(diff, kAttentionTolerance)
+        EXPECT_LE(diff, tolerance::kAttentionWeight)
             << "layer " << layer << " head " << head << " query " << q << " key " << k;
       }
     }
@@ -74,7 +72,7 @@ struct SectionCheck {
 TEST_P(Seq2Seq, AttentionMatchesGolden) {
   auto model = load_model(model_dir());
   double worst = 0;
-  for (const auto& line : read_jsonl(golden_dir() / "attention.jsonl")) {
+  for (const auto& line : golden_set().jsonl("attention.jsonl")) {
     const auto ids = line["ids"].get<std::vector<int>>();
     const auto decoder_ids = line["decoder_ids"].get<std::vector<int>>();
     SectionCheck encoder{&line["encoder_attentions"]}, decoder{&line["decoder_attentions"]},
@@ -112,7 +110,7 @@ TEST_P(Seq2Seq, GreedyAndTop5MatchGolden) {
   auto model = load_model(model_dir());
   double worst = 0;
   int forced_lines = 0;
-  for (const auto& line : read_jsonl(golden_dir() / "generate.jsonl")) {
+  for (const auto& line : golden_set().jsonl("generate.jsonl")) {
     const auto source_ids = line["source_ids"].get<std::vector<int>>();
     const auto golden_ids = line["generated_ids"].get<std::vector<int>>();
     const std::string label = line["source"].get<std::string>().substr(0, 40);
@@ -155,7 +153,7 @@ TEST_P(Seq2Seq, GreedyAndTop5MatchGolden) {
 // whole target.
 TEST_P(Seq2Seq, CachedDecodingEqualsOnePass) {
   auto model = load_model(model_dir());
-  const auto line = read_jsonl(golden_dir() / "generate.jsonl")[2];
+  const auto line = golden_set().jsonl("generate.jsonl").at(2);
   const auto source_ids = line["source_ids"].get<std::vector<int>>();
   std::vector<int> target = decoder_prompt(*model);
   for (int id : line["generated_ids"]) target.push_back(id);
@@ -164,7 +162,8 @@ TEST_P(Seq2Seq, CachedDecodingEqualsOnePass) {
   const auto whole = decoder_logits(*model, memory, target, false);
   ASSERT_EQ(cached.size(), whole.size());
   for (std::size_t s = 0; s < cached.size(); ++s) {
-    const Comparison c = compare(cached[s], whole[s], kLogitAtol, kLogitRtol);
+    const Comparison c =
+        compare(cached[s], whole[s], tolerance::kLogitAbsolute, tolerance::kLogitRelative);
     EXPECT_LE(c.worst_ratio, 1.0) << "position " << s << ": worst |Δ| " << c.worst_abs;
   }
 }

@@ -49,7 +49,7 @@ TEST_P(Seq2SeqTokenizerGolden, GenerateJsonlSourcesAndTranslations) {
   const std::string model = GetParam();
   const Tokenizer& tokenizer = shared_tokenizer(model);
   int lines = 0;
-  for (const json& golden : read_jsonl(shared_golden_dir(model) / "generate.jsonl")) {
+  for (const json& golden : GoldenSet(model).jsonl("generate.jsonl")) {
     ++lines;
     const std::string source = golden["source"];
     EXPECT_EQ(tokenizer.encode(source).ids, golden["source_ids"].get<std::vector<int>>())
@@ -74,7 +74,7 @@ TEST_P(Seq2SeqTokenizerGolden, AttentionJsonlTokens) {
   ATTN_REQUIRE_SHARED();
   const std::string model = GetParam();
   const Tokenizer& tokenizer = shared_tokenizer(model);
-  for (const json& golden : read_jsonl(shared_golden_dir(model) / "attention.jsonl")) {
+  for (const json& golden : GoldenSet(model).jsonl("attention.jsonl")) {
     EXPECT_EQ(tokenizer.encode(golden["text"].get<std::string>()).ids,
               golden["ids"].get<std::vector<int>>());
     EXPECT_EQ(tokens_of(tokenizer, golden["ids"].get<std::vector<int>>()),
@@ -194,7 +194,7 @@ TEST(Seq2SeqTokenizerSpecial, T5LegacyFalseGivesTextAfterASpecialTokenNoSpace) {
   // Text of known characters, without a leading space, is encoded the same either way. (An
   // unknown character at the start is not: without the dummy prefix its "▁" joins the unknown
   // piece, as in LlamaTokenizer's legacy: false.)
-  for (const json& golden : read_jsonl(shared_golden_dir(kT5) / "tokens.jsonl")) {
+  for (const json& golden : GoldenSet(kT5).jsonl("tokens.jsonl")) {
     const std::string text = golden["text"];
     const std::vector<int> expected = golden["ids"];
     if (text.empty() || text.front() == ' ' || text.front() == '\n' || text.front() == '\t' ||

@@ -1,8 +1,9 @@
 // attn's token-classification pipeline against Hugging Face's TokenClassificationPipeline
 // (../shared/golden/tiny-bert-tokcls-random/token_classify.jsonl, 50 texts): entities for every
 // aggregation strategy from attn's own offsets, first on the golden's logits (the pipeline's
-// arithmetic alone: scores within 1e-6), then on attn's own logits (the whole path: scores within
-// 1e-6 plus what attn's logit differences carry through the softmax, below).
+// arithmetic alone: scores within tolerance::kScoreOnGoldenLogits), then on attn's own logits (the
+// whole path: scores within that plus what attn's logit differences carry through the softmax,
+// below).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,7 +16,9 @@
 #include "src/model/model.h"
 #include "src/tasks/classify.h"
 #include "src/tasks/token_classify.h"
+#include "tests/golden.h"
 #include "tests/tokenizer_test_util.h"
+#include "tests/tolerances.h"
 
 namespace attn {
 namespace {
@@ -23,7 +26,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr const char* kModel = "tiny-bert-tokcls-random";
-constexpr double kScoreTolerance = 1e-6;
 
 const struct {
   Aggregation aggregation;
@@ -33,10 +35,6 @@ const struct {
                    {Aggregation::kFirst, "pipeline_first"},
                    {Aggregation::kAverage, "pipeline_average"},
                    {Aggregation::kMax, "pipeline_max"}};
-
-std::vector<json> golden_lines() {
-  return test::read_jsonl(test::shared_golden_dir(kModel) / "token_classify.jsonl");
-}
 
 std::vector<float> golden_logits(const json& line) {
   std::vector<float> logits;
@@ -49,7 +47,7 @@ std::vector<float> golden_logits(const json& line) {
 // Compares every field, scores within `score_tolerance`; returns the largest score difference.
 double expect_entities(const json& expected, const std::vector<Entity>& got,
                        Aggregation aggregation, const std::string& where,
-                       double score_tolerance = kScoreTolerance) {
+                       double score_tolerance = test::tolerance::kScoreOnGoldenLogits) {
   EXPECT_EQ(got.size(), expected.size()) << where;
   double worst = 0;
   for (std::size_t i = 0; i < got.size() && i < expected.size(); ++i) {
@@ -97,7 +95,7 @@ TEST(TokenClassifyGolden, PipelineOnGoldenLogits) {
   const auto model = load_model(test::shared_model_dir(kModel));
   const TokenOffsets* offsets = model->tokenizer->offsets();
   ASSERT_NE(offsets, nullptr);
-  const std::vector<json> lines = golden_lines();
+  const std::vector<json> lines = test::GoldenSet(kModel).jsonl("token_classify.jsonl");
   ASSERT_EQ(lines.size(), 50u);
   for (const auto& [aggregation, key] : kStrategies) {
     double worst = 0;
@@ -125,17 +123,19 @@ TEST(TokenClassifyGolden, PipelineOnGoldenLogits) {
 // changed must be one of those near ties. A softmax output moves by at most half the largest
 // change of its logits (its Jacobian's rows sum to 2 p (1 - p) <= 1/2 in absolute value), and so
 // do means of such outputs: attn's logits, which test_classifier_heads holds to the golden's
-// within 1e-5 + 1e-5 |logit|, move the scores by up to 0.5 max |Δlogit| besides the 1e-6. A flat
-// 1e-6 holds on the golden's logits (above) but no implementation can promise it end to end:
-// the golden's float32 logits are themselves up to 4.4e-6 from a float64 forward of the same
-// model (check_float64.json).
+// within tolerance::kClassLogitAbsolute + kClassLogitRelative |logit|, move the scores by up to
+// 0.5 max |Δlogit| besides kScoreOnGoldenLogits. A flat kScoreOnGoldenLogits (1e-6) holds on the
+// golden's logits (above) but no implementation can promise it end to end: the golden's float32
+// logits are themselves up to 4.4e-6 from a float64 forward of the same model
+// (check_float64.json).
 TEST(TokenClassifyGolden, PipelineOnAttnLogits) {
   ATTN_REQUIRE_SHARED();
   const auto model = load_model(test::shared_model_dir(kModel));
   const TokenOffsets* offsets = model->tokenizer->offsets();
   ASSERT_NE(offsets, nullptr);
-  const std::vector<json> lines = golden_lines();
-  const json meta = test::golden_meta(kModel);
+  const test::GoldenSet golden_set(kModel);
+  const std::vector<json> lines = golden_set.jsonl("token_classify.jsonl");
+  const json meta = golden_set.json("meta.json");
   const std::set<std::size_t> near_ties = meta["near_tie_texts"].get<std::set<std::size_t>>();
   ASSERT_EQ(near_ties, (std::set<std::size_t>{15, 20, 49}));
   std::vector<Encoding> encodings;
@@ -169,11 +169,12 @@ TEST(TokenClassifyGolden, PipelineOnAttnLogits) {
     for (std::size_t s = 0; s < std::size(kStrategies); ++s) {
       const auto& [aggregation, key] = kStrategies[s];
       worst[s] = std::max(
-          worst[s], expect_entities(lines[n][key],
-                                    find_entities(input, *model->tokenizer, offsets, model->labels,
-                                                  aggregation, {"O"}),
-                                    aggregation, std::string(key) + " line " + std::to_string(n),
-                                    kScoreTolerance + 0.5 * largest_logit_change));
+          worst[s],
+          expect_entities(
+              lines[n][key],
+              find_entities(input, *model->tokenizer, offsets, model->labels, aggregation, {"O"}),
+              aggregation, std::string(key) + " line " + std::to_string(n),
+              test::tolerance::kScoreOnGoldenLogits + 0.5 * largest_logit_change));
     }
   }
   for (std::size_t s = 0; s < std::size(kStrategies); ++s) {

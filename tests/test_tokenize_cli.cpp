@@ -5,12 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "tests/cli_util.h"
+#include "tests/golden.h"
 #include "tests/real_tokenizers.h"
 #include "tests/test_paths.h"
 
@@ -100,11 +100,9 @@ TEST(TokenizeRealCliTest, PrintsWhatHuggingFaceGives) {
     SCOPED_TRACE(name);
     const auto dir = real_tokenizer_dir(name);
     ASSERT_FALSE(dir.empty());
-    std::ifstream in(shared_dir() / "golden" / "tokenizer-vectors" / "real" /
-                     (std::string(name) + ".jsonl"));
-    std::string line;
-    for (int i = 0; i < 3; ++i) std::getline(in, line);  // a few ordinary sentences in
-    const json vector = json::parse(line);
+    // The third line: a few ordinary sentences in.
+    const json vector =
+        GoldenSet("tokenizer-vectors/real").jsonl(std::string(name) + ".jsonl").at(2);
     const std::string text = vector["text"];
     const json ids =
         vector.contains("ids_transformers") ? vector["ids_transformers"] : vector["ids"];

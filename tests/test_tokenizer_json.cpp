@@ -11,6 +11,7 @@
 
 #include "src/tokenizer/tokenizer.h"
 #include "src/tokenizer/tokenizer_json.h"
+#include "tests/golden.h"
 #include "tests/real_tokenizers.h"
 #include "tests/test_paths.h"
 
@@ -33,13 +34,10 @@ TEST_P(RealTokenizerVectors, EveryFieldOfEveryLineIsIdentical) {
   const auto dir = real_tokenizer_dir(name);
   ASSERT_FALSE(dir.empty()) << name << ": could not unpack the tokenizer";
   const auto tokenizer = load_tokenizer_json(dir);
-  std::ifstream in(shared_dir() / "golden" / "tokenizer-vectors" / "real" / (name + ".jsonl"));
-  ASSERT_TRUE(in) << name << ".jsonl not found";
   int lines = 0;
   int failures = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (const json& vector : GoldenSet("tokenizer-vectors/real").jsonl(name + ".jsonl")) {
     ++lines;
-    const json vector = json::parse(line);
     const std::string text = vector["text"];
     // Where Python transformers differs from the Rust library (tokenizer_config.json), attn
     // follows transformers: that is what Hugging Face users get.

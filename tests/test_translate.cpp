@@ -9,6 +9,7 @@
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/test_paths.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
@@ -19,9 +20,7 @@ class TranslateCli : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { ATTN_REQUIRE_SHARED(); }
   std::string model() const { return (shared_dir() / "models" / GetParam()).string(); }
-  std::vector<json> golden(const char* file) const {
-    return read_jsonl(shared_dir() / "golden" / GetParam() / file);
-  }
+  std::vector<json> golden(const char* file) const { return GoldenSet(GetParam()).jsonl(file); }
 
   // attn ARGS..., which must succeed; its standard output.
   std::string attn_out(std::vector<std::string> args,
@@ -63,14 +62,14 @@ TEST_P(TranslateCli, StreamsTheGoldenTranslation) {
 TEST_P(TranslateCli, FileAndStandardInputGiveALineEachOrJsonLines) {
   const auto lines = golden("generate.jsonl");
   const std::filesystem::path file = scratch_ / "sources.txt";
-  write_file(file, lines[0]["source"].get<std::string>() + "\n\n" +
-                       lines[1]["source"].get<std::string>() + "\n");
+  write_file(file, lines.at(0)["source"].get<std::string>() + "\n\n" +
+                       lines.at(1)["source"].get<std::string>() + "\n");
   for (const bool from_stdin : {false, true}) {
     const std::string text =
         from_stdin ? attn_out({"translate", "-m", model(), "-n", "48", "-q"}, file)
                    : attn_out({"translate", "-m", model(), "--file", file.string(), "-n", "48"});
-    EXPECT_EQ(text, lines[0]["generated_text"].get<std::string>() + "\n\n" +
-                        lines[1]["generated_text"].get<std::string>() + "\n");
+    EXPECT_EQ(text, lines.at(0)["generated_text"].get<std::string>() + "\n\n" +
+                        lines.at(1)["generated_text"].get<std::string>() + "\n");
     const std::string out =
         from_stdin
             ? attn_out({"translate", "-m", model(), "-n", "48", "-q", "--json"}, file)
@@ -80,8 +79,8 @@ TEST_P(TranslateCli, FileAndStandardInputGiveALineEachOrJsonLines) {
     ASSERT_EQ(results.size(), 2u);
     for (int i = 0; i < 2; ++i) {
       EXPECT_EQ(results[i]["line"], i == 0 ? 1 : 3);
-      EXPECT_EQ(results[i]["source"], lines[i]["source"]);
-      EXPECT_EQ(results[i]["text"], lines[i]["generated_text"]);
+      EXPECT_EQ(results[i]["source"], lines.at(i)["source"]);
+      EXPECT_EQ(results[i]["text"], lines.at(i)["generated_text"]);
     }
   }
 }
@@ -111,8 +110,9 @@ TEST_P(TranslateCli, BeamSearch) {
 
 // The rows --attention-out writes during the translation, one pass per token through the KV
 // cache, equal the cross-attention rows of attn attention's one pass over the final target,
-// within the attention tolerance (1e-5): a one-query pass sums its dot products in
-// another order than the matrix product of a whole pass, so float32 rounding differs slightly.
+// within the attention weights' tolerance (tolerance::kAttentionWeight): a one-query pass sums its
+// dot products in another order than the matrix product of a whole pass, so float32 rounding
+// differs slightly.
 TEST_P(TranslateCli, AttentionOutRowsEqualTheFullPass) {
   const std::string source = golden("generate.jsonl")[3]["source"];
   const std::filesystem::path rows_file = scratch_ / "rows.jsonl";
@@ -141,13 +141,13 @@ TEST_P(TranslateCli, AttentionOutRowsEqualTheFullPass) {
       }
     }
   }
-  EXPECT_LE(worst, 1e-5);
+  EXPECT_LE(worst, tolerance::kAttentionWeight);
   std::cout << GetParam() << ": worst |generation row - full pass row|: " << worst << "\n";
 }
 
 // attn attention on an encoder-decoder: every encoder weight, and the decoder and cross rows of
 // the golden's decoder tokens ([start] + its 11 greedy tokens, a prefix of attn's own
-// translation, which the causal decoder cannot see past), within 1e-5.
+// translation, which the causal decoder cannot see past), within tolerance::kAttentionWeight.
 TEST_P(TranslateCli, AttentionSectionsMatchGolden) {
   for (const json& line : golden("attention.jsonl")) {
     const std::filesystem::path file = scratch_ / "attention.json";
@@ -174,7 +174,8 @@ TEST_P(TranslateCli, AttentionSectionsMatchGolden) {
               const double diff =
                   std::abs(got[q][k].get<double>() - want[l][h][q][k].get<double>());
               worst = std::max(worst, diff);
-              ASSERT_LE(diff, 1e-5) << section << " layer " << l << " head " << h;
+              ASSERT_LE(diff, tolerance::kAttentionWeight)
+                  << section << " layer " << l << " head " << h;
             }
           }
         }

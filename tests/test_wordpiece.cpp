@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using test::read_jsonl;  // refuses a golden that is missing or empty
+using test::GoldenSet;  // refuses a golden that is missing or empty
 
 constexpr int kCls = 101;
 constexpr int kSep = 102;
@@ -43,12 +43,6 @@ std::vector<std::string> tokens_of(const Tokenizer& tokenizer, const std::vector
 
 std::vector<std::string> encode_tokens(std::string_view text) {
   return tokens_of(tiny_bert(), tiny_bert().encode(text).ids);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // A scratch directory for one test, removed afterwards.
@@ -241,9 +235,9 @@ TEST(WordPieceLoad, TokenizerJsonGivesIdenticalIds) {
                                     "ΟΔΟΣ İstanbul",
                                     std::string(120, 'x'),
                                     "family: 👨\u200d👩"};
+  // The golden's texts too where ../shared is there; the texts above run without it.
   if (!test::shared_dir().empty()) {
-    for (const json& line :
-         read_jsonl(test::shared_dir() / "golden/tiny-bert-brown/tokens.jsonl")) {
+    for (const json& line : GoldenSet("tiny-bert-brown").jsonl("tokens.jsonl")) {
       texts.push_back(line["text"].get<std::string>());
     }
   }
@@ -339,8 +333,7 @@ TEST(WordPieceOffsets, TokensToStringAsTheGolden) {
 
 TEST(WordPieceGolden, TokensJsonl) {
   ATTN_REQUIRE_SHARED();
-  const std::vector<json> lines =
-      read_jsonl(test::shared_dir() / "golden/tiny-bert-brown/tokens.jsonl");
+  const std::vector<json> lines = GoldenSet("tiny-bert-brown").jsonl("tokens.jsonl");
   ASSERT_FALSE(lines.empty());
   std::ostringstream mismatches;
   int mismatch_count = 0;
@@ -366,8 +359,8 @@ TEST(WordPieceGolden, TokensJsonl) {
 // space) that Hugging Face gives without [CLS]/[SEP].
 TEST(WordPieceGolden, TokenizerVectors) {
   ATTN_REQUIRE_SHARED();
-  const fs::path dir = test::shared_dir() / "golden/tokenizer-vectors";
-  const std::string inputs_file = read_file(dir / "bert.inp");
+  const GoldenSet golden("tokenizer-vectors");
+  const std::string inputs_file = golden.text("bert.inp");
   const std::string separator = "\n__ggml_vocab_test__\n";
   std::vector<std::string> inputs;
   for (std::size_t start = 0; start < inputs_file.size();) {
@@ -377,7 +370,7 @@ TEST(WordPieceGolden, TokenizerVectors) {
     start = end + separator.size();
   }
   std::vector<std::vector<int>> outputs;
-  std::istringstream outputs_file(read_file(dir / "bert.out"));
+  std::istringstream outputs_file(golden.text("bert.out"));
   for (std::string line; std::getline(outputs_file, line);) {
     std::istringstream fields(line);
     outputs.emplace_back(std::istream_iterator<int>(fields), std::istream_iterator<int>());
@@ -402,8 +395,7 @@ TEST(WordPieceGolden, TokenizerVectors) {
 
 TEST(WordPieceGolden, FillMaskInputsAndTokenStrings) {
   ATTN_REQUIRE_SHARED();
-  const std::vector<json> lines =
-      read_jsonl(test::shared_dir() / "golden/tiny-bert-brown/fill_mask.jsonl");
+  const std::vector<json> lines = GoldenSet("tiny-bert-brown").jsonl("fill_mask.jsonl");
   ASSERT_FALSE(lines.empty());
   std::ostringstream mismatches;
   int mismatch_count = 0;
@@ -443,8 +435,7 @@ TEST(WordPieceGolden, TokenClassificationOffsets) {
   const std::unique_ptr<Tokenizer> tokenizer =
       load_wordpiece_tokenizer(test::shared_dir() / "models/tiny-bert-tokcls-random");
   int checked = 0;
-  for (const json& golden :
-       read_jsonl(test::shared_dir() / "golden/tiny-bert-tokcls-random/token_classify.jsonl")) {
+  for (const json& golden : GoldenSet("tiny-bert-tokcls-random").jsonl("token_classify.jsonl")) {
     const std::string text = golden["text"];
     EXPECT_EQ(tokenizer->encode(text).ids, golden["input_ids"].get<std::vector<int>>()) << text;
     std::vector<CharSpan> expected;

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -57,7 +56,7 @@ inline ::testing::AssertionResult Contains(const std::string& text, const std::s
          << json_quoted(text) << " does not contain " << json_quoted(part);
 }
 
-// llama.cpp's tokenizer test vectors (../shared/golden/tokenizer-vectors): NAME.inp holds the
+// llama.cpp's tokenizer test vectors (the golden set "tokenizer-vectors"): NAME.inp holds the
 // strings, each followed by "\n__ggml_vocab_test__\n"; NAME.out one line of space-separated
 // ids per string.
 struct TokenizerVectors {
@@ -65,10 +64,9 @@ struct TokenizerVectors {
   std::vector<std::vector<int>> expected;
 };
 
-inline TokenizerVectors read_tokenizer_vectors(const std::filesystem::path& dir,
-                                               const std::string& name) {
+inline TokenizerVectors read_tokenizer_vectors(const GoldenSet& golden, const std::string& name) {
   TokenizerVectors vectors;
-  const std::string inputs = read_file(dir / (name + ".inp"));
+  const std::string inputs = golden.text(name + ".inp");
   const std::string separator = "\n__ggml_vocab_test__\n";
   std::size_t begin = 0;
   for (std::size_t end; (end = inputs.find(separator, begin)) != std::string::npos;) {
@@ -76,7 +74,7 @@ inline TokenizerVectors read_tokenizer_vectors(const std::filesystem::path& dir,
     begin = end + separator.size();
   }
   EXPECT_EQ(begin, inputs.size()) << name << ".inp does not end with the separator";
-  std::ifstream outputs(dir / (name + ".out"));
+  std::istringstream outputs(golden.text(name + ".out"));
   for (std::string line; std::getline(outputs, line);) {
     std::istringstream numbers(line);
     vectors.expected.emplace_back();
@@ -85,13 +83,10 @@ inline TokenizerVectors read_tokenizer_vectors(const std::filesystem::path& dir,
   return vectors;
 }
 
-// ---- The test models of ../shared/models and their goldens ----------------------------------
+// ---- The test models of ../shared/models (their goldens: GoldenSet, tests/golden.h) -----------
 
 inline std::filesystem::path shared_model_dir(const std::string& model) {
   return shared_dir() / "models" / model;
-}
-inline std::filesystem::path shared_golden_dir(const std::string& model) {
-  return shared_dir() / "golden" / model;
 }
 
 // The tokenizer of a test model, loaded once per model: every test reads the same files.
@@ -110,7 +105,7 @@ inline std::vector<std::string> tokens_of(const Tokenizer& tokenizer, const std:
 }
 
 inline nlohmann::json golden_meta(const std::string& model) {
-  return nlohmann::json::parse(read_file(shared_golden_dir(model) / "meta.json"));
+  return GoldenSet(model).json("meta.json");
 }
 
 // A golden line's decoded text, and what attn's decode() gives for it.
@@ -149,7 +144,7 @@ inline void expect_tokens_jsonl_match(const std::string& model) {
   int checked = 0;
   int matched = 0;
   std::string mismatches;
-  for (const json& golden : read_jsonl(shared_golden_dir(model) / "tokens.jsonl")) {
+  for (const json& golden : GoldenSet(model).jsonl("tokens.jsonl")) {
     ++checked;
     const std::string text = golden["text"];
     const std::vector<int> expected_ids = golden["ids"];
@@ -176,7 +171,7 @@ inline void expect_tokens_jsonl_match(const std::string& model) {
 // sequence, for the ids of every line of a test model's tokens.jsonl.
 inline void expect_streaming_matches_decode(const std::string& model) {
   const Tokenizer& tokenizer = shared_tokenizer(model);
-  for (const nlohmann::json& golden : read_jsonl(shared_golden_dir(model) / "tokens.jsonl")) {
+  for (const nlohmann::json& golden : GoldenSet(model).jsonl("tokens.jsonl")) {
     const std::vector<int> ids = golden["ids"];
     std::string streamed;
     for (std::size_t i = 0; i < ids.size(); ++i) {
