@@ -2,7 +2,7 @@
 # The second half of CI: builds attn, its tests and its fuzzers with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer (any finding is fatal) in build-sanitize/, runs the whole test
 # suite under them (but the full-size model tests), then every fuzzer for FUZZ_SECONDS (default
-# 30) on its seed corpus.
+# 15) on its seed corpus: a smoke run (scripts/fuzz.sh --total fuzzes in depth).
 #   scripts/test-sanitize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +21,4 @@ stage sanitizer-build cmake --build build-sanitize -j"$(nproc)"
 # change, and the tests above already run the widest set's code under them.
 stage sanitizer-tests bash -c \
   'cd build-sanitize && ctest --output-on-failure -j"$(nproc)" -E "FullSize|ModelGoldensOn"'
-stage fuzzers scripts/fuzz.sh "${FUZZ_SECONDS:-30}" build-sanitize
+stage fuzzers scripts/fuzz.sh "${FUZZ_SECONDS:-15}" build-sanitize
