@@ -1,4 +1,5 @@
-// An LD_PRELOAD library for scripts/check-goldens-required.sh: every file opened under a
+// An LD_PRELOAD library for scripts/check-goldens-required.sh: every file opened or looked up
+// (stat: tests/golden.cpp refuses an empty golden by its size, before opening it) under a
 // "/golden/" folder is logged to $GOLDEN_OPEN_LOG as "TEST<TAB>PATH", TEST being the
 // --gtest_filter of this process (or of its parent: the attn binary a CLI test runs).
 #define _GNU_SOURCE
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 // The --gtest_filter= argument of /proc/PID/cmdline, or "" (arguments are NUL-separated).
@@ -84,3 +86,29 @@ FORWARD_OPENAT(openat64)
   }
 FORWARD_FOPEN(fopen)
 FORWARD_FOPEN(fopen64)
+
+#define FORWARD_STAT(name, type)                               \
+  int name(const char* file, type* buffer) {                   \
+    log_open(file);                                            \
+    int (*real)(const char*, type*) = dlsym(RTLD_NEXT, #name); \
+    return real(file, buffer);                                 \
+  }
+FORWARD_STAT(stat, struct stat)
+FORWARD_STAT(stat64, struct stat64)
+FORWARD_STAT(lstat, struct stat)
+FORWARD_STAT(lstat64, struct stat64)
+
+#define FORWARD_STATAT(name, type)                                       \
+  int name(int dir, const char* file, type* buffer, int flags) {         \
+    log_open(file);                                                      \
+    int (*real)(int, const char*, type*, int) = dlsym(RTLD_NEXT, #name); \
+    return real(dir, file, buffer, flags);                               \
+  }
+FORWARD_STATAT(fstatat, struct stat)
+FORWARD_STATAT(fstatat64, struct stat64)
+
+int statx(int dir, const char* file, int flags, unsigned int mask, struct statx* buffer) {
+  log_open(file);
+  int (*real)(int, const char*, int, unsigned int, struct statx*) = dlsym(RTLD_NEXT, "statx");
+  return real(dir, file, flags, mask, buffer);
+}
