@@ -2,7 +2,8 @@
 # The golden harness's mutation check (issue 44): runs the test suite under CI=true twice against
 # a copy of ../shared whose goldens are (1) all empty and (2) all missing. The first run logs which
 # tests open or look up a golden file (scripts/golden_open_log.c, preloaded); each of them must
-# fail in both runs. The script lists those that passed or skipped instead, and exits 1 if there are any.
+# fail in both runs. The script lists those that passed or skipped instead, and exits 1 if there
+# are any.
 # Run after scripts/build.sh; takes a run of the suite and one of the tests that read goldens.
 #   scripts/check-goldens-required.sh [SHARED_DIR]      (default ../shared)
 set -euo pipefail

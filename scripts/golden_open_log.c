@@ -12,14 +12,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+// open(2) itself: the reads below must not log themselves.
+static int real_open(const char* path, int flags, mode_t mode) {
+  int (*open_function)(const char*, int, ...) =
+      (int (*)(const char*, int, ...))dlsym(RTLD_NEXT, "open");
+  return open_function(path, flags, mode);
+}
+
 // The --gtest_filter= argument of /proc/PID/cmdline, or "" (arguments are NUL-separated).
 static void gtest_filter_of(const char* pid, char* filter, size_t size) {
   char path[64], args[65536];
   snprintf(path, sizeof path, "/proc/%s/cmdline", pid);
   filter[0] = 0;
-  int (*real_open)(const char*, int, ...) =
-      (int (*)(const char*, int, ...))dlsym(RTLD_NEXT, "open");
-  int fd = real_open(path, O_RDONLY);
+  int fd = real_open(path, O_RDONLY, 0);
   if (fd < 0) return;
   ssize_t n = read(fd, args, sizeof args - 1);
   close(fd);
@@ -43,8 +48,6 @@ static void log_open(const char* file) {
     gtest_filter_of(parent, filter, sizeof filter);
   }
   int length = snprintf(line, sizeof line, "%s\t%s\n", filter, file);
-  int (*real_open)(const char*, int, ...) =
-      (int (*)(const char*, int, ...))dlsym(RTLD_NEXT, "open");
   int fd = real_open(log, O_WRONLY | O_APPEND | O_CREAT, 0644);
   if (fd < 0) return;
   if (write(fd, line, (size_t)length) < 0) { /* nothing to do: the log is best effort */

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "src/io/json_util.h"
 #include "tests/test_paths.h"
 
 // Compiled once, not in every test file that includes golden.h: <regex> is seconds of
@@ -21,11 +22,7 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 nlohmann::json read_json(const std::filesystem::path& path) {
-  try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path.string() + ": " + e.what());
-  }
+  return parse_json(read_file(path), path.string());
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {

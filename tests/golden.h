@@ -19,7 +19,7 @@ struct NpyArray {
 // A whole file, as bytes; one that cannot be opened throws.
 std::string read_file(const std::filesystem::path& path);
 
-// A JSON file; one that cannot be opened or parsed throws.
+// A JSON file, of any size; one that cannot be opened or parsed throws (parse_json's errors).
 nlohmann::json read_json(const std::filesystem::path& path);
 
 // One JSON value per non-empty line; a file that cannot be opened or has none throws.
