@@ -79,17 +79,17 @@ struct NerInput {
 
 // The inputs, encoded; a blank line of a file is skipped, and an input that cannot be encoded
 // is reported and counted in `failed`.
-struct EncodedInputs {
+struct EncodedNerInputs {
   std::vector<NerInput> inputs;
   std::vector<Encoding> encodings;
   int failed = 0;
 };
 
-EncodedInputs encode_inputs(const NerCommand& command, const Model& model,
+EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
                             const OffsetSource& offset_source,
                             const std::vector<InputText>& texts) {
   const TokenOffsets* offsets = offset_source.offsets;
-  EncodedInputs encoded;
+  EncodedNerInputs encoded;
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   encoded.failed = for_each_text(texts, [&](const InputText& source) {
     if (source.line > 0 && is_blank(source.text)) return;
@@ -189,7 +189,7 @@ int run_ner(const NerCommand& command) {
   require_token_classifier(*model, "ner");
   const OffsetSource offset_source = offsets_for(command, *model);
   const TokenOffsets* offsets = offset_source.offsets;
-  const EncodedInputs encoded = encode_inputs(command, *model, offset_source, texts);
+  const EncodedNerInputs encoded = encode_inputs(command, *model, offset_source, texts);
   Progress progress("ner", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
   classifier_logits(

@@ -14,9 +14,9 @@ namespace {
 
 // Blocking, as gemm.cpp's: the panel of one block of depth (kDepthBlocks blocks of 32, 20 KiB
 // at 16 columns) stays in L1 while every tile of rows of A passes over it, and the panels of
-// kBlockColumns columns (160 KiB at most) stay in L2 from one tile of rows to the next.
+// kInt8BlockColumns columns (160 KiB at most) stay in L2 from one tile of rows to the next.
 constexpr int kDepthBlocks = 32;
-constexpr int kBlockColumns = 128;
+constexpr int kInt8BlockColumns = 128;
 
 // panels = depth_blocks blocks from block first_block of B's columns [first, first + width) (a
 // q8_0 or q4_0 Linear stored [out, in]), panel by panel of tile_columns columns, the columns
@@ -111,7 +111,7 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
                             panel + first_block * block_bytes, depth_blocks, height);
                       });
       }
-      finish_after_panel(c, c_stride, a.rows, begin, end, j, tile_columns, kBlockColumns,
+      finish_after_panel(c, c_stride, a.rows, begin, end, j, tile_columns, kInt8BlockColumns,
                          activation);
     }
     return;
@@ -119,8 +119,8 @@ void quantized_gemm_columns(const Int8GemmKernels& kernels, float* c, long c_str
   for (int first_block = 0; first_block < n_blocks; first_block += kDepthBlocks) {
     const int depth_blocks = std::min(kDepthBlocks, n_blocks - first_block);
     const long panel_bytes = depth_blocks * block_bytes;
-    for (int block = begin; block < end; block += kBlockColumns) {
-      const int block_width = std::min(kBlockColumns, end - block);
+    for (int block = begin; block < end; block += kInt8BlockColumns) {
+      const int block_width = std::min(kInt8BlockColumns, end - block);
       panels.resize(std::size_t((block_width + tile_columns - 1) / tile_columns * panel_bytes));
       pack_int8_panels(kernels, panels.data(), b, first_block, depth_blocks, block, block_width);
       for_each_tile(c, c_stride, a.rows, block, block_width, tile_rows, tile_columns, edge,

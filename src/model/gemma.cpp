@@ -29,7 +29,7 @@ float read_softcap(const JsonFile& config, const char* key) {
 }
 
 // What Gemma-3 changes.
-struct Variant {
+struct GemmaVariant {
   bool gemma3 = false;
 };
 
@@ -37,7 +37,7 @@ struct Variant {
 // ("sliding_attention" / "full_attention") when given, else all but every
 // sliding_window_pattern-th layer.
 std::vector<bool> read_sliding_layers(const JsonFile& config, const ArchSpec& spec,
-                                      const Variant& variant) {
+                                      const GemmaVariant& variant) {
   std::vector<bool> sliding(spec.n_layer);
   if (!variant.gemma3) {
     for (int i = 0; i < spec.n_layer; ++i) sliding[i] = i % 2 == 0;
@@ -64,7 +64,7 @@ std::vector<bool> read_sliding_layers(const JsonFile& config, const ArchSpec& sp
   return sliding;
 }
 
-ModelParts map_gemma_like(const JsonFile& config, TensorSource& tensors, const Variant& variant) {
+ModelParts map_gemma_like(const JsonFile& config, TensorSource& tensors, const GemmaVariant& variant) {
   ModelParts parts;
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPreNorm;

@@ -73,13 +73,17 @@ std::size_t complete_utf8_prefix(std::string_view bytes) {
   return end;
 }
 
+std::size_t utf8_sequence_length(unsigned char lead) {
+  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+utf8proc_category_t unicode_category(char32_t c) {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
+}
+
 // ---- Python's str methods ---------------------------------------------------------------------
 
 namespace {
-
-utf8proc_category_t category(char32_t c) {
-  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
-}
 
 // The characters with Numeric_Type=Digit (Python 3.11, Unicode 14): str.isdigit() is true for
 // them and for the decimal digits (Nd).
@@ -95,7 +99,7 @@ constexpr std::pair<char32_t, char32_t> kOtherDigits[] = {
 // º and the squared and negative circled or squared capitals U+1F130..U+1F189. (Modifier letters
 // without a mapping are Cased too, but also Case_Ignorable, so ends_a_word never asks.)
 bool is_cased(char32_t c) {
-  const utf8proc_category_t cat = category(c);
+  const utf8proc_category_t cat = unicode_category(c);
   if (cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT) {
     return true;
   }
@@ -112,7 +116,7 @@ bool is_case_ignorable(char32_t c) {
   static constexpr char32_t kInsideWord[] = {0x27,   0x2E,   0x3A,   0xB7,   0x387,  0x55F,
                                              0x5F4,  0x2018, 0x2019, 0x2024, 0x2027, 0xFE13,
                                              0xFE52, 0xFE55, 0xFF07, 0xFF0E, 0xFF1A};
-  switch (category(c)) {
+  switch (unicode_category(c)) {
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_ME:
     case UTF8PROC_CATEGORY_CF:
@@ -145,12 +149,12 @@ bool is_python_space(char32_t c) {
     case UTF8PROC_BIDI_CLASS_S:
       return true;
     default:
-      return category(c) == UTF8PROC_CATEGORY_ZS;
+      return unicode_category(c) == UTF8PROC_CATEGORY_ZS;
   }
 }
 
 bool is_python_digit(char32_t c) {
-  if (category(c) == UTF8PROC_CATEGORY_ND) return true;
+  if (unicode_category(c) == UTF8PROC_CATEGORY_ND) return true;
   return std::any_of(std::begin(kOtherDigits), std::end(kOtherDigits),
                      [c](const auto& range) { return c >= range.first && c <= range.second; });
 }

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <utf8proc.h>
+
+#include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +25,28 @@ std::string encode_utf8(std::u32string_view code_points);
 
 // Whether `text` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view text);
+
+// The byte length of the UTF-8 character whose lead byte is `lead` (1 for ASCII).
+std::size_t utf8_sequence_length(unsigned char lead);
+
+// The Unicode general category of a code point (utf8proc's data).
+utf8proc_category_t unicode_category(char32_t c);
+
+// A range of code points, first and last included: the tables of characters that one library
+// or Unicode version classes differently from utf8proc's.
+struct CodePointRange {
+  char32_t first;
+  char32_t last;
+};
+
+// Whether `c` falls in one of `ranges`, sorted by `first` and not overlapping.
+template <std::size_t N>
+bool in_ranges(const CodePointRange (&ranges)[N], char32_t c) {
+  const auto* after = std::upper_bound(
+      std::begin(ranges), std::end(ranges), c,
+      [](char32_t value, const CodePointRange& range) { return value < range.first; });
+  return after != std::begin(ranges) && c <= std::prev(after)->last;
+}
 
 // Length of the longest prefix of `bytes` that does not end inside a UTF-8 character, so that a
 // stream of token bytes can be printed without ever printing half a character.

@@ -32,15 +32,11 @@ using json = nlohmann::json;
 // Character classes, exactly as transformers' BertTokenizer defines them (the Unicode data itself
 // comes from utf8proc).
 
-utf8proc_category_t category(char32_t c) {
-  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
-}
-
 // BERT's _is_control: every C* category (incl. unassigned Cn and format Cf such as the zero-width
 // joiner), except \t \n \r, which BERT treats as whitespace.
 bool is_control(char32_t c) {
   if (c == U'\t' || c == U'\n' || c == U'\r') return false;
-  switch (category(c)) {
+  switch (unicode_category(c)) {
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CS:
@@ -54,7 +50,7 @@ bool is_control(char32_t c) {
 
 // BERT's _is_whitespace: the characters _clean_text turns into a plain space.
 bool is_bert_whitespace(char32_t c) {
-  return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || category(c) == UTF8PROC_CATEGORY_ZS;
+  return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || unicode_category(c) == UTF8PROC_CATEGORY_ZS;
 }
 
 // BERT's _is_chinese_char: the CJK Unified Ideographs blocks BERT pads with spaces. Hangul,
@@ -145,7 +141,7 @@ AlignedText strip_accents(const AlignedText& word) {
   }
   AlignedText stripped;
   for (std::size_t i : order) {
-    if (category(decomposed.chars[i]) != UTF8PROC_CATEGORY_MN) {
+    if (unicode_category(decomposed.chars[i]) != UTF8PROC_CATEGORY_MN) {
       stripped.append(decomposed.chars[i], decomposed.origins[i]);
     }
   }
@@ -195,7 +191,7 @@ struct StringHash {
 };
 using TokenIds = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
 
-struct AddedToken {
+struct ConfigAddedToken {  // an added token as the config files declare it
   std::string content;
   bool special = false;
 };
@@ -229,7 +225,7 @@ struct WordPieceSettings {
   std::map<std::string, std::string, std::less<>> special_tokens{std::begin(kSpecialTokenDefaults),
                                                                  std::end(kSpecialTokenDefaults)};
   std::vector<std::string> additional_special_tokens;
-  std::map<int, AddedToken> added_tokens;  // by id
+  std::map<int, ConfigAddedToken> added_tokens;  // by id
   // MPNetTokenizer: pairs are cls A sep sep B sep, every type id 0 (BERT's: cls A sep B sep, B's
   // types 1).
   bool mpnet_pairs = false;
@@ -329,7 +325,7 @@ void read_tokenizer_config(const fs::path& file, WordPieceSettings& settings) {
                     " added tokens");
       }
       if (!token.is_object()) throw Error(file.string() + ": '" + field + "' must be an object");
-      AddedToken added{token_field(token, file, field), false};
+      ConfigAddedToken added{token_field(token, file, field), false};
       if (auto special = token.find("special"); special != token.end()) {
         added.special = bool_field(*special, file, field + ".special");
       }

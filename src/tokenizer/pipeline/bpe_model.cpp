@@ -19,6 +19,7 @@
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/models.h"
 #include "src/tokenizer/pipeline/vocabulary.h"
+#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {
@@ -223,13 +224,6 @@ struct QueuedMerge {
 // leftmost position, the order of word.rs's heap.
 bool comes_later(const QueuedMerge& a, const QueuedMerge& b) {
   return a.rank != b.rank ? a.rank > b.rank : a.position > b.position;
-}
-
-std::size_t utf8_sequence_length(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
 }
 
 class BpeModel final : public Model {

@@ -13,6 +13,11 @@
 
 namespace attn::pipeline {
 
+// How deep Sequence components (of normalizers, pre-tokenizers, post-processors, decoders) may
+// nest: a hostile file could nest them deep enough to overflow the stack while building them, and
+// real files nest at most two levels.
+constexpr int kMaxSequenceNesting = 64;
+
 class ConfigNode {
  public:
   // `file` is the path shown in errors; `path` the dotted place of `value` in it ("" for the

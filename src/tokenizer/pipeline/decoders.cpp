@@ -20,9 +20,6 @@ namespace {
 
 using Tokens = std::vector<std::string>;
 
-// Beyond this many nested Sequences a file is refused rather than recursed into.
-constexpr int kMaxNesting = 64;
-
 std::vector<char32_t> characters_of(std::string_view token) {
   return decode_utf8(token, "a token being decoded");
 }
@@ -357,8 +354,8 @@ class SequenceDecoder final : public Decoder {
 };
 
 std::unique_ptr<Decoder> make_decoder_at(const ConfigNode& node, int depth) {
-  if (depth > kMaxNesting) {
-    node.fail("decoders nested more than " + std::to_string(kMaxNesting) + " deep");
+  if (depth > kMaxSequenceNesting) {
+    node.fail("decoders nested more than " + std::to_string(kMaxSequenceNesting) + " deep");
   }
   const std::string type = node.type();
   if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();

@@ -77,18 +77,6 @@ void remove_characters(std::string& text, Predicate remove) {
 // 15.0. These ranges are where the two disagree, found by running each normalizer of tokenizers
 // 0.23.2 on every code point and comparing with utf8proc.
 
-struct CodePointRange {
-  char32_t first;
-  char32_t last;
-};
-
-template <std::size_t N>
-bool in_ranges(const CodePointRange (&ranges)[N], char32_t c) {
-  const auto* after = std::upper_bound(
-      std::begin(ranges), std::end(ranges), c,
-      [](char32_t value, const CodePointRange& range) { return value < range.first; });
-  return after != std::begin(ranges) && c <= std::prev(after)->last;
-}
 
 // Characters newer than Unicode 9.0 that normalization would change (a decomposition, a
 // combining class, or a part in another's composition) if utf8proc handled them; the library
@@ -161,15 +149,11 @@ constexpr CodePointRange kNonspacingMarksUnknownToBert[] = {
 constexpr CodePointRange kFormatCharactersUnknownToBert[] = {
     {0x890, 0x891}, {0x8E2, 0x8E2}, {0x110CD, 0x110CD}, {0x13430, 0x1343F}};
 
-utf8proc_category_t category(char32_t c) {
-  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
-}
-
 // StripAccents' test, unicode-normalization's is_combining_mark: category M in Unicode 9.0
 // (where U+1CF2 and U+1CF3 were still spacing marks).
 bool is_library_combining_mark(char32_t c) {
   if (c < 0x300) return false;
-  switch (category(c)) {
+  switch (unicode_category(c)) {
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
     case UTF8PROC_CATEGORY_ME:
@@ -183,7 +167,7 @@ bool is_library_combining_mark(char32_t c) {
 // Unicode 8.0 (where U+1734 was still nonspacing).
 bool is_library_nonspacing_mark(char32_t c) {
   if (c < 0x300) return false;
-  if (category(c) == UTF8PROC_CATEGORY_MN) return !in_ranges(kNonspacingMarksUnknownToBert, c);
+  if (unicode_category(c) == UTF8PROC_CATEGORY_MN) return !in_ranges(kNonspacingMarksUnknownToBert, c);
   return c == 0x1734;
 }
 
@@ -191,7 +175,7 @@ bool is_library_nonspacing_mark(char32_t c) {
 // unassigned characters are not "other" there) except tab, newline and carriage return.
 bool is_bert_control(char32_t c) {
   if (c == '\t' || c == '\n' || c == '\r') return false;
-  switch (category(c)) {
+  switch (unicode_category(c)) {
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CO:
     case UTF8PROC_CATEGORY_CS:
@@ -583,9 +567,6 @@ class Sequence : public Normalizer {
   std::vector<std::unique_ptr<Normalizer>> normalizers_;
 };
 
-// Nested Sequences deeper than this are refused rather than risking the stack.
-constexpr int kMaxSequenceDepth = 64;
-
 std::unique_ptr<Normalizer> make_replace(const ConfigNode& node) {
   const ConfigNode pattern = node.at("pattern");
   std::string content = node.string("content");
@@ -634,8 +615,8 @@ std::unique_ptr<Normalizer> make_normalizer_at_depth(const ConfigNode& node, int
         node.boolean("clean_text"), node.boolean("handle_chinese_chars"), strip_accents, lowercase);
   }
   if (type == "Sequence") {
-    if (depth >= kMaxSequenceDepth) {
-      node.fail("Sequence normalizers are nested more than " + std::to_string(kMaxSequenceDepth) +
+    if (depth >= kMaxSequenceNesting) {
+      node.fail("Sequence normalizers are nested more than " + std::to_string(kMaxSequenceNesting) +
                 " deep");
     }
     const ConfigNode list = node.at("normalizers");

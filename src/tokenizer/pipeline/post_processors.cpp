@@ -19,10 +19,8 @@ namespace {
 // that list from one step to the next, so the list is kept here too.
 using Encodings = std::vector<Encoding>;
 
-// Beyond this many nested Sequences a file is refused rather than recursed into.
-constexpr int kMaxNesting = 64;
-
-constexpr std::int64_t kMaxTokenId = std::numeric_limits<int>::max();
+// A post-processor's token ids must fit an int (read_token_id).
+constexpr std::int64_t kLargestIntId = std::numeric_limits<int>::max();
 
 Encoding concatenate(const Encodings& encodings) {
   Encoding merged;
@@ -59,9 +57,9 @@ class Step : public PostProcessor {
 int read_token_id(const ConfigNode& node) {
   const nlohmann::json& value = node.value();
   const bool in_range = value.is_number_unsigned()
-                            ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxTokenId)
+                            ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(kLargestIntId)
                             : value.is_number_integer() && value.get<std::int64_t>() >= 0 &&
-                                  value.get<std::int64_t>() <= kMaxTokenId;
+                                  value.get<std::int64_t>() <= kLargestIntId;
   if (!in_range) node.fail("expected a token id, found " + brief_json(value));
   return static_cast<int>(value.get<std::int64_t>());
 }
@@ -246,8 +244,8 @@ class SequenceProcessing final : public Step {
 };
 
 std::unique_ptr<Step> make_step(const ConfigNode& node, int depth) {
-  if (depth > kMaxNesting) {
-    node.fail("post-processors nested more than " + std::to_string(kMaxNesting) + " deep");
+  if (depth > kMaxSequenceNesting) {
+    node.fail("post-processors nested more than " + std::to_string(kMaxSequenceNesting) + " deep");
   }
   const std::string type = node.type();
   if (type == "TemplateProcessing") return std::make_unique<TemplateProcessing>(node);

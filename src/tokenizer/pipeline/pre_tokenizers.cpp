@@ -18,10 +18,6 @@
 namespace attn::pipeline {
 namespace {
 
-// A hostile file could nest Sequences deep enough to overflow the stack while building them;
-// real files nest at most two levels.
-constexpr int kMaxSequenceDepth = 64;
-
 // ---- Characters -------------------------------------------------------------------------------
 
 // Decodes the character at `pos` of valid UTF-8 text, setting `length` to its byte count. A stray
@@ -612,8 +608,8 @@ class SequencePreTokenizer final : public PreTokenizer {
 };
 
 std::unique_ptr<PreTokenizer> make(const ConfigNode& node, int depth) {
-  if (depth > kMaxSequenceDepth) {
-    node.fail("pre-tokenizers nested more than " + std::to_string(kMaxSequenceDepth) + " deep");
+  if (depth > kMaxSequenceNesting) {
+    node.fail("pre-tokenizers nested more than " + std::to_string(kMaxSequenceNesting) + " deep");
   }
   const std::string type = node.type();
   if (type == "Split") return std::make_unique<SplitPreTokenizer>(node);

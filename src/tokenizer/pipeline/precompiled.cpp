@@ -40,10 +40,6 @@ int base64_digit(char c) {
 // SpacingMark) in the unicode-segmentation crate the library splits clusters with, and that
 // utf8proc 2.8 (Unicode 15.0) does not know. Found by running the library on "A" + every code
 // point with a charsmap that maps "A".
-struct CodePointRange {
-  char32_t first;
-  char32_t last;
-};
 constexpr CodePointRange kNewClusterExtenders[] = {
     {0x897, 0x897},     {0x1ACF, 0x1ADD},   {0x1AE0, 0x1AEB},   {0x10D69, 0x10D6D},
     {0x10EFA, 0x10EFC}, {0x113B8, 0x113C0}, {0x113C2, 0x113C2}, {0x113C5, 0x113C5},
@@ -55,10 +51,7 @@ constexpr CodePointRange kNewClusterExtenders[] = {
 // extenders join anything but a control character or line break (rules GB4, GB9, GB9a).
 bool extends_cluster_as_newer_unicode(utf8proc_int32_t previous, char32_t next) {
   if (next < 0x897) return false;
-  const bool is_extender = std::any_of(
-      std::begin(kNewClusterExtenders), std::end(kNewClusterExtenders),
-      [next](const CodePointRange& range) { return next >= range.first && next <= range.last; });
-  if (!is_extender) return false;
+  if (!in_ranges(kNewClusterExtenders, next)) return false;
   switch (utf8proc_get_property(previous)->boundclass) {
     case UTF8PROC_BOUNDCLASS_CR:
     case UTF8PROC_BOUNDCLASS_LF:
@@ -67,11 +60,6 @@ bool extends_cluster_as_newer_unicode(utf8proc_int32_t previous, char32_t next) 
     default:
       return true;
   }
-}
-
-// The byte length of the UTF-8 character whose lead byte is `lead`.
-std::size_t utf8_sequence_length(unsigned char lead) {
-  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
 }  // namespace

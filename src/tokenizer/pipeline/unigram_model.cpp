@@ -16,6 +16,7 @@
 #include "src/base/error.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/models.h"
+#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {
@@ -114,13 +115,6 @@ struct PathEnd {
   int start = -1;  // where its last token starts; -1 while no path reaches here
   int id = 0;
 };
-
-std::size_t utf8_sequence_length(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
-}
 
 class UnigramModel final : public Model {
  public:
