@@ -86,8 +86,8 @@ struct EncodedNerInputs {
 };
 
 EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
-                            const OffsetSource& offset_source,
-                            const std::vector<InputText>& texts) {
+                               const OffsetSource& offset_source,
+                               const std::vector<InputText>& texts) {
   const TokenOffsets* offsets = offset_source.offsets;
   EncodedNerInputs encoded;
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;

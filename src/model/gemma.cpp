@@ -64,7 +64,8 @@ std::vector<bool> read_sliding_layers(const JsonFile& config, const ArchSpec& sp
   return sliding;
 }
 
-ModelParts map_gemma_like(const JsonFile& config, TensorSource& tensors, const GemmaVariant& variant) {
+ModelParts map_gemma_like(const JsonFile& config, TensorSource& tensors,
+                          const GemmaVariant& variant) {
   ModelParts parts;
   ArchSpec& spec = parts.spec;
   spec.topology = BlockTopology::kPreNorm;

@@ -50,7 +50,8 @@ bool is_control(char32_t c) {
 
 // BERT's _is_whitespace: the characters _clean_text turns into a plain space.
 bool is_bert_whitespace(char32_t c) {
-  return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' || unicode_category(c) == UTF8PROC_CATEGORY_ZS;
+  return c == U' ' || c == U'\t' || c == U'\n' || c == U'\r' ||
+         unicode_category(c) == UTF8PROC_CATEGORY_ZS;
 }
 
 // BERT's _is_chinese_char: the CJK Unified Ideographs blocks BERT pads with spaces. Hangul,

@@ -77,7 +77,6 @@ void remove_characters(std::string& text, Predicate remove) {
 // 15.0. These ranges are where the two disagree, found by running each normalizer of tokenizers
 // 0.23.2 on every code point and comparing with utf8proc.
 
-
 // Characters newer than Unicode 9.0 that normalization would change (a decomposition, a
 // combining class, or a part in another's composition) if utf8proc handled them; the library
 // leaves them as they are, and each is a starter that nothing composes with.
@@ -167,7 +166,9 @@ bool is_library_combining_mark(char32_t c) {
 // Unicode 8.0 (where U+1734 was still nonspacing).
 bool is_library_nonspacing_mark(char32_t c) {
   if (c < 0x300) return false;
-  if (unicode_category(c) == UTF8PROC_CATEGORY_MN) return !in_ranges(kNonspacingMarksUnknownToBert, c);
+  if (unicode_category(c) == UTF8PROC_CATEGORY_MN) {
+    return !in_ranges(kNonspacingMarksUnknownToBert, c);
+  }
   return c == 0x1734;
 }
 

@@ -56,10 +56,11 @@ class Step : public PostProcessor {
 // A token id of the file: a JSON integer in [0, INT_MAX].
 int read_token_id(const ConfigNode& node) {
   const nlohmann::json& value = node.value();
-  const bool in_range = value.is_number_unsigned()
-                            ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(kLargestIntId)
-                            : value.is_number_integer() && value.get<std::int64_t>() >= 0 &&
-                                  value.get<std::int64_t>() <= kLargestIntId;
+  const bool in_range =
+      value.is_number_unsigned()
+          ? value.get<std::uint64_t>() <= static_cast<std::uint64_t>(kLargestIntId)
+          : value.is_number_integer() && value.get<std::int64_t>() >= 0 &&
+                value.get<std::int64_t>() <= kLargestIntId;
   if (!in_range) node.fail("expected a token id, found " + brief_json(value));
   return static_cast<int>(value.get<std::int64_t>());
 }
