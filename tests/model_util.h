@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ inline std::string model_test_name(const testing::TestParamInfo<const char*>& in
 inline std::filesystem::path random_model(const char* name) {
   auto dir = std::filesystem::path(ATTN_RANDOM_MODELS_DIR) / name;
   return std::filesystem::exists(dir / "model.safetensors") ? dir : std::filesystem::path();
+}
+
+// The shipped tiny-bert-brown, loaded once per process: every test on it uses it read-only.
+inline const Model& tiny_bert() {
+  static const std::unique_ptr<Model> model = load_model(shipped_model("tiny-bert-brown"));
+  return *model;
 }
 
 // Runs one sequence through the model and returns the logits (vocab) of its last position.

@@ -14,13 +14,12 @@
 #include "src/tasks/classify.h"
 #include "tests/cli_util.h"
 #include "tests/model_util.h"
+#include "tests/tolerances.h"
 
 namespace attn::test {
 namespace {
 
 using nlohmann::json;
-
-constexpr double kAbs = 1e-5, kRel = 1e-5;
 
 class AlbertClassifier : public testing::TestWithParam<const char*> {};
 
@@ -61,7 +60,8 @@ TEST_P(AlbertClassifier, LogitsMatchTheFloat64Reference) {
     }
     ASSERT_EQ(logits.size(), want.size()) << "input " << i;
     for (std::size_t k = 0; k < want.size(); ++k) {
-      EXPECT_LE(std::abs(logits[k] - want[k]), kAbs + kRel * std::abs(want[k]))
+      EXPECT_LE(std::abs(logits[k] - want[k]),
+                tolerance::kClassLogitAbsolute + tolerance::kClassLogitRelative * std::abs(want[k]))
           << "input " << i << " logit " << k << ": " << logits[k] << " vs " << want[k];
       worst = std::max(worst, std::abs(logits[k] - want[k]));
     }
@@ -95,7 +95,8 @@ TEST(AlbertClassifierCli, ClassifyMatchesTheReference) {
     const std::vector<double> want = item["logits"].get<std::vector<double>>();
     ASSERT_EQ(out["logits"].size(), want.size()) << result.out;
     for (std::size_t k = 0; k < want.size(); ++k) {
-      EXPECT_LE(std::abs(out["logits"][k].get<double>() - want[k]), kAbs + kRel * std::abs(want[k]))
+      EXPECT_LE(std::abs(out["logits"][k].get<double>() - want[k]),
+                tolerance::kClassLogitAbsolute + tolerance::kClassLogitRelative * std::abs(want[k]))
           << item["text"] << " logit " << k;
     }
   }

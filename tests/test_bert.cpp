@@ -22,12 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-// Loaded once: every test on the shipped model uses it read-only.
-const Model& tiny_bert() {
-  static const std::unique_ptr<Model> model = load_model(shipped_model("tiny-bert-brown"));
-  return *model;
-}
-
 TEST(BertRandomFullSize, FillMaskTop10) {
   ATTN_REQUIRE_SHARED();
   const auto dir = random_model("bert");
@@ -88,7 +82,7 @@ void expect_batched_equals_unbatched(const Model& model, const std::vector<std::
   const FillMaskOptions packed{.top_k = kGoldenTopK, .max_batch_tokens = total_tokens};
   const FillMaskOptions one_at_a_time{.top_k = kGoldenTopK, .max_batch_tokens = 1};
   expect_same_predictions(fill_mask(model, inputs, packed), fill_mask(model, inputs, one_at_a_time),
-                          1e-5);
+                          tolerance::kOtherBatchScore);
 }
 
 // An encoder's matrices are packed for the GEMM at load (TensorSource::pack_matrices): f32 ones
@@ -130,7 +124,8 @@ TEST(FillMaskBatch, SeveralBatchesInInputOrder) {
   std::iota(expected.begin(), expected.end(), 0);
   EXPECT_EQ(order, expected);
   expect_same_predictions(fill_mask(model, inputs, small_batches),
-                          fill_mask(model, inputs, FillMaskOptions{.top_k = 5}), 1e-5);
+                          fill_mask(model, inputs, FillMaskOptions{.top_k = 5}),
+                          tolerance::kOtherBatchScore);
 }
 
 // Hugging Face's postprocessing: token = decode([id]); the sequence is the input with the mask
@@ -168,7 +163,7 @@ TEST(FillMask, TopKIsTheWholeVocabulary) {
   const auto masks = fill_mask(model, std::span(&input, 1), options)[0];
   double total = 0;
   for (const auto& candidate : masks[0].candidates) total += candidate.score;
-  EXPECT_NEAR(total, 1.0, 1e-4);
+  EXPECT_NEAR(total, 1.0, tolerance::kProbabilitySum);
 }
 
 TEST(FillMask, PairHasSecondSegment) {
@@ -253,7 +248,8 @@ TEST_F(FillMaskCliTest, JsonMatchesTheLibrary) {
     EXPECT_EQ(candidate["token"], masks[0].candidates[rank].token);
     EXPECT_EQ(candidate["sequence"], masks[0].candidates[rank].sequence);
     // The CLI's score (through JSON) against the library's for the same input: not a golden.
-    EXPECT_NEAR(candidate["score"].get<double>(), masks[0].candidates[rank].score, 1e-6);
+    EXPECT_NEAR(candidate["score"].get<double>(), masks[0].candidates[rank].score,
+                tolerance::kSameRows);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"
+#include "tests/model_util.h"
 #include "tests/test_paths.h"
 #include "tests/tolerances.h"
 
@@ -42,11 +43,6 @@ const Sbert& sbert() {
     return sbert;
   }();
   return loaded;
-}
-
-const Model& tiny_bert() {
-  static const std::unique_ptr<Model> model = load_model(shipped_model("tiny-bert-brown"));
-  return *model;
 }
 
 double max_abs_difference(std::span<const float> got, const std::vector<float>& want) {
@@ -169,12 +165,8 @@ TEST(EmbedGolden, MpnetFolderEveryTextAndCosine) {
 }
 
 // Every golden text packed into batches (of the default 1024 tokens, and of 200: many batches,
-// one text per batch where a text is longer) gives the vectors of one text at a time: within
-// 1e-6 for the normalized vectors that the folder's pipeline outputs, with each pooling. The raw
-// pooled states (|values| up to 3.6) are held to the golden tolerance (1e-5): a batch of a
-// different number of rows can take another path (one row the GEMV kernels, several the GEMM),
-// which changes the float32 rounding by up to about 2e-6 (Hugging Face's own padded batches differ
-// from single texts by 1.7e-6 on cls).
+// one text per batch where a text is longer) gives the vectors of one text at a time, with each
+// pooling, normalized or raw (tolerance::kOtherBatchUnitLength and kOtherBatchRaw say why).
 TEST(EmbedGolden, PackedBatchesEqualOneTextAtATime) {
   ATTN_REQUIRE_SHARED();
   const Sbert& s = sbert();
@@ -187,7 +179,8 @@ TEST(EmbedGolden, PackedBatchesEqualOneTextAtATime) {
       EmbeddingOptions options = s.options;
       options.pooling = pooling;
       options.normalize = normalize;
-      const double tolerance = normalize ? 1e-6 : 1e-5;
+      const double tolerance =
+          normalize ? tolerance::kOtherBatchUnitLength : tolerance::kOtherBatchRaw;
       std::vector<std::vector<float>> alone;
       for (const EmbeddingInput& input : inputs)
         alone.push_back(embed_one(*s.model, input, options));
@@ -322,7 +315,8 @@ TEST_F(EmbedCliTest, JsonMatchesTheLibrary) {
     EXPECT_FALSE(out[i].contains("line")) << out[i].dump();
     EXPECT_EQ(out[i]["text"], texts[i]);
     // The CLI's vector (through JSON) against the library's for the same texts: not a golden.
-    EXPECT_LE(max_abs_difference(expected[i], out[i]["embedding"].get<std::vector<float>>()), 1e-6);
+    EXPECT_LE(max_abs_difference(expected[i], out[i]["embedding"].get<std::vector<float>>()),
+              tolerance::kOtherBatchUnitLength);
   }
 }
 
@@ -356,8 +350,8 @@ TEST_F(EmbedCliTest, SimilarityMatchesTheLibrary) {
   for (std::size_t i = 0; i < 3; ++i) {
     // The CLI's matrix (through JSON) against the library's for the same texts: not a golden.
     EXPECT_LE(max_abs_difference(expected[i], out["similarity"][i].get<std::vector<float>>()),
-              1e-6);
-    EXPECT_NEAR(out["similarity"][i][i].get<double>(), 1.0, 1e-6);
+              tolerance::kOtherBatchUnitLength);
+    EXPECT_NEAR(out["similarity"][i][i].get<double>(), 1.0, tolerance::kCosine);
   }
   // embed --similarity is the same command.
   const CommandResult via_embed =
@@ -414,13 +408,13 @@ TEST_F(EmbedCliTest, PoolingOnAMaskedLanguageModelWorks) {
   const auto expected = embed(tiny_bert(), std::vector<std::string>{text}, options)[0];
   // The CLI's vectors (through JSON) against the library's, then against the same encoder's in
   // tiny-sbert-brown: attn against itself, not a golden.
-  EXPECT_LE(max_abs_difference(expected, vector), 1e-6);
+  EXPECT_LE(max_abs_difference(expected, vector), tolerance::kSameRows);
   ATTN_REQUIRE_SHARED();  // the rest compares with tiny-sbert-brown, in ../shared
   const CommandResult sbert_mean =
       run({"embed", "-m", sbert_dir(), "--no-normalize", "--json", text});
   EXPECT_LE(max_abs_difference(expected,
                                json::parse(sbert_mean.out)["embedding"].get<std::vector<float>>()),
-            1e-6);
+            tolerance::kSameRows);
 }
 
 // -o writes one row per non-empty line, in file order, equal to the JSON Lines; an empty line

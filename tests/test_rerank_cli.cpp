@@ -116,9 +116,8 @@ TEST(RerankCli, SigmoidScoresFromAFile) {
     std::vector<double> sigmoid;
     for (double logit : golden.logits) sigmoid.push_back(float_sigmoid(logit));
     const CommandResult result = run_attn(args);
-    // attn's sigmoid of its own logits against the sigmoid of the golden's: not in
-    // tests/tolerances.h (kScoreOnGoldenLogits is the same formula on the golden's logits).
-    expect_ranking(result, golden, sigmoid, 1e-6, 0);
+    // attn's sigmoid of its own logits against the sigmoid of the golden's.
+    expect_ranking(result, golden, sigmoid, tolerance::kScoreOnOwnLogits, 0);
     // Passage i is line 2i + 1 of the file.
     const json ranking = json::parse(result.out);
     for (const json& item : ranking["results"]) {
@@ -143,10 +142,10 @@ TEST(RerankCli, PlainOutputAndTopK) {
     const std::size_t tab = line.find('\t'), second = line.find('\t', tab + 1);
     ASSERT_NE(second, std::string::npos) << line;
     EXPECT_EQ(line.substr(0, tab), std::to_string(rank + 1));
-    // The plain output prints 4 decimals: up to 5e-5 of rounding on top of the logit's own
-    // difference.
-    EXPECT_NEAR(std::stod(line.substr(tab + 1, second - tab - 1)), golden.logits[order[rank]],
-                1e-4);
+    const double logit = golden.logits[order[rank]];
+    EXPECT_NEAR(std::stod(line.substr(tab + 1, second - tab - 1)), logit,
+                tolerance::kFourDecimals + tolerance::kClassLogitAbsolute +
+                    tolerance::kClassLogitRelative * std::abs(logit));
     EXPECT_EQ(line.substr(second + 1), golden.passages[order[rank]]);
   }
 
