@@ -27,7 +27,7 @@ std::string decode(std::string_view decoder_json, std::vector<std::string> token
   return text;
 }
 
-std::string load_error(std::string_view decoder_json) {
+std::string decoder_load_error(std::string_view decoder_json) {
   const nlohmann::json config = nlohmann::json::parse(decoder_json);
   try {
     make_decoder(ConfigNode(config, "tokenizer.json", "decoder"));
@@ -37,26 +37,26 @@ std::string load_error(std::string_view decoder_json) {
   return "no error";
 }
 
-constexpr std::string_view kByteLevel =
+constexpr std::string_view kByteLevelDecoder =
     R"({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true})";
 
 TEST(ByteLevelDecoder, JoinsTheBytesOfAllTokensIntoOneString) {
   // "âĸ" "ģĊ" are the bytes E2 96 / 81 0A: "▁" is split across the two tokens.
-  EXPECT_EQ(decode_chain(kByteLevel, {"âĸ", "ģĊ", "<|end|>", "Ġx"}),
+  EXPECT_EQ(decode_chain(kByteLevelDecoder, {"âĸ", "ģĊ", "<|end|>", "Ġx"}),
             std::vector<std::string>{"▁\n<|end|> x"});
 }
 
 TEST(ByteLevelDecoder, ReplacesInvalidUtf8ByMaximalSubparts) {
   // E0 80 | F0 9F 98 ED A0 80 | C0 80 F5: the truncated 4-byte sequence is one U+FFFD, every
   // other bad byte one each.
-  EXPECT_EQ(decode(kByteLevel, {"Ġhi", "àĢ", "ðŁĺ", "íłĢ", "ÀĢõ"}), " hi���������");
+  EXPECT_EQ(decode(kByteLevelDecoder, {"Ġhi", "àĢ", "ðŁĺ", "íłĢ", "ÀĢõ"}), " hi���������");
   // A sequence completed by the next token is whole again.
-  EXPECT_EQ(decode(kByteLevel, {"ðŁĺ", "Ģ"}), "😀");
+  EXPECT_EQ(decode(kByteLevelDecoder, {"ðŁĺ", "Ģ"}), "😀");
 }
 
 TEST(ByteLevelDecoder, ReadsTokensOfByteCharactersOnlyAsBytes) {
   // Every character of "<|é|>" is a byte character, so é is the lone byte E9.
-  EXPECT_EQ(decode(kByteLevel, {"âĸ", "<|é|>", "ģ"}), "�<|�|>�");
+  EXPECT_EQ(decode(kByteLevelDecoder, {"âĸ", "<|é|>", "ģ"}), "�<|�|>�");
 }
 
 TEST(MetaspaceDecoder, DropsEveryReplacementOfTheFirstToken) {
@@ -81,10 +81,11 @@ TEST(MetaspaceDecoder, KeepsTheFirstSpaceWhenNeverPrepending) {
 }
 
 TEST(MetaspaceDecoder, RefusesContradictorySettings) {
-  EXPECT_EQ(load_error(R"({"type": "Metaspace", "replacement": "_", "add_prefix_space": false})"),
-            "tokenizer.json: decoder.add_prefix_space: false does not match prepend_scheme "
-            "\"always\"");
-  EXPECT_EQ(load_error(R"({"type": "Metaspace", "replacement": "ab"})"),
+  EXPECT_EQ(
+      decoder_load_error(R"({"type": "Metaspace", "replacement": "_", "add_prefix_space": false})"),
+      "tokenizer.json: decoder.add_prefix_space: false does not match prepend_scheme "
+      "\"always\"");
+  EXPECT_EQ(decoder_load_error(R"({"type": "Metaspace", "replacement": "ab"})"),
             "tokenizer.json: decoder.replacement: expected a single character");
 }
 
@@ -185,16 +186,17 @@ TEST(SequenceDecoder, RunsGemmasChain) {
 }
 
 TEST(MakeDecoder, RefusesUnknownTypes) {
-  EXPECT_EQ(load_error(R"({"type": "Foo"})"),
+  EXPECT_EQ(decoder_load_error(R"({"type": "Foo"})"),
             "tokenizer.json: decoder: decoder type \"Foo\" is not implemented by attn");
-  EXPECT_EQ(load_error(R"({"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Bar"}]})"),
+  EXPECT_EQ(decoder_load_error(
+                R"({"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Bar"}]})"),
             "tokenizer.json: decoder.decoders[1]: decoder type \"Bar\" is not implemented by attn");
 }
 
 TEST(MakeDecoder, NamesTheFieldOfABadSetting) {
-  EXPECT_EQ(load_error(R"({"type": "WordPiece", "prefix": "##"})"),
+  EXPECT_EQ(decoder_load_error(R"({"type": "WordPiece", "prefix": "##"})"),
             "tokenizer.json: decoder.cleanup is missing");
-  EXPECT_EQ(load_error(R"({"type": "Replace", "pattern": {"Glob": "*"}, "content": ""})"),
+  EXPECT_EQ(decoder_load_error(R"({"type": "Replace", "pattern": {"Glob": "*"}, "content": ""})"),
             "tokenizer.json: decoder.pattern: expected {\"String\": ...} or {\"Regex\": ...}, "
             "found {\"Glob\":\"*\"}");
 }

@@ -40,7 +40,7 @@ LoadedModel load(std::string_view model_json) {
 }
 
 // The error message of loading `model_json`, "" when it loads.
-std::string load_error(std::string_view model_json) {
+std::string model_load_error(std::string_view model_json) {
   try {
     load(model_json);
   } catch (const Error& error) {
@@ -160,27 +160,27 @@ TEST(BpeModel, ContinuingSubwordPrefixAndEndOfWordSuffix) {
 
 TEST(BpeModel, DropoutZeroIsAcceptedAndDropoutAboveZeroRefused) {
   EXPECT_EQ(load(bpe(R"("dropout": 0.0)", kAbcVocab, R"(["a b"])")).encode("ab"), (Ids{4}));
-  EXPECT_EQ(load_error(bpe(R"("dropout": 0.1)", kAbcVocab, R"(["a b"])")),
+  EXPECT_EQ(model_load_error(bpe(R"("dropout": 0.1)", kAbcVocab, R"(["a b"])")),
             "tokenizer.json: model.dropout: BPE dropout > 0 is not implemented by attn");
-  EXPECT_EQ(load_error(bpe(R"("dropout": 1.5)", kAbcVocab, R"(["a b"])")),
+  EXPECT_EQ(model_load_error(bpe(R"("dropout": 1.5)", kAbcVocab, R"(["a b"])")),
             "tokenizer.json: model.dropout: must be between 0 and 1, found 1.5");
 }
 
 TEST(BpeModel, MergesOutsideTheVocabularyAreRefusedAtLoad) {
-  EXPECT_EQ(load_error(bpe("", kAbcVocab, R"(["a b", "a x"])")),
+  EXPECT_EQ(model_load_error(bpe("", kAbcVocab, R"(["a b", "a x"])")),
             "tokenizer.json: model.merges[1]: merge \"a\" + \"x\": \"x\" is not in the vocabulary");
   EXPECT_EQ(
-      load_error(bpe("", kAbcVocab, R"([["c", "a"]])")),
+      model_load_error(bpe("", kAbcVocab, R"([["c", "a"]])")),
       "tokenizer.json: model.merges[0]: merge \"c\" + \"a\": \"ca\" is not in the vocabulary");
-  EXPECT_EQ(load_error(bpe("", kAbcVocab, R"(["a b c"])")),
+  EXPECT_EQ(model_load_error(bpe("", kAbcVocab, R"(["a b c"])")),
             "tokenizer.json: model.merges[0]: \"a b c\" is not two tokens split by a space");
 }
 
 TEST(BpeModel, IdsMustBeBelowTwoToThe24) {
-  EXPECT_EQ(load_error(bpe("", R"({"a": 16777216})", "[]")),
+  EXPECT_EQ(model_load_error(bpe("", R"({"a": 16777216})", "[]")),
             "tokenizer.json: model.vocab: token \"a\" has id 16777216, expected an integer from 0 "
             "to 16777215");
-  EXPECT_EQ(load_error(bpe("", R"({"a": -1})", "[]")),
+  EXPECT_EQ(model_load_error(bpe("", R"({"a": -1})", "[]")),
             "tokenizer.json: model.vocab: token \"a\" has id -1, expected an integer from 0 to "
             "16777215");
 }
@@ -251,7 +251,7 @@ TEST(WordPieceModel, FileWithoutTypeIsReadByItsFields) {
 }
 
 TEST(WordPieceModel, AllFieldsAreRequired) {
-  EXPECT_EQ(load_error(R"({"type": "WordPiece", "unk_token": "[UNK]",
+  EXPECT_EQ(model_load_error(R"({"type": "WordPiece", "unk_token": "[UNK]",
       "continuing_subword_prefix": "##", "vocab": {}})"),
             "tokenizer.json: model.max_input_chars_per_word is missing");
 }
@@ -328,12 +328,13 @@ TEST(UnigramModel, FileWithoutTypeAndAListVocabularyIsUnigram) {
 }
 
 TEST(UnigramModel, UnkIdMustBeAPiece) {
-  EXPECT_EQ(load_error(R"({"type": "Unigram", "unk_id": 2, "vocab": [["<unk>", 0], ["a", -1]]})"),
-            "tokenizer.json: model.unk_id: 2 is not an id of the vocabulary (2 pieces)");
+  EXPECT_EQ(
+      model_load_error(R"({"type": "Unigram", "unk_id": 2, "vocab": [["<unk>", 0], ["a", -1]]})"),
+      "tokenizer.json: model.unk_id: 2 is not an id of the vocabulary (2 pieces)");
 }
 
 TEST(MakeModel, UnknownTypeIsRefusedByName) {
-  EXPECT_EQ(load_error(R"({"type": "Charformer", "vocab": {}})"),
+  EXPECT_EQ(model_load_error(R"({"type": "Charformer", "vocab": {}})"),
             "tokenizer.json: model.type: model type \"Charformer\" is not implemented by attn");
 }
 

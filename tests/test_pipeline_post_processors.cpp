@@ -52,7 +52,7 @@ void expect_encodings(std::string_view processor_json, const Cases& cases) {
   check(sequence({3}), false, cases.pair_without_special_tokens);
 }
 
-std::string load_error(std::string_view processor_json) {
+std::string processor_load_error(std::string_view processor_json) {
   const nlohmann::json config = nlohmann::json::parse(processor_json);
   try {
     make_post_processor(ConfigNode(config, "tokenizer.json", "post_processor"));
@@ -109,7 +109,7 @@ TEST(TemplateProcessing, GivesSequencesTheTemplatesTypeIdsEvenWithoutSpecialToke
 }
 
 TEST(TemplateProcessing, RefusesASpecialTokenMissingFromTheMap) {
-  EXPECT_EQ(load_error(R"({"type": "TemplateProcessing",
+  EXPECT_EQ(processor_load_error(R"({"type": "TemplateProcessing",
     "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}},
                {"Sequence": {"id": "A", "type_id": 0}}],
     "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
@@ -119,7 +119,7 @@ TEST(TemplateProcessing, RefusesASpecialTokenMissingFromTheMap) {
 }
 
 TEST(TemplateProcessing, RefusesSequenceBInTheSingleTemplate) {
-  EXPECT_EQ(load_error(R"({"type": "TemplateProcessing",
+  EXPECT_EQ(processor_load_error(R"({"type": "TemplateProcessing",
     "single": [{"Sequence": {"id": "B", "type_id": 0}}],
     "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
     "special_tokens": {}})"),
@@ -191,15 +191,16 @@ TEST(DefaultPostProcess, AppendsThePairWithTypeIdOne) {
 }
 
 TEST(MakePostProcessor, RefusesUnknownTypes) {
-  EXPECT_EQ(load_error(R"({"type": "Foo"})"),
+  EXPECT_EQ(processor_load_error(R"({"type": "Foo"})"),
             "tokenizer.json: post_processor: post-processor type \"Foo\" is not implemented by "
             "attn");
 }
 
 TEST(MakePostProcessor, NamesTheFieldOfABadSetting) {
-  EXPECT_EQ(load_error(R"({"type": "BertProcessing", "sep": ["[SEP]", -1], "cls": ["[CLS]", 6]})"),
+  EXPECT_EQ(processor_load_error(
+                R"({"type": "BertProcessing", "sep": ["[SEP]", -1], "cls": ["[CLS]", 6]})"),
             "tokenizer.json: post_processor.sep[1]: expected a token id, found -1");
-  EXPECT_EQ(load_error(R"({"type": "BertProcessing", "sep": ["[SEP]", 7]})"),
+  EXPECT_EQ(processor_load_error(R"({"type": "BertProcessing", "sep": ["[SEP]", 7]})"),
             "tokenizer.json: post_processor.cls is missing");
 }
 
