@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 
 #include "src/tasks/generate.h"
 #include "tests/golden.h"
@@ -26,13 +25,19 @@ inline auto decoder_family_models() {
                          "tiny-phi3-random-bf16");
 }
 
+// The ids of the k largest logits, largest first (of equal logits, the lower id first), in one
+// pass over the row: k is a handful, the row a vocabulary.
 inline std::vector<int> top_ids(std::span<const float> logits, int k) {
-  std::vector<int> ids(logits.size());
-  std::iota(ids.begin(), ids.end(), 0);
-  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int a, int b) {
+  const auto before = [&](int a, int b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
-  ids.resize(k);
+  };
+  std::vector<int> ids;
+  ids.reserve(k + 1);
+  for (int id = 0; id < int(logits.size()); ++id) {
+    if (int(ids.size()) == k && !before(id, ids.back())) continue;
+    ids.insert(std::upper_bound(ids.begin(), ids.end(), id, before), id);
+    if (int(ids.size()) > k) ids.pop_back();
+  }
   return ids;
 }
 

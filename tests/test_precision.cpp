@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "src/kernels/gemm.h"
 #include "src/kernels/weight_conversion.h"
@@ -38,47 +40,59 @@ constexpr PrecisionBound kBounds[] = {
     {WeightType::kQ8_0, tolerance::kQ8MeanKl, tolerance::kQ8Top1},
     {WeightType::kQ4_0, tolerance::kQ4MeanKl, tolerance::kQ4Top1}};
 
-// log_softmax of one row, in double.
-std::vector<double> log_probabilities(std::span<const float> logits) {
+// log(sum(exp(logits))) of one row, in double.
+double log_sum_exp(std::span<const float> logits) {
   double max = -INFINITY;
   for (float logit : logits) max = std::max(max, double(logit));
   double sum = 0;
   for (float logit : logits) sum += std::exp(logit - max);
-  const double log_sum = max + std::log(sum);
-  std::vector<double> result(logits.size());
-  for (std::size_t i = 0; i < logits.size(); ++i) result[i] = logits[i] - log_sum;
-  return result;
+  return max + std::log(sum);
 }
 
+// KL(p || q) of the two rows' softmax distributions, from their log-probabilities
+// (logit - log_sum_exp), in double.
 double kl_divergence(std::span<const float> reference, std::span<const float> other) {
-  const std::vector<double> p = log_probabilities(reference), q = log_probabilities(other);
+  const double p_log_sum = log_sum_exp(reference), q_log_sum = log_sum_exp(other);
   double kl = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) kl += std::exp(p[i]) * (p[i] - q[i]);
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    const double log_p = reference[i] - p_log_sum, log_q = other[i] - q_log_sum;
+    kl += std::exp(log_p) * (log_p - log_q);
+  }
   return kl;
 }
 
+// Every reduced precision of kBounds against f32, each trajectory's f32 logits computed once.
 void expect_close_to_f32(const std::filesystem::path& dir, const GoldenSet& golden) {
   const auto f32 = load_model(dir);
   const auto trajectories = golden.jsonl("generate.jsonl");
-  for (const PrecisionBound& bound : kBounds) {
-    const auto reduced = load_model(dir, bound.dtype);
+  struct Tally {
+    std::unique_ptr<Model> model;
     double kl_sum = 0;
     int steps = 0, agreeing = 0;
-    for (const nlohmann::json& line : trajectories) {
-      const auto prompt = line["prompt_ids"].get<std::vector<int>>();
-      const auto greedy = line["generated_ids"].get<std::vector<int>>();
-      const auto reference = forced_step_logits(*f32, prompt, greedy);
-      const auto ours = forced_step_logits(*reduced, prompt, greedy);
+  };
+  std::vector<Tally> tallies;
+  for (const PrecisionBound& bound : kBounds) tallies.push_back({load_model(dir, bound.dtype)});
+  for (const nlohmann::json& line : trajectories) {
+    const auto prompt = line["prompt_ids"].get<std::vector<int>>();
+    const auto greedy = line["generated_ids"].get<std::vector<int>>();
+    const auto reference = forced_step_logits(*f32, prompt, greedy);
+    for (Tally& tally : tallies) {
+      const auto ours = forced_step_logits(*tally.model, prompt, greedy);
       for (std::size_t s = 0; s < greedy.size(); ++s) {
-        kl_sum += kl_divergence(reference[s], ours[s]);
-        agreeing += top_ids(ours[s], 1)[0] == greedy[s];
-        ++steps;
+        tally.kl_sum += kl_divergence(reference[s], ours[s]);
+        tally.agreeing += top_ids(ours[s], 1)[0] == greedy[s];
+        ++tally.steps;
       }
     }
-    const double mean_kl = kl_sum / steps, agreement = double(agreeing) / steps;
+  }
+  for (std::size_t b = 0; b < std::size(kBounds); ++b) {
+    const PrecisionBound& bound = kBounds[b];
+    const Tally& tally = tallies[b];
+    const double mean_kl = tally.kl_sum / tally.steps;
+    const double agreement = double(tally.agreeing) / tally.steps;
     std::printf("%s --dtype %s: mean KL %.3g, top-1 %d/%d (%.2f%%) over the golden trajectories\n",
-                dir.filename().c_str(), weight_type_name(bound.dtype), mean_kl, agreeing, steps,
-                100 * agreement);
+                dir.filename().c_str(), weight_type_name(bound.dtype), mean_kl, tally.agreeing,
+                tally.steps, 100 * agreement);
     EXPECT_LE(mean_kl, bound.max_mean_kl) << weight_type_name(bound.dtype);
     EXPECT_GE(agreement, bound.min_top1_agreement) << weight_type_name(bound.dtype);
   }

@@ -70,10 +70,10 @@ TEST_F(TokenizerJsonHostileTest, CatastrophicBacktrackingGivesUpInsteadOfHanging
 
 // Sequences nested 10,000 deep: the JSON reader refuses the depth before anything recurses.
 TEST_F(TokenizerJsonHostileTest, SequencesNestedTenThousandDeep) {
-  std::string nested = "null";
-  for (int i = 0; i < 10000; ++i) {
-    nested = R"({"type":"Sequence","normalizers":[)" + nested + "]}";
-  }
+  std::string nested;
+  for (int i = 0; i < 10000; ++i) nested += R"({"type":"Sequence","normalizers":[)";
+  nested += "null";
+  for (int i = 0; i < 10000; ++i) nested += "]}";
   json tokenizer = minimal_tokenizer();
   tokenizer["normalizer"] = nullptr;
   std::string text = tokenizer.dump();
