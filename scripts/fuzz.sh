@@ -6,9 +6,11 @@
 # found anything.
 #   scripts/fuzz.sh [SECONDS] [BUILD_DIR]          each harness SECONDS (default 60) on a copy of
 #                                                  its seed corpus (CI's smoke run)
-#   scripts/fuzz.sh --total SECONDS [BUILD_DIR]    fuzzing in depth: SECONDS for the whole run,
-#                                                  shared equally among the harnesses, each on its
-#                                                  corpus kept in BUILD_DIR/fuzz-corpus/NAME
+#   scripts/fuzz.sh --total SECONDS [BUILD_DIR]    fuzzing in depth: SECONDS for the whole run;
+#                                                  each harness stops at FUZZ_RUNS executions
+#                                                  (default 1,000,000) or at its share of the time
+#                                                  left when it starts, whichever comes first, on
+#                                                  its corpus kept in BUILD_DIR/fuzz-corpus/NAME
 #                                                  (seeded from tests/fuzz/corpus/NAME, and growing
 #                                                  from run to run)
 # BUILD_DIR defaults to build-fuzz. Reproduce a finding: BUILD_DIR/tests/fuzz/NAME
@@ -38,10 +40,13 @@ trap 'rm -rf "$work"' EXIT
 # One harness: its log and findings in $work/NAME/; its corpus a copy of the seeds (the
 # repository's stay as they are) or, with --total, the kept one.
 run_harness() {
-  local name=$1 dir=$work/$1
-  local corpus=$dir/corpus
+  local name=$1 seconds=$2 dir=$work/$1
+  local corpus=$dir/corpus runs=()
   mkdir -p "$dir/findings"
-  if [ "$total" = 1 ]; then corpus=$build/fuzz-corpus/$name; fi
+  if [ "$total" = 1 ]; then
+    corpus=$build/fuzz-corpus/$name
+    runs=(-runs="$FUZZ_RUNS")
+  fi
   mkdir -p "$corpus"
   cp -n tests/fuzz/corpus/"$name"/* "$corpus/"
   # Inputs up to twice the largest seed (real files are small; a bigger input only repeats).
@@ -49,7 +54,7 @@ run_harness() {
   largest=$(find tests/fuzz/corpus/"$name" -type f -printf '%s\n' | sort -n | tail -1)
   local max_len=$((largest * 2 > 4096 ? largest * 2 : 4096))
   local status=0
-  "$build/tests/fuzz/$name" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
+  "$build/tests/fuzz/$name" -max_total_time="$seconds" "${runs[@]}" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -dict="tests/fuzz/$name.dict" \
     -artifact_prefix="$dir/findings/" "$corpus" >"$dir/log" 2>&1 || status=$?
   echo "$status" >"$dir/status"
@@ -58,21 +63,30 @@ run_harness() {
 harnesses=()
 for corpus in tests/fuzz/corpus/*/; do harnesses+=("$(basename "$corpus")"); done
 parallel=$(nproc)
+FUZZ_RUNS=${FUZZ_RUNS:-1000000}
+deadline=$((SECONDS + seconds))
 if [ "$total" = 1 ]; then
-  # The harnesses run $parallel at a time: each gets an equal share of the budget's core-seconds.
-  seconds=$((seconds * parallel / ${#harnesses[@]}))
-  [ "$seconds" -ge 1 ] || seconds=1
-  echo "fuzz.sh: ${#harnesses[@]} harnesses, $seconds s each, $parallel at a time" >&2
+  echo "fuzz.sh: ${#harnesses[@]} harnesses, $parallel at a time, up to $FUZZ_RUNS executions" \
+    "each, $seconds s in all" >&2
 fi
+left=${#harnesses[@]}
 for name in "${harnesses[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
-  run_harness "$name" &
+  share=$seconds
+  if [ "$total" = 1 ]; then
+    # The time left, shared among the harnesses not yet started and those running (each of
+    # which holds a core): a harness that reaches FUZZ_RUNS early leaves its time to the rest.
+    share=$(((deadline - SECONDS) * parallel / (left + parallel - 1)))
+    [ "$share" -ge 1 ] || share=1
+  fi
+  run_harness "$name" "$share" &
+  left=$((left - 1))
 done
 wait
 
 failed=0
 clean_harnesses=0
-printf '%-32s %12s %8s %8s %9s\n' harness executions cov ft findings
+printf '%-32s %12s %8s %8s %9s %8s\n' harness executions cov ft findings seconds
 for name in "${harnesses[@]}"; do
   dir=$work/$name
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
@@ -81,8 +95,10 @@ for name in "${harnesses[@]}"; do
   status=$(cat "$dir/status")
   # A harness that ended with an error and no reproducer (it crashed at start-up) counts too.
   if [ "$findings" -eq 0 ] && [ "$status" -ne 0 ]; then findings=1; fi
-  printf '%-32s %12s %8s %8s %9s\n' "$name" "${executions:-?}" \
-    "$(awk '{print $2}' <<<"$coverage")" "$(awk '{print $4}' <<<"$coverage")" "$findings"
+  elapsed=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$dir/log" | tail -1)
+  printf '%-32s %12s %8s %8s %9s %8s\n' "$name" "${executions:-?}" \
+    "$(awk '{print $2}' <<<"$coverage")" "$(awk '{print $4}' <<<"$coverage")" "$findings" \
+    "${elapsed:-?}"
   if [ "$findings" -eq 0 ]; then clean_harnesses=$((clean_harnesses + 1)); fi
   if [ "$findings" -ne 0 ]; then
     failed=1

@@ -1,9 +1,14 @@
 // config.json of one architecture (FUZZ_MODEL: a shipped model folder) through load_model(),
-// beside that model's real weights and tokenizer. The outcome must be a model or an
-// attn::Error; a model that loads must have sane sizes and run a forward pass of two tokens
-// to finite logits (the weights are real, so anything else is a silently wrong answer).
+// beside that model's real weights and a cut-down copy of its tokenizer. The outcome must be a
+// model or an attn::Error; a model that loads must have sane sizes and run a forward pass of
+// two tokens to finite logits (the weights are real, so anything else is a silently wrong
+// answer).
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,15 +17,62 @@
 
 namespace {
 
-// A folder holding the fuzzed config.json and links to every other file of the model.
+using nlohmann::json;
+
+// The model's tokenizer.json with the vocabulary cut to its first kKeptIds ids (and the added
+// tokens), and the merges to those of kept tokens. load_model reads the tokenizer for every
+// input whose model_type and vocab_size are valid; the whole GPT-2 tokenizer made that 55% of
+// each execution, and the config is what this harness fuzzes. The ids keep their values, so
+// the tokenizer's size, checked against vocab_size, is the real one.
+std::string cut_down_tokenizer(const std::filesystem::path& path) {
+  constexpr int kKeptIds = 512;
+  std::ifstream in(path, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  json tokenizer = json::parse(text);
+  std::set<int> added_ids;
+  for (const json& token : tokenizer["added_tokens"]) added_ids.insert(token["id"].get<int>());
+  json& model = tokenizer["model"];
+  json kept = json::object();
+  for (const auto& [text, id] : model["vocab"].items()) {
+    if (id.get<int>() < kKeptIds || added_ids.contains(id.get<int>())) kept[text] = id;
+  }
+  model["vocab"] = kept;
+  if (model.contains("merges")) {
+    json kept_merges = json::array();
+    for (const json& merge : model["merges"]) {
+      // "left right" (most files) or ["left", "right"] (newer ones).
+      std::string left, right;
+      if (merge.is_array()) {
+        left = merge[0].get<std::string>();
+        right = merge[1].get<std::string>();
+      } else {
+        const std::string text = merge.get<std::string>();
+        const std::size_t space = text.find(' ');
+        left = text.substr(0, space);
+        right = text.substr(space + 1);
+      }
+      if (kept.contains(left) && kept.contains(right) && kept.contains(left + right)) {
+        kept_merges.push_back(merge);
+      }
+    }
+    model["merges"] = kept_merges;
+  }
+  return tokenizer.dump();
+}
+
+// A folder holding the fuzzed config.json, the cut-down tokenizer.json and links to every other
+// file of the model (but the slow tokenizer's files, which tokenizer.json replaces).
 const attn::fuzz::ScratchDir& model_folder() {
   static const attn::fuzz::ScratchDir folder;
   static const bool linked = [] {
-    for (const auto& entry :
-         std::filesystem::directory_iterator(attn::fuzz::shipped_model(FUZZ_MODEL))) {
+    const std::filesystem::path model = attn::fuzz::shipped_model(FUZZ_MODEL);
+    const std::set<std::string> replaced = {"config.json", "tokenizer.json", "vocab.json",
+                                            "merges.txt", "vocab.txt"};
+    for (const auto& entry : std::filesystem::directory_iterator(model)) {
       const std::string name = entry.path().filename().string();
-      if (name != "config.json") folder.link(name, entry.path());
+      if (!replaced.contains(name)) folder.link(name, entry.path());
     }
+    folder.write("tokenizer.json", cut_down_tokenizer(model / "tokenizer.json"));
     return true;
   }();
   (void)linked;
