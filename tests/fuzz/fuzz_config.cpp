@@ -22,13 +22,14 @@ using nlohmann::json;
 // The model's tokenizer.json with the vocabulary cut to its first kKeptIds ids (and the added
 // tokens), and the merges to those of kept tokens. load_model reads the tokenizer for every
 // input whose model_type and vocab_size are valid; the whole GPT-2 tokenizer made that 55% of
-// each execution, and the config is what this harness fuzzes. The ids keep their values, so
-// the tokenizer's size, checked against vocab_size, is the real one.
+// each execution, and the config is what this harness fuzzes. The ids keep their values (GPT-2's
+// <|endoftext|> stays 50256); a vocab_size above the tokenizer's size is valid, as in real
+// checkpoints whose embeddings are padded.
 std::string cut_down_tokenizer(const std::filesystem::path& path) {
   constexpr int kKeptIds = 512;
   std::ifstream in(path, std::ios::binary);
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  json tokenizer = json::parse(text);
+  const std::string contents{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  json tokenizer = json::parse(contents);
   std::set<int> added_ids;
   for (const json& token : tokenizer["added_tokens"]) added_ids.insert(token["id"].get<int>());
   json& model = tokenizer["model"];
@@ -46,10 +47,10 @@ std::string cut_down_tokenizer(const std::filesystem::path& path) {
         left = merge[0].get<std::string>();
         right = merge[1].get<std::string>();
       } else {
-        const std::string text = merge.get<std::string>();
-        const std::size_t space = text.find(' ');
-        left = text.substr(0, space);
-        right = text.substr(space + 1);
+        const std::string pair = merge.get<std::string>();
+        const std::size_t space = pair.find(' ');
+        left = pair.substr(0, space);
+        right = pair.substr(space + 1);
       }
       if (kept.contains(left) && kept.contains(right) && kept.contains(left + right)) {
         kept_merges.push_back(merge);
