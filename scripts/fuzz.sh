@@ -90,7 +90,8 @@ printf '%-32s %12s %8s %8s %9s %8s\n' harness executions cov ft findings seconds
 for name in "${harnesses[@]}"; do
   dir=$work/$name
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
-  coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$dir/log" | tail -1 || true)
+  # -a: a harness's log may quote an input's raw bytes, and grep would then call it binary.
+  coverage=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$dir/log" | tail -1 || true)
   findings=$(find "$dir/findings" -type f | wc -l)
   status=$(cat "$dir/status")
   # A harness that ended with an error and no reproducer (it crashed at start-up) counts too.
@@ -106,7 +107,7 @@ for name in "${harnesses[@]}"; do
     cp "$dir"/findings/* "$build/fuzz-findings/$name/" 2>/dev/null || true
     cp "$dir/log" "$build/fuzz-findings/$name/log"
     echo "--- $name (exit status $status; reproducers and log in $build/fuzz-findings/$name/):"
-    grep -m1 -A12 -E '^==[0-9]+==ERROR|runtime error|invariant broken|deadly signal' "$dir/log" || tail -20 "$dir/log"
+    grep -a -m1 -A12 -E '^==[0-9]+==ERROR|runtime error|invariant broken|deadly signal' "$dir/log" || tail -20 "$dir/log"
   fi
 done
 echo "fuzz: $clean_harnesses passed, $((${#harnesses[@]} - clean_harnesses)) failed"
