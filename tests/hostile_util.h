@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,18 @@ inline void record_outcome(Outcome outcome) {
     }
   }
   ::testing::Test::RecordProperty("hostile_outcome", outcome_name(outcome));
+}
+
+// A parameterized case of arguments attn must refuse as a usage error: the test's name, the
+// arguments, and what the one line must contain (the option and what is wrong with its value).
+struct OptionCase {
+  const char* test_name;
+  std::vector<std::string> args;
+  std::string expected;
+};
+
+inline std::ostream& operator<<(std::ostream& out, const OptionCase& c) {
+  return out << c.test_name;
 }
 
 // One hostile case: the contract above, plus each of `expected` in the message.

@@ -791,14 +791,7 @@ TEST_F(BadInputTest, GenerateOnAnEncoder) {
 
 // ---- Option values ----
 
-struct OptionCase {
-  const char* test_name;
-  std::vector<std::string> args;  // after "generate -p hello"
-  const char* expected;           // the option and what is wrong with its value
-};
-
-std::ostream& operator<<(std::ostream& out, const OptionCase& c) { return out << c.test_name; }
-
+// Each case's arguments come after "generate -p hello".
 class BadOptionTest : public BadInputTest, public ::testing::WithParamInterface<OptionCase> {};
 
 TEST_P(BadOptionTest, UsageErrorNamingTheOption) {

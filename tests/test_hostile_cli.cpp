@@ -125,16 +125,8 @@ TEST_F(HostileCliTest, VersionPrintsTheVersion) {
 
 // ---- Bad option values: one line naming the option and the rule, exit status 2 ----
 
-struct BadValueCase {
-  const char* test_name;
-  std::vector<std::string> args;
-  std::string expected;
-};
-
-std::ostream& operator<<(std::ostream& out, const BadValueCase& c) { return out << c.test_name; }
-
 class BadOptionValueTest : public HostileCliTest,
-                           public ::testing::WithParamInterface<BadValueCase> {};
+                           public ::testing::WithParamInterface<OptionCase> {};
 
 TEST_P(BadOptionValueTest, UsageErrorNamingTheOptionAndTheRule) {
   expect_clean_failure(run(GetParam().args), kUsageError, {GetParam().expected});
@@ -143,61 +135,61 @@ TEST_P(BadOptionValueTest, UsageErrorNamingTheOptionAndTheRule) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadOptionValueTest,
     ::testing::Values(
-        BadValueCase{"GenerateExponentTokens",
-                     {"generate", "-p", "hi", "-n", "1e3"},
-                     "--max-new-tokens: must be a whole number, got 1e3"},
-        BadValueCase{"GenerateFractionalTokens",
-                     {"generate", "-p", "hi", "-n", "2.5"},
-                     "--max-new-tokens: must be a whole number, got 2.5"},
-        BadValueCase{"GenerateTokensPast32Bits",
-                     {"generate", "-p", "hi", "-n", "99999999999"},
-                     "--max-new-tokens: must be a whole number from -2147483648 to 2147483647, "
-                     "got 99999999999"},
-        BadValueCase{"GenerateExponentTopK",
-                     {"generate", "-p", "hi", "--top-k", "1e2"},
-                     "--top-k: must be a whole number, got 1e2"},
-        BadValueCase{"GenerateSeedBelowMinusOne",
-                     {"generate", "-p", "hi", "--seed", "-2"},
-                     "--seed: must be -1 (random) or from 0 to 9007199254740991, got -2"},
-        BadValueCase{"GenerateSeedPast53Bits",
-                     {"generate", "-p", "hi", "--seed", "9007199254740992"},
-                     "--seed: must be -1 (random) or from 0 to 9007199254740991, got "
-                     "9007199254740992"},
-        BadValueCase{"GenerateWordSeed",
-                     {"generate", "-p", "hi", "--seed", "lucky"},
-                     "--seed: must be a whole number, got lucky"},
-        BadValueCase{"GenerateInfiniteRepeatPenalty",
-                     {"generate", "-p", "hi", "--repeat-penalty", "inf"},
-                     "--repeat-penalty: must be finite, got inf"},
-        BadValueCase{"FillMaskFractionalTopK",
-                     {"fill-mask", "a [MASK].", "-k", "1.5"},
-                     "--top-k: must be a whole number, got 1.5"},
-        BadValueCase{"FillMaskZeroBatchTokens",
-                     {"fill-mask", "--file", "-", "--batch-tokens", "0"},
-                     "--batch-tokens: must be > 0, got 0"},
-        BadValueCase{"FillMaskHugeBatchTokens",
-                     {"fill-mask", "--file", "-", "--batch-tokens", "1000000"},
-                     "--batch-tokens: must be <= 16384, got 1000000"},
-        BadValueCase{"EmbedZeroBatchTokens",
-                     {"embed", "--pooling", "mean", "--batch-tokens", "0", "a"},
-                     "--batch-tokens: must be > 0, got 0"},
-        BadValueCase{"BenchExponentPromptTokens",
-                     {"bench", "-p", "1e3"},
-                     "--prompt-tokens: must be a whole number, got 1e3"},
-        BadValueCase{
+        OptionCase{"GenerateExponentTokens",
+                   {"generate", "-p", "hi", "-n", "1e3"},
+                   "--max-new-tokens: must be a whole number, got 1e3"},
+        OptionCase{"GenerateFractionalTokens",
+                   {"generate", "-p", "hi", "-n", "2.5"},
+                   "--max-new-tokens: must be a whole number, got 2.5"},
+        OptionCase{"GenerateTokensPast32Bits",
+                   {"generate", "-p", "hi", "-n", "99999999999"},
+                   "--max-new-tokens: must be a whole number from -2147483648 to 2147483647, "
+                   "got 99999999999"},
+        OptionCase{"GenerateExponentTopK",
+                   {"generate", "-p", "hi", "--top-k", "1e2"},
+                   "--top-k: must be a whole number, got 1e2"},
+        OptionCase{"GenerateSeedBelowMinusOne",
+                   {"generate", "-p", "hi", "--seed", "-2"},
+                   "--seed: must be -1 (random) or from 0 to 9007199254740991, got -2"},
+        OptionCase{"GenerateSeedPast53Bits",
+                   {"generate", "-p", "hi", "--seed", "9007199254740992"},
+                   "--seed: must be -1 (random) or from 0 to 9007199254740991, got "
+                   "9007199254740992"},
+        OptionCase{"GenerateWordSeed",
+                   {"generate", "-p", "hi", "--seed", "lucky"},
+                   "--seed: must be a whole number, got lucky"},
+        OptionCase{"GenerateInfiniteRepeatPenalty",
+                   {"generate", "-p", "hi", "--repeat-penalty", "inf"},
+                   "--repeat-penalty: must be finite, got inf"},
+        OptionCase{"FillMaskFractionalTopK",
+                   {"fill-mask", "a [MASK].", "-k", "1.5"},
+                   "--top-k: must be a whole number, got 1.5"},
+        OptionCase{"FillMaskZeroBatchTokens",
+                   {"fill-mask", "--file", "-", "--batch-tokens", "0"},
+                   "--batch-tokens: must be > 0, got 0"},
+        OptionCase{"FillMaskHugeBatchTokens",
+                   {"fill-mask", "--file", "-", "--batch-tokens", "1000000"},
+                   "--batch-tokens: must be <= 16384, got 1000000"},
+        OptionCase{"EmbedZeroBatchTokens",
+                   {"embed", "--pooling", "mean", "--batch-tokens", "0", "a"},
+                   "--batch-tokens: must be > 0, got 0"},
+        OptionCase{"BenchExponentPromptTokens",
+                   {"bench", "-p", "1e3"},
+                   "--prompt-tokens: must be a whole number, got 1e3"},
+        OptionCase{
             "BenchZeroRepetitions", {"bench", "-r", "0"}, "--repetitions: must be > 0, got 0"},
-        BadValueCase{"BenchMillionRepetitions",
-                     {"bench", "-r", "1000000"},
-                     "--repetitions: must be <= 1000, got 1000000"},
-        BadValueCase{"BenchFractionalBatch",
-                     {"bench", "--batch", "0.5"},
-                     "--batch: must be a whole number, got 0.5"},
-        BadValueCase{"AttentionExponentPrecision",
-                     {"attention", "hi", "--precision", "1e1"},
-                     "--precision: must be a whole number, got 1e1"},
-        BadValueCase{"AttentionPrecisionTen",
-                     {"attention", "hi", "--precision", "10"},
-                     "--precision: must be from 1 to 9, got 10"}),
+        OptionCase{"BenchMillionRepetitions",
+                   {"bench", "-r", "1000000"},
+                   "--repetitions: must be <= 1000, got 1000000"},
+        OptionCase{"BenchFractionalBatch",
+                   {"bench", "--batch", "0.5"},
+                   "--batch: must be a whole number, got 0.5"},
+        OptionCase{"AttentionExponentPrecision",
+                   {"attention", "hi", "--precision", "1e1"},
+                   "--precision: must be a whole number, got 1e1"},
+        OptionCase{"AttentionPrecisionTen",
+                   {"attention", "hi", "--precision", "10"},
+                   "--precision: must be from 1 to 9, got 10"}),
     [](const auto& info) { return std::string(info.param.test_name); });
 
 // --seed -1 asks for a random seed, as no --seed does: reported, below 2^53, and repeatable.

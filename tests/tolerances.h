@@ -115,19 +115,19 @@ inline constexpr double kAttentionRowSum = 1e-5;
 // windows against one window per pass: the same logits (or NLLs from them) through other GEMM
 // shapes, other summation orders, held to the logit bound.
 inline constexpr double kOtherShapes = kLogitAbsolute;
-// The same encoder inputs in other batches (packed, one per pass, the CLI's batch against the
-// library's): one row takes the GEMV kernels and several the GEMM, which sum in another order.
-// The CLI prints float32 exactly (shortest round trip), so printing adds nothing. Measured: up to
-// 2e-6 on raw pooled states (|values| up to 3.6), as Hugging Face's own padded batches differ from
-// single texts (1.7e-6 on cls). Held to the golden bounds of what is compared: unit-length vectors
-// and cosines kEmbeddingNormalized, raw states kEmbeddingCls, fill-mask scores kFillMaskScore.
+// The same encoder inputs in other batches (packed against one per pass): one row takes the GEMV
+// kernels and several the GEMM, which sum in another order. Measured: up to 2e-6 on raw pooled
+// states (|values| up to 3.6), as Hugging Face's own padded batches differ from single texts
+// (1.7e-6 on cls). Held to the golden bounds of what is compared: unit-length vectors
+// kEmbeddingNormalized, raw states kEmbeddingCls, fill-mask scores kFillMaskScore.
 inline constexpr double kOtherBatchUnitLength = kEmbeddingNormalized;
 inline constexpr double kOtherBatchRaw = kEmbeddingCls;
 inline constexpr double kOtherBatchScore = kFillMaskScore;
 // The same rows, in the same batch, through another route (the CLI against the library, a
 // sentence-transformers folder against the plain folder of the same encoder): the same kernels
-// on the same float32 inputs, so the same operations in the same order. 1e-6 is one float32 ulp
-// at |values| up to 8 (raw pooled states reach 3.6).
+// on the same float32 inputs, so the same operations in the same order; the CLI prints float32
+// exactly (shortest round trip), so printing adds nothing. 1e-6 is one float32 ulp at |values| up
+// to 8 (raw pooled states reach 3.6).
 inline constexpr double kSameRows = 1e-6;
 // Fill-mask's probabilities over the whole vocabulary sum to 1: normalized in double, each is
 // then rounded to float32 (relative 2^-24), so their sum is within 2^-24 = 6e-8 of 1.
