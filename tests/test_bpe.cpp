@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/tokenizer.h"
-#include "src/tokenizer/unicode.h"
 #include "tests/golden.h"
 #include "tests/test_paths.h"
 #include "tests/tokenizer_test_util.h"

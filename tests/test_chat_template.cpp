@@ -11,7 +11,7 @@
 #include <string>
 
 #include "src/base/error.h"
-#include "src/tokenizer/chat_template.h"
+#include "src/tasks/chat_template.h"
 #include "src/tokenizer/tokenizer.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"

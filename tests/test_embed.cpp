@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/io/npy.h"
 #include "src/model/sentence_transformers.h"
 #include "src/tasks/embed.h"
-#include "src/tokenizer/unicode.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"

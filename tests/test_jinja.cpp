@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "src/tokenizer/jinja/template.h"
+#include "src/jinja/template.h"
 #include "tests/golden.h"
 #include "tests/test_paths.h"
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tokenizer/sentencepiece.h"
 #include "src/tokenizer/tokenizer.h"
-#include "src/tokenizer/unicode.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/hostile_util.h"

@@ -11,10 +11,10 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/output_file.h"
 #include "src/model/sentence_transformers.h"
 #include "src/tasks/embed.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 

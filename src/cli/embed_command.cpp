@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/cli/commands.h"
 #include "src/cli/progress.h"
 #include "src/io/npy.h"
 #include "src/io/output_file.h"
 #include "src/tasks/embed.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

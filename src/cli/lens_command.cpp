@@ -6,13 +6,13 @@
 #include <sstream>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/cli/commands.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/lens_view_html.h"  // generated from src/tasks/lens_view.html
 #include "src/tasks/logit_lens.h"
 #include "src/tasks/translate.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/cli/commands.h"
 #include "src/io/output_file.h"
 #include "src/tokenizer/tokenizer.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

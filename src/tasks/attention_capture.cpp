@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tasks/attention_view_html.h"  // generated from src/tasks/attention_view.html
 #include "src/tasks/translate.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 
 // A conversation with an instruct model: its messages rendered by the folder's chat template
-// (src/tokenizer/chat_template.h), each reply generated after them, and the KV cache kept from
+// (src/tasks/chat_template.h), each reply generated after them, and the KV cache kept from
 // one turn to the next, so that a turn computes only what the template added since the last.
 
 #include <nlohmann/json.hpp>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "src/model/model.h"
+#include "src/tasks/chat_template.h"
 #include "src/tasks/generate.h"
-#include "src/tokenizer/chat_template.h"
 
 namespace attn {
 

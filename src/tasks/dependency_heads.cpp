@@ -4,9 +4,9 @@
 #include <charconv>
 #include <map>
 
+#include "src/base/unicode.h"
 #include "src/tokenizer/pipeline/pre_tokenizers.h"
 #include "src/tokenizer/sentencepiece.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

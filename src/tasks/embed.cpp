@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tasks/encoder_batches.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 

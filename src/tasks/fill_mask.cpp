@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tasks/encoder_batches.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 

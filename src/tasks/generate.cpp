@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "src/base/error.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
 
 namespace attn {
 namespace {

@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tasks/encoder_batches.h"
 #include "src/tasks/translate.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 

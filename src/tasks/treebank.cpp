@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "src/base/error.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
 
 namespace attn {
 namespace {

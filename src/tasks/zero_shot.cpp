@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "src/base/error.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
 
 namespace attn {
 

@@ -14,10 +14,10 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/sentencepiece_model.h"
 #include "src/tokenizer/special_tokens.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

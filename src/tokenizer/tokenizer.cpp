@@ -10,12 +10,12 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/marian.h"
 #include "src/tokenizer/sentencepiece.h"
 #include "src/tokenizer/tokenizer_json.h"
-#include "src/tokenizer/unicode.h"
 #include "src/tokenizer/wordpiece.h"
 
 namespace attn {

@@ -11,6 +11,7 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/added_vocabulary.h"
 #include "src/tokenizer/pipeline/config_node.h"
@@ -20,7 +21,6 @@
 #include "src/tokenizer/pipeline/post_processors.h"
 #include "src/tokenizer/pipeline/pre_tokenizers.h"
 #include "src/tokenizer/special_tokens.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

@@ -18,9 +18,9 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/decoders.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn {
 namespace {

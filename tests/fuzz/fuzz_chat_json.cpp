@@ -14,7 +14,7 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
-#include "src/tokenizer/chat_template.h"
+#include "src/tasks/chat_template.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

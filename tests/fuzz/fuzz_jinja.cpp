@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "src/base/error.h"
-#include "src/tokenizer/jinja/template.h"
+#include "src/jinja/template.h"
 
 namespace {
 

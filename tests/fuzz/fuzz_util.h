@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tokenizer/tokenizer.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::fuzz {
 

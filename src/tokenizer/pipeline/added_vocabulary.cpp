@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "src/base/unicode.h"
 #include "src/tokenizer/special_tokens.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/models.h"
 #include "src/tokenizer/pipeline/vocabulary.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {

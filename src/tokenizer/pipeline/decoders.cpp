@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/regex.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {

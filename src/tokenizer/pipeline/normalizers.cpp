@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/tokenizer/pipeline/precompiled.h"
 #include "src/tokenizer/pipeline/regex.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 

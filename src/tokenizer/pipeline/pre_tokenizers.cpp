@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "src/base/unicode.h"
 #include "src/tokenizer/pipeline/regex.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "src/base/error.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
 
 namespace attn::pipeline {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/models.h"
-#include "src/tokenizer/unicode.h"
 
 namespace attn::pipeline {
 namespace {

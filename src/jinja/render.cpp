@@ -1,9 +1,9 @@
-#include "src/tokenizer/jinja/render.h"
+#include "src/jinja/render.h"
 
 #include <cmath>
 #include <ctime>
 
-#include "src/tokenizer/jinja/builtins.h"
+#include "src/jinja/builtins.h"
 
 namespace attn::jinja {
 

@@ -1,4 +1,4 @@
-#include "src/tokenizer/jinja/value.h"
+#include "src/jinja/value.h"
 
 #include <utf8proc.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
 
 namespace attn::jinja {
 

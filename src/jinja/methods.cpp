@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "src/tokenizer/jinja/builtins.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
+#include "src/jinja/builtins.h"
 
 namespace attn::jinja {
 

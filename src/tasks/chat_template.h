@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/tokenizer/jinja/template.h"
+#include "src/jinja/template.h"
 
 namespace attn {
 

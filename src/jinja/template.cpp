@@ -1,8 +1,8 @@
-#include "src/tokenizer/jinja/template.h"
+#include "src/jinja/template.h"
 
-#include "src/tokenizer/jinja/lexer.h"
-#include "src/tokenizer/jinja/parser.h"
-#include "src/tokenizer/jinja/render.h"
+#include "src/jinja/lexer.h"
+#include "src/jinja/parser.h"
+#include "src/jinja/render.h"
 
 namespace attn::jinja {
 

@@ -1,11 +1,11 @@
-#include "src/tokenizer/jinja/lexer.h"
+#include "src/jinja/lexer.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
-#include "src/tokenizer/jinja/template.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
+#include "src/jinja/template.h"
 
 namespace attn::jinja {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "src/tokenizer/jinja/render.h"
-#include "src/tokenizer/jinja/value.h"
+#include "src/jinja/render.h"
+#include "src/jinja/value.h"
 
 namespace attn::jinja {
 

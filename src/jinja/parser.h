@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "src/tokenizer/jinja/lexer.h"
-#include "src/tokenizer/jinja/value.h"
+#include "src/jinja/lexer.h"
+#include "src/jinja/value.h"
 
 namespace attn::jinja {
 

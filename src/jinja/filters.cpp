@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "src/tokenizer/jinja/builtins.h"
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
+#include "src/jinja/builtins.h"
 
 namespace attn::jinja {
 

@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/tokenizer/jinja/parser.h"
-#include "src/tokenizer/jinja/template.h"
-#include "src/tokenizer/jinja/value.h"
+#include "src/jinja/parser.h"
+#include "src/jinja/template.h"
+#include "src/jinja/value.h"
 
 namespace attn::jinja {
 

@@ -1,4 +1,4 @@
-#include "src/tokenizer/chat_template.h"
+#include "src/tasks/chat_template.h"
 
 #include <optional>
 

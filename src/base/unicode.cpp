@@ -1,4 +1,4 @@
-#include "src/tokenizer/unicode.h"
+#include "src/base/unicode.h"
 
 #include <utf8proc.h>
 

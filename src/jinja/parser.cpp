@@ -1,9 +1,9 @@
-#include "src/tokenizer/jinja/parser.h"
+#include "src/jinja/parser.h"
 
 #include <initializer_list>
 #include <string_view>
 
-#include "src/tokenizer/jinja/template.h"
+#include "src/jinja/template.h"
 
 namespace attn::jinja {
 
