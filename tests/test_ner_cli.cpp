@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "src/base/unicode.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/tokenizer_test_util.h"
@@ -101,16 +102,14 @@ TEST(NerCli, PlainOutputMarksTheEntities) {
 }
 
 // The same model with a tokenizer.json (BertNormalizer + BertPreTokenizer + WordPiece over the
-// same vocab.txt, or with `swapped` tokens trading their ids), which attn reads without offsets.
-fs::path copy_with_tokenizer_json(const TempDir& dir,
-                                  std::pair<std::string, std::string> swapped = {}) {
+// same vocab.txt) in place of vocab.txt.
+fs::path copy_with_tokenizer_json(const TempDir& dir) {
   const fs::path model = dir.path() / "model";
   fs::copy(shared_model_dir(kModel), model);
   json vocab = json::object();
   std::ifstream lines(model / "vocab.txt");
   int id = 0;
   for (std::string token; std::getline(lines, token);) vocab[token] = id++;
-  if (!swapped.first.empty()) std::swap(vocab[swapped.first], vocab[swapped.second]);
   json added = json::array();
   for (const char* token : {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}) {
     added.push_back({{"id", vocab[token]},
@@ -142,63 +141,93 @@ fs::path copy_with_tokenizer_json(const TempDir& dir,
                             {"max_input_chars_per_word", 100},
                             {"vocab", vocab}}}};
   std::ofstream(model / "tokenizer.json") << tokenizer.dump();
+  fs::remove(model / "vocab.txt");
   return model;
 }
 
-// A folder with tokenizer.json and the vocab.txt BERT folders ship beside it: the offsets come
-// from vocab.txt's WordPiece tokenizer, and every aggregation gives what the vocab.txt-only
-// folder gives.
-TEST(NerCli, TokenizerJsonTakesItsOffsetsFromVocabTxt) {
+// The offsets of tokenizer.json's pipeline: every aggregation gives what the vocab.txt folder
+// gives. Only a group's word may differ, by the "##" the Rust WordPiece decoder keeps on a first
+// token that continues a word (BertTokenizerFast's convert_tokens_to_string on tokenizer.json),
+// where the golden's stand-in for it, which vocab.txt's tokenizer follows, drops it
+// (../shared/golden/README.md, token_classify.jsonl).
+TEST(NerCli, TokenizerJsonGivesTheOffsetsOfVocabTxt) {
   ATTN_REQUIRE_SHARED();
   TempDir dir;
   const fs::path model = copy_with_tokenizer_json(dir);
   const std::vector<json> lines = golden_lines();
+  int words_with_prefix = 0;
   for (const char* aggregation : {"none", "simple", "first", "average", "max"}) {
     for (int n : kLines) {
       const std::string text = lines[std::size_t(n)]["text"];
-      const CommandResult with_json = run_attn(
+      const CommandResult json_only = run_attn(
           {"ner", "-m", model.string(), "--json", "--aggregation", aggregation, "-q", text});
       const CommandResult vocab_only =
           run_attn({"ner", "-m", shared_model_dir(kModel).string(), "--json", "--aggregation",
                     aggregation, "-q", text});
-      ASSERT_EQ(with_json.exit_status, 0) << describe(with_json);
-      EXPECT_EQ(with_json.out, vocab_only.out) << aggregation << " line " << n;
+      ASSERT_EQ(json_only.exit_status, 0) << describe(json_only);
+      json got = json::parse(json_only.out);
+      for (json& entity : got["entities"]) {
+        std::string word = entity["word"];
+        if (std::string_view(aggregation) != "none" && word.starts_with("##")) {
+          entity["word"] = word.substr(2);
+          ++words_with_prefix;
+        }
+      }
+      EXPECT_EQ(got, json::parse(vocab_only.out)) << aggregation << " line " << n;
     }
   }
-  // Where the two tokenizers disagree (here tokenizer.json gives "sir" and "charles" each
-  // other's ids), the text is refused, not given another tokenization's offsets.
-  TempDir swapped_dir;
-  const fs::path swapped = copy_with_tokenizer_json(swapped_dir, {"sir", "charles"});
-  const CommandResult refused = run_attn({"ner", "-m", swapped.string(), "Sir Charles"});
-  EXPECT_EQ(refused.exit_status, 1) << describe(refused);
-  EXPECT_TRUE(Contains(refused.err, "splits this text differently")) << refused.err;
-  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_GT(words_with_prefix, 0) << "the lines no longer tell the two decoders apart";
 }
 
+// A byte-level BPE folder read from vocab.json and merges.txt (here the model's own vocabulary and
+// the byte symbols, without merges, so that "sir" is three tokens the model knows), whose
+// tokenizer gives attn no character offsets.
 TEST(NerCli, AggregationWithoutOffsetsIsRefused) {
   ATTN_REQUIRE_SHARED();
   TempDir dir;
-  const fs::path model = copy_with_tokenizer_json(dir);
+  const fs::path model = dir.path() / "model";
+  fs::copy(shared_model_dir(kModel), model);
+  std::vector<std::string> vocab_txt;
+  std::ifstream lines(model / "vocab.txt");
+  for (std::string token; std::getline(lines, token);) vocab_txt.push_back(token);
+  // Every byte's symbol, which a byte-level vocabulary must have (GPT-2's alphabet: the printable
+  // bytes stand for themselves, the others for U+0100 on), in place of the vocabulary's last
+  // tokens, so that it keeps the model's size.
+  std::vector<std::string> byte_symbols;
+  int shifted = 0x100;
+  for (int byte = 0; byte < 256; ++byte) {
+    const bool printable = (byte >= '!' && byte <= '~') || (byte >= 0xA1 && byte != 0xAD);
+    byte_symbols.push_back(encode_utf8(std::u32string(1, char32_t(printable ? byte : shifted++))));
+  }
+  std::erase_if(byte_symbols, [&](const std::string& symbol) {
+    return std::find(vocab_txt.begin(), vocab_txt.end(), symbol) != vocab_txt.end();
+  });
+  vocab_txt.resize(vocab_txt.size() - byte_symbols.size());
+  vocab_txt.insert(vocab_txt.end(), byte_symbols.begin(), byte_symbols.end());
+  json vocab = json::object();
+  for (std::size_t id = 0; id < vocab_txt.size(); ++id) vocab[vocab_txt[id]] = id;
   fs::remove(model / "vocab.txt");
-  const CommandResult refused = run_attn({"ner", "-m", model.string(), "Sir Charles"});
+  fs::remove(model / "special_tokens_map.json");
+  std::ofstream(model / "vocab.json") << vocab.dump();
+  std::ofstream(model / "merges.txt") << "#version: 0.2\n";
+  std::ofstream(model / "tokenizer_config.json")
+      << json{{"tokenizer_class", "GPT2Tokenizer"}, {"unk_token", "[UNK]"}}.dump();
+  const CommandResult refused = run_attn({"ner", "-m", model.string(), "sir"});
   EXPECT_EQ(refused.exit_status, 2) << describe(refused);
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   EXPECT_TRUE(Contains(refused.err, "--aggregation simple")) << refused.err;
-  EXPECT_TRUE(Contains(refused.err, "tokenizer.json")) << refused.err;
+  EXPECT_TRUE(Contains(refused.err, "GPT2Tokenizer")) << refused.err;
   EXPECT_TRUE(Contains(refused.err, "no character offsets")) << refused.err;
 
   // --aggregation none: the tokens, without start and end (null), as the pipeline gives them.
-  const json line = golden_lines()[0];
-  const CommandResult tokens = run_attn(
-      {"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", line["text"]});
+  const CommandResult tokens =
+      run_attn({"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", "sir"});
   ASSERT_EQ(tokens.exit_status, 0) << describe(tokens);
   const json out = json::parse(tokens.out);
-  ASSERT_EQ(out["entities"].size(), line["pipeline_none"].size());
-  for (std::size_t i = 0; i < out["entities"].size(); ++i) {
-    EXPECT_EQ(out["entities"][i]["entity"], line["pipeline_none"][i]["entity"]);
-    EXPECT_EQ(out["entities"][i]["word"], line["pipeline_none"][i]["word"]);
-    EXPECT_TRUE(out["entities"][i]["start"].is_null());
-    EXPECT_TRUE(out["entities"][i]["end"].is_null());
+  ASSERT_FALSE(out["entities"].empty()) << tokens.out;
+  for (const json& entity : out["entities"]) {
+    EXPECT_TRUE(entity["start"].is_null()) << tokens.out;
+    EXPECT_TRUE(entity["end"].is_null()) << tokens.out;
   }
 }
 

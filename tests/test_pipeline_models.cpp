@@ -28,7 +28,7 @@ struct LoadedModel {
 
   std::vector<int> encode(std::string_view piece) const {
     std::vector<int> ids;
-    model->tokenize(piece, ids);
+    model->tokenize(piece, ids, nullptr);
     return ids;
   }
 };

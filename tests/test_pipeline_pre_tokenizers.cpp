@@ -22,7 +22,7 @@ std::vector<Piece> run(const std::string& config, const std::string& text, bool 
   const auto pre_tokenizer =
       make_pre_tokenizer(ConfigNode(value, "tokenizer.json", "pre_tokenizer"));
   std::vector<Piece> out;
-  pre_tokenizer->pre_tokenize(Piece{text, at_input_start}, out);
+  pre_tokenizer->pre_tokenize(Piece{text, at_input_start, {}}, out);
   return out;
 }
 

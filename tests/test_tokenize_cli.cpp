@@ -119,6 +119,42 @@ TEST(TokenizeRealCliTest, PrintsWhatHuggingFaceGives) {
                                    ? vector["decoded_skip_transformers"]
                                    : vector["decoded_skip"];
     EXPECT_EQ(json::parse(decoded.out)["text"], expected_text);
+    // --offsets: the library's character offsets ([0, 0] for DeepSeek-V3's BOS, which
+    // transformers adds and the library on the file alone does not).
+    json offsets = GoldenSet("tokenizer-vectors/real")
+                       .jsonl(std::string("offsets/") + name + ".jsonl")
+                       .at(2)["offsets"];
+    if (vector.contains("ids_transformers")) offsets.insert(offsets.begin(), json::array({0, 0}));
+    const CommandResult with_offsets =
+        run_attn({"tokenize", "-m", dir.string(), "--json", "--offsets", text});
+    ASSERT_EQ(with_offsets.exit_status, 0) << describe(with_offsets);
+    EXPECT_EQ(json::parse(with_offsets.out)["ids"], ids);
+    EXPECT_EQ(json::parse(with_offsets.out)["offsets"], offsets);
+  }
+}
+
+// --offsets in the plain table: a column "[start, end)" between the id and the token.
+TEST_F(TokenizeCliTest, OffsetsAreAColumnOfTheTable) {
+  const std::string text = "Hello wörld";
+  const CommandResult table = run_attn({"tokenize", "-m", folder(), "--offsets", text});
+  const CommandResult lines = run_attn({"tokenize", "-m", folder(), "--offsets", "--json", text});
+  ASSERT_EQ(table.exit_status, 0) << describe(table);
+  ASSERT_EQ(lines.exit_status, 0) << describe(lines);
+  const json encoded = json::parse(lines.out);
+  std::string expected;
+  for (std::size_t i = 0; i < encoded["ids"].size(); ++i) {
+    const json& span = encoded["offsets"][i];
+    expected += std::to_string(encoded["ids"][i].get<int>()) + "\t[" +
+                std::to_string(span[0].get<int>()) + ", " + std::to_string(span[1].get<int>()) +
+                ")\t" + encoded["tokens"][i].get<std::string>() + "\n";
+  }
+  EXPECT_EQ(table.out, expected);
+  // The spans cover the text in code points: "ö" is one character.
+  EXPECT_EQ(encoded["offsets"].back()[1], 11) << lines.out;
+  for (const char* other : {"--decode", "--no-special"}) {
+    const CommandResult refused = run_attn({"tokenize", "-m", folder(), "--offsets", other, "1"});
+    EXPECT_EQ(refused.exit_status, 2) << describe(refused);
+    EXPECT_NE(refused.err.find("--offsets"), std::string::npos) << refused.err;
   }
 }
 

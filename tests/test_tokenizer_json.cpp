@@ -70,6 +70,41 @@ TEST_P(RealTokenizerVectors, EveryFieldOfEveryLineIsIdentical) {
   EXPECT_EQ(failures, 0) << name << ": " << failures << " of " << lines << " lines differ";
 }
 
+// The offsets of offsets/NAME.jsonl: the Rust library's encode(text, addSpecialTokens=true)
+// getOffsets(), in code points, for every text of texts.json.
+TEST_P(RealTokenizerVectors, OffsetsOfEveryLineAreIdentical) {
+  ATTN_REQUIRE_SHARED();
+  const std::string name = GetParam();
+  const auto dir = real_tokenizer_dir(name);
+  ASSERT_FALSE(dir.empty()) << name << ": could not unpack the tokenizer";
+  const auto tokenizer = load_tokenizer_json(dir);
+  const TokenOffsets* offsets = tokenizer->offsets();
+  ASSERT_NE(offsets, nullptr);
+  const GoldenSet golden("tokenizer-vectors/real");
+  const std::vector<json> vectors = golden.jsonl(name + ".jsonl");
+  const std::vector<json> expected_lines = golden.jsonl("offsets/" + name + ".jsonl");
+  ASSERT_EQ(vectors.size(), expected_lines.size());
+  int failures = 0;
+  for (std::size_t line = 0; line < vectors.size(); ++line) {
+    const std::string text = vectors[line]["text"];
+    json expected = expected_lines[line]["offsets"];
+    // DeepSeek-V3's BOS, which transformers adds and the Rust library on the file alone does
+    // not (ids_transformers), is a special token the post-processor adds: [0, 0].
+    if (vectors[line].contains("ids_transformers"))
+      expected.insert(expected.begin(), json::array({0, 0}));
+    json actual = json::array();
+    for (const CharSpan& span : offsets->token_offsets(text)) {
+      actual.push_back({span.start, span.end});
+    }
+    if (actual != expected && ++failures <= 5) {
+      ADD_FAILURE() << name << " line " << line + 1 << " " << json(text).dump() << "\n  ids      "
+                    << json(tokenizer->encode(text).ids).dump() << "\n  offsets  " << actual.dump()
+                    << "\n  expected " << expected.dump();
+    }
+  }
+  EXPECT_EQ(failures, 0) << name << ": " << failures << " of " << vectors.size() << " lines differ";
+}
+
 INSTANTIATE_TEST_SUITE_P(Real, RealTokenizerVectors,
                          ::testing::Values("llama3", "llama3.1", "qwen3", "gemma3", "mistral",
                                            "deepseek-v3", "t5-unigram-tiny", "gpt2",

@@ -121,6 +121,7 @@ struct TokenizeCommand {
   bool no_special = false;    // add_special_tokens=False
   bool decode = false;        // the inputs are ids, printed back as text
   bool skip_special = false;  // with decode: skip_special_tokens=True
+  bool offsets = false;       // each token's [start, end) in characters of the text
   // --chat FILE.json: a conversation (a JSON list of messages) rendered by the chat template,
   // then tokenized with add_special_tokens=False, as transformers' apply_chat_template does.
   std::optional<std::filesystem::path> chat;

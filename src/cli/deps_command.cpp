@@ -15,7 +15,6 @@
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/dependency_heads.h"
 #include "src/tasks/head_grid_view_html.h"  // generated from src/tasks/head_grid_view.html
-#include "src/tokenizer/wordpiece.h"
 
 namespace attn {
 namespace {
@@ -329,14 +328,9 @@ int run_dependency_heads(const HeadsCommand& command) {
   auto model = load_model(command.common.model_dir, command.common.dtype, Passes::kManyRows);
   // An encoder-decoder's encoder reads the sentence; its decoder reads another language.
   const ArchSpec& spec = model->input_stack().spec();
-  // Where tokens come from: the folder's tokenizer, or a BERT folder's vocab.txt beside its
-  // tokenizer.json, used for each sentence it encodes to the same ids.
+  // Where each token's characters are, when the tokenizer says; without, token_byte_spans finds
+  // them by spelling the text with the tokens.
   const TokenOffsets* offsets = model->tokenizer->offsets();
-  std::unique_ptr<Tokenizer> vocab_txt;
-  if (!offsets && entry_exists(model->dir / "vocab.txt")) {
-    vocab_txt = load_wordpiece_tokenizer(model->dir);
-    offsets = vocab_txt->offsets();
-  }
   const AttentionSelection all_heads = select_attention(spec, {});
 
   DependencyScorer scorer(spec.n_layer, spec.n_head, spec.causal);
@@ -362,10 +356,7 @@ int run_dependency_heads(const HeadsCommand& command) {
       skip(std::to_string(encoding.ids.size()) + " tokens, more than the model's context");
       continue;
     }
-    const TokenOffsets* sentence_offsets =
-        vocab_txt && vocab_txt->encode(*sentence.text).ids != encoding.ids ? nullptr : offsets;
-    const auto spans =
-        token_byte_spans(*model->tokenizer, sentence_offsets, *sentence.text, encoding.ids);
+    const auto spans = token_byte_spans(*model->tokenizer, offsets, *sentence.text, encoding.ids);
     if (!spans) {
       skip(
           "its tokens do not spell the text (an unknown token, or characters the tokenizer "

@@ -769,6 +769,10 @@ int run_command_line(int argc, char** argv) {
                          "the inputs are token ids (\"1 2 3\" or \"1,2,3\"): print their text");
   tokenize_app->add_flag("--skip-special", tokenize.skip_special,
                          "with --decode: leave out special tokens (skip_special_tokens=True)");
+  tokenize_app->add_flag("--offsets", tokenize.offsets,
+                         "each token's [start, end) in characters (code points) of the text, as "
+                         "Hugging Face's return_offsets_mapping; [0, 0) for added special tokens "
+                         "(--json: \"offsets\": [[start, end], ...])");
   CLI::Option* tokenize_chat =
       tokenize_app
           ->add_option("--chat", tokenize.chat,

@@ -12,7 +12,6 @@
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/token_classify.h"
-#include "src/tokenizer/wordpiece.h"
 
 namespace attn {
 namespace {
@@ -41,33 +40,17 @@ std::string tokenizer_description(const Model& model) {
   return declared ? *declared + " (" + files + ")" : files;
 }
 
-// Where each token's characters are. The folder's tokenizer says when it can; a BERT folder
-// whose tokenizer.json gives attn no offsets ships the slow tokenizer's vocab.txt beside it, and
-// that WordPiece tokenizer, which has them, stands in for each text whose ids it gives exactly as
-// tokenizer.json does.
-struct OffsetSource {
-  std::unique_ptr<Tokenizer> vocab_txt;   // the stand-in, or null
-  const TokenOffsets* offsets = nullptr;  // null: no offsets
-};
-
-// The offsets of the folder's tokenizer or its stand-in, or a usage error when the aggregation
-// needs them and neither gives them.
-OffsetSource offsets_for(const NerCommand& command, const Model& model) {
-  OffsetSource source;
-  source.offsets = model.tokenizer->offsets();
-  if (!source.offsets && entry_exists(model.dir / "vocab.txt")) {
-    source.vocab_txt = load_wordpiece_tokenizer(model.dir);
-    source.offsets = source.vocab_txt->offsets();
-    spdlog::debug("{}: character offsets from vocab.txt's WordPiece tokenizer", model.name());
-  }
-  if (!source.offsets && aggregation_needs_offsets(command.aggregation)) {
+// Each token's characters, from the folder's tokenizer, or a usage error when the aggregation
+// needs them and the tokenizer does not give them.
+const TokenOffsets* offsets_for(const NerCommand& command, const Model& model) {
+  const TokenOffsets* offsets = model.tokenizer->offsets();
+  if (!offsets && aggregation_needs_offsets(command.aggregation)) {
     throw UsageError(fmt::format(
-        "--aggregation {}: {}: the tokenizer, {}, gives attn no character offsets (attn finds "
-        "them with a BERT folder's vocab.txt, which this folder lacks); --aggregation none lists "
-        "the tokens without them",
+        "--aggregation {}: {}: the tokenizer, {}, gives attn no character offsets (tokenizer.json "
+        "and vocab.txt give them); --aggregation none lists the tokens without them",
         aggregation_name(command.aggregation), model.dir.string(), tokenizer_description(model)));
   }
-  return source;
+  return offsets;
 }
 
 // A text ready for the model: its ids and, when the tokenizer gives them, each id's offsets.
@@ -86,9 +69,7 @@ struct EncodedNerInputs {
 };
 
 EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
-                               const OffsetSource& offset_source,
-                               const std::vector<InputText>& texts) {
-  const TokenOffsets* offsets = offset_source.offsets;
+                               const TokenOffsets* offsets, const std::vector<InputText>& texts) {
   EncodedNerInputs encoded;
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   encoded.failed = for_each_text(texts, [&](const InputText& source) {
@@ -103,12 +84,6 @@ EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
     }
     NerInput input{
         .source = &source, .encoding = std::move(classifier_input.encoding), .offsets = {}};
-    if (offset_source.vocab_txt && offset_source.vocab_txt->encode(source.text).ids !=
-                                       model.tokenizer->encode(source.text).ids) {
-      source.fail(
-          "vocab.txt's WordPiece tokenizer, where attn finds the character offsets, splits this "
-          "text differently from tokenizer.json");
-    }
     if (offsets) {
       input.offsets = offsets->token_offsets(source.text);
       // Truncation kept the first tokens and the closing special token.
@@ -187,9 +162,8 @@ int run_ner(const NerCommand& command) {
   const std::vector<InputText> texts = read_texts(command.input);
   auto model = load_model(command.common.model_dir, command.common.dtype);
   require_token_classifier(*model, "ner");
-  const OffsetSource offset_source = offsets_for(command, *model);
-  const TokenOffsets* offsets = offset_source.offsets;
-  const EncodedNerInputs encoded = encode_inputs(command, *model, offset_source, texts);
+  const TokenOffsets* offsets = offsets_for(command, *model);
+  const EncodedNerInputs encoded = encode_inputs(command, *model, offsets, texts);
   Progress progress("ner", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
   classifier_logits(

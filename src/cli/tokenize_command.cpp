@@ -128,6 +128,13 @@ int run_tokenize(const TokenizeCommand& command) {
   if (command.pair && command.no_special) {
     throw UsageError("--pair and --no-special: a pair is joined by the special tokens");
   }
+  if (command.offsets && (command.decode || command.pair || command.no_special)) {
+    throw UsageError(std::string("--offsets: not with ") +
+                     (command.decode ? "--decode"
+                      : command.pair ? "--pair"
+                                     : "--no-special") +
+                     "; offsets are given for one text with its special tokens");
+  }
   const std::vector<InputText> inputs = read_inputs(command);
   if (command.pair) {
     if (inputs.size() != 1) throw UsageError("--pair: only with one text");
@@ -137,6 +144,11 @@ int run_tokenize(const TokenizeCommand& command) {
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(command.common.model_dir);
   const double load_ms = milliseconds_since(load_start);
   if (command.decode) return run_decode(command, *tokenizer, inputs);
+  const TokenOffsets* offsets = command.offsets ? tokenizer->offsets() : nullptr;
+  if (command.offsets && !offsets) {
+    throw UsageError("--offsets: " + command.common.model_dir.string() +
+                     ": this tokenizer gives attn no character offsets");
+  }
 
   for (const InputText& input : inputs) require_utf8(input.text, input.source);
   const auto encode_start = Clock::now();
@@ -145,7 +157,9 @@ int run_tokenize(const TokenizeCommand& command) {
   std::size_t token_count = 0;
   for (const InputText& input : inputs) {
     Encoding& encoding = encodings.emplace_back();
-    if (command.no_special) {
+    if (offsets) {
+      encoding = offsets->encode_with_offsets(input.text);
+    } else if (command.no_special) {
       encoding.ids = tokenizer->encode_plain(input.text);
       encoding.type_ids.assign(encoding.ids.size(), 0);
     } else {
@@ -164,13 +178,21 @@ int run_tokenize(const TokenizeCommand& command) {
     if (command.common.json) {
       nlohmann::ordered_json line = {{"ids", encoding.ids}, {"tokens", tokens}};
       if (command.pair) line["type_ids"] = encoding.type_ids;
+      if (offsets) {
+        nlohmann::ordered_json& list = line["offsets"] = nlohmann::ordered_json::array();
+        for (const CharSpan& span : encoding.offsets) list.push_back({span.start, span.end});
+      }
       if (inputs[n].line > 0) line["line"] = inputs[n].line;
       out += json_text(line) + "\n";
       continue;
     }
     if (several && n > 0) out += "\n";
     for (std::size_t i = 0; i < tokens.size(); ++i) {
-      out += std::to_string(encoding.ids[i]) + "\t" + tokens[i] + "\n";
+      out += std::to_string(encoding.ids[i]) + "\t";
+      if (offsets) {
+        out += fmt::format("[{}, {})\t", encoding.offsets[i].start, encoding.offsets[i].end);
+      }
+      out += tokens[i] + "\n";
     }
   }
   write_stdout(out);

@@ -11,13 +11,6 @@
 
 namespace attn {
 
-// The output of encoding: token ids and, for encoders that take sentence pairs, the segment
-// (token type) of each token. type_ids has the same length as ids (all 0 when not a pair).
-struct Encoding {
-  std::vector<int> ids;
-  std::vector<int> type_ids;
-};
-
 // [start, end) of a token in the text it came from, in Unicode code points (the indices of a
 // Python str, as Hugging Face's offsets count them).
 struct CharSpan {
@@ -26,17 +19,30 @@ struct CharSpan {
   bool operator==(const CharSpan&) const = default;
 };
 
+// The output of encoding: token ids and, for encoders that take sentence pairs, the segment
+// (token type) of each token. type_ids has the same length as ids (all 0 when not a pair).
+struct Encoding {
+  std::vector<int> ids;
+  std::vector<int> type_ids;
+  // Each id's [start, end) in Unicode code points of its text ({0, 0} for a special token the
+  // post-processor adds) when offsets were asked for (TokenOffsets), else empty.
+  std::vector<CharSpan> offsets = {};
+};
+
 // What Hugging Face's token-classification pipeline asks of a fast tokenizer beyond ids: where
 // each token comes from and how tokens join into a word. Only some tokenizers can tell.
 class TokenOffsets {
  public:
   virtual ~TokenOffsets() = default;
 
-  // For each id of encode(text) (one text, no pair) its span of `text`, as the fast tokenizer's
-  // return_offsets_mapping=True gives it: {0, 0} for the special tokens encode() adds around the
-  // text; a word that became the unknown token spans the whole word; characters the tokenizer
-  // changed (lower-cased, accents stripped) map back to the characters they came from.
-  virtual std::vector<CharSpan> token_offsets(std::string_view text) const = 0;
+  // encode(text) (one text, no pair) with each id's span of `text` in `offsets`, as the fast
+  // tokenizer's return_offsets_mapping=True gives it: {0, 0} for the special tokens encode() adds
+  // around the text; a word that became the unknown token spans the whole word; characters the
+  // tokenizer changed (lower-cased, accents stripped) map back to the characters they came from.
+  virtual Encoding encode_with_offsets(std::string_view text) const = 0;
+  std::vector<CharSpan> token_offsets(std::string_view text) const {
+    return encode_with_offsets(text).offsets;
+  }
 
   // The fast tokenizer's convert_tokens_to_string (its decoder): the text the pipeline shows
   // for tokens grouped into a word or an entity (WordPiece: "le", "##an" -> "lean").

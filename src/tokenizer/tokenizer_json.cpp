@@ -128,7 +128,61 @@ void apply_class_arguments(json& file_json, const TransformersSettings& settings
   }
 }
 
-class JsonTokenizer final : public Tokenizer {
+// Converts byte offsets into a text to code point offsets as the library's
+// BytesToCharOffsetConverter does: a start or end inside a character counts as that character,
+// an end at the text's end as one past its last character; a start at the end is left in bytes.
+class ByteToCharOffsets {
+ public:
+  explicit ByteToCharOffsets(std::string_view text) : char_of_byte_(text.size()) {
+    int index = 0;
+    for (std::size_t pos = 0; pos < text.size(); ++index) {
+      const std::size_t length =
+          std::min(utf8_sequence_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
+      for (std::size_t i = 0; i < length; ++i) char_of_byte_[pos + i] = index;
+      pos += length;
+    }
+  }
+
+  CharSpan convert(pipeline::ByteSpan span) const {
+    const std::size_t size = char_of_byte_.size();
+    if (span.start >= size) return {static_cast<int>(span.start), static_cast<int>(span.end)};
+    const int start = char_of_byte_[span.start];
+    if (span.end < size) return {start, char_of_byte_[span.end]};
+    return {start, span.end > 0 ? char_of_byte_[span.end - 1] + 1 : start + 1};
+  }
+
+ private:
+  std::vector<int> char_of_byte_;  // byte -> index of the character it belongs to
+};
+
+// Where each byte of `text` comes from before any normalizer: the character it belongs to,
+// [start, end) in bytes of the whole input, of which `text` begins at byte `shift`.
+std::vector<pipeline::ByteSpan> character_origin(std::string_view text, std::size_t shift) {
+  std::vector<pipeline::ByteSpan> origin(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t length =
+        std::min(utf8_sequence_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
+    const pipeline::ByteSpan span{static_cast<std::uint32_t>(shift + pos),
+                                  static_cast<std::uint32_t>(shift + pos + length)};
+    std::fill_n(origin.begin() + static_cast<std::ptrdiff_t>(pos), length, span);
+    pos += length;
+  }
+  return origin;
+}
+
+// The span of the original input that normalized bytes [start, end) come from, as the
+// library's convert_offsets gives it: from the first byte's origin to the last byte's. An empty
+// range stays where it is, relative to the piece's start.
+pipeline::ByteSpan original_span(const std::vector<pipeline::ByteSpan>& origin, std::size_t start,
+                                 std::size_t end) {
+  const std::uint32_t shift = origin.empty() ? 0 : origin.front().start;
+  if (start >= end || end > origin.size()) {
+    return {shift + static_cast<std::uint32_t>(start), shift + static_cast<std::uint32_t>(end)};
+  }
+  return {origin[start].start, origin[end - 1].end};
+}
+
+class JsonTokenizer final : public Tokenizer, public TokenOffsets {
  public:
   JsonTokenizer(const fs::path& model_dir, const json& file_json, std::string file,
                 TransformersSettings settings)
@@ -154,11 +208,11 @@ class JsonTokenizer final : public Tokenizer {
   }
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
-    Encoding first{encode_sequence(text, "text"), {}};
+    Encoding first{encode_sequence(text, "text", nullptr), {}};
     first.type_ids.assign(first.ids.size(), 0);
     std::optional<Encoding> second;
     if (pair) {
-      second = Encoding{encode_sequence(*pair, "pair"), {}};
+      second = Encoding{encode_sequence(*pair, "pair", nullptr), {}};
       second->type_ids.assign(second->ids.size(), 0);
     }
     if (!post_processor_)
@@ -167,7 +221,7 @@ class JsonTokenizer final : public Tokenizer {
   }
 
   std::vector<int> encode_plain(std::string_view text) const override {
-    Encoding plain{encode_sequence(text, "text"), {}};
+    Encoding plain{encode_sequence(text, "text", nullptr), {}};
     plain.type_ids.assign(plain.ids.size(), 0);
     if (!post_processor_) return plain.ids;
     return checked(post_processor_->process(std::move(plain), std::nullopt, false)).ids;
@@ -204,6 +258,36 @@ class JsonTokenizer final : public Tokenizer {
   }
 
   int vocab_size() const override { return std::max(model_->vocab_size(), added_.id_limit()); }
+
+  const TokenOffsets* offsets() const override { return this; }
+
+  // encode(text) with each token's offsets, as the library's encode_char_offsets gives them.
+  Encoding encode_with_offsets(std::string_view text) const override {
+    std::vector<pipeline::ByteSpan> byte_spans;
+    Encoding encoding{encode_sequence(text, "text", &byte_spans), {}};
+    encoding.type_ids.assign(encoding.ids.size(), 0);
+    const ByteToCharOffsets converter(text);
+    encoding.offsets.reserve(byte_spans.size());
+    for (const pipeline::ByteSpan& span : byte_spans) {
+      encoding.offsets.push_back(converter.convert(span));
+    }
+    if (!post_processor_) return encoding;
+    if (const auto trim = post_processor_->offset_trim()) {
+      std::vector<std::string> tokens;
+      tokens.reserve(encoding.ids.size());
+      for (const int id : encoding.ids) tokens.push_back(token_string(id));
+      pipeline::trim_byte_level_offsets(tokens, encoding.offsets, trim->add_prefix_space);
+    }
+    return checked(post_processor_->process(std::move(encoding), std::nullopt, true));
+  }
+
+  // The fast tokenizer's convert_tokens_to_string: the decoder alone, without clean-up.
+  std::string tokens_to_string(std::span<const std::string> tokens) const override {
+    std::vector<std::string> decoded(tokens.begin(), tokens.end());
+    return join_decoded(decoded);
+  }
+
+  int unk_id() const override { return named_id(NamedToken::kUnk).value_or(-1); }
 
   std::optional<int> eos_id() const override { return named_id(NamedToken::kEos); }
   std::optional<int> mask_id() const override { return named_id(NamedToken::kMask); }
@@ -291,39 +375,63 @@ class JsonTokenizer final : public Tokenizer {
 
   // One sequence without special tokens: added tokens cut out of the raw text, each stretch
   // between them normalized, normalized added tokens cut out of that, pre-tokenized, and
-  // tokenized by the model.
+  // tokenized by the model. When `offsets` is not null it receives each id's [start, end) in
+  // bytes of `text`: the origin of the first and the last byte the token came from.
   // `what` names the text in the error for bytes that are not UTF-8.
-  std::vector<int> encode_sequence(std::string_view text, std::string_view what) const {
+  std::vector<int> encode_sequence(std::string_view text, std::string_view what,
+                                   std::vector<pipeline::ByteSpan>* offsets) const {
     if (!is_valid_utf8(text)) decode_utf8(text, what);  // throws, naming the first bad byte
     std::vector<int> ids;
     std::vector<pipeline::Piece> pieces;
     std::vector<pipeline::Piece> next;
-    std::string normalized;
+    std::vector<pipeline::ByteSpan> spans;  // the model's, in bytes of one piece
+    pipeline::Piece normalized;
     for (const pipeline::TextSplit& split : added_.split_raw(text)) {
+      const auto split_start = static_cast<std::size_t>(split.text.data() - text.data());
       if (split.added_token_id >= 0) {
         ids.push_back(split.added_token_id);
+        if (offsets) {
+          offsets->push_back({static_cast<std::uint32_t>(split_start),
+                              static_cast<std::uint32_t>(split_start + split.text.size())});
+        }
         continue;
       }
       if (split.text.empty()) continue;
-      const bool at_input_start = split.text.data() == text.data();
-      normalized.assign(split.text);
-      if (normalizer_) normalizer_->normalize(normalized);
-      for (const pipeline::TextSplit& part : added_.split_normalized(normalized)) {
+      normalized.text.assign(split.text);
+      normalized.at_input_start = split_start == 0;
+      if (offsets) {
+        normalized.origin = character_origin(split.text, split_start);
+        if (normalizer_) normalizer_->normalize_aligned(normalized.text, normalized.origin);
+      } else if (normalizer_) {
+        normalizer_->normalize(normalized.text);
+      }
+      for (const pipeline::TextSplit& part : added_.split_normalized(normalized.text)) {
+        const auto part_start = static_cast<std::size_t>(part.text.data() - normalized.text.data());
+        const std::size_t part_end = part_start + part.text.size();
         if (part.added_token_id >= 0) {
           ids.push_back(part.added_token_id);
+          if (offsets) offsets->push_back(original_span(normalized.origin, part_start, part_end));
           continue;
         }
         if (part.text.empty()) continue;
         pieces.clear();
-        pieces.push_back(
-            {std::string(part.text), at_input_start && part.text.data() == normalized.data()});
+        pieces.push_back(normalized.slice(part_start, part_end));
         if (pre_tokenizer_) {
           next.clear();
           for (const pipeline::Piece& piece : pieces) pre_tokenizer_->pre_tokenize(piece, next);
           std::swap(pieces, next);
         }
         for (const pipeline::Piece& piece : pieces) {
-          if (!piece.text.empty()) model_->tokenize(piece.text, ids);
+          if (piece.text.empty()) continue;
+          if (!offsets) {
+            model_->tokenize(piece.text, ids, nullptr);
+            continue;
+          }
+          spans.clear();
+          model_->tokenize(piece.text, ids, &spans);
+          for (const pipeline::ByteSpan& span : spans) {
+            offsets->push_back(original_span(piece.origin, span.start, span.end));
+          }
         }
       }
     }
@@ -343,8 +451,13 @@ class JsonTokenizer final : public Tokenizer {
       }
       if (const std::string* token = model_->id_to_token(id)) tokens.push_back(*token);
     }
+    return join_decoded(tokens);
+  }
+
+  // The decoder's text for `tokens` (without one: the tokens joined by spaces).
+  std::string join_decoded(std::vector<std::string>& tokens) const {
+    std::string text;
     if (!decoder_) {
-      std::string text;
       for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (i > 0) text += ' ';
         text += tokens[i];
@@ -352,7 +465,6 @@ class JsonTokenizer final : public Tokenizer {
       return text;
     }
     decoder_->decode_chain(tokens);
-    std::string text;
     for (const std::string& token : tokens) text += token;
     return text;
   }

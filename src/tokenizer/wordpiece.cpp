@@ -389,7 +389,7 @@ class WordPieceTokenizer final : public Tokenizer, public TokenOffsets {
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
 
   const TokenOffsets* offsets() const override { return this; }
-  std::vector<CharSpan> token_offsets(std::string_view text) const override;
+  Encoding encode_with_offsets(std::string_view text) const override;
   std::string tokens_to_string(std::span<const std::string> tokens) const override;
   int unk_id() const override { return unk_id_; }
 
@@ -731,11 +731,17 @@ Encoding WordPieceTokenizer::encode(std::string_view text,
   return encoding;
 }
 
-std::vector<CharSpan> WordPieceTokenizer::token_offsets(std::string_view text) const {
-  std::vector<CharSpan> offsets = tokenize(text, "text").offsets;
-  offsets.insert(offsets.begin(), CharSpan{});  // [CLS]
-  offsets.push_back(CharSpan{});                // [SEP]
-  return offsets;
+Encoding WordPieceTokenizer::encode_with_offsets(std::string_view text) const {
+  TokenizedText tokens = tokenize(text, "text");
+  Encoding encoding;
+  encoding.ids.push_back(cls_id_);
+  encoding.ids.insert(encoding.ids.end(), tokens.ids.begin(), tokens.ids.end());
+  encoding.ids.push_back(sep_id_);
+  encoding.type_ids.assign(encoding.ids.size(), 0);
+  encoding.offsets.push_back(CharSpan{});  // [CLS]
+  encoding.offsets.insert(encoding.offsets.end(), tokens.offsets.begin(), tokens.offsets.end());
+  encoding.offsets.push_back(CharSpan{});  // [SEP]
+  return encoding;
 }
 
 // BertTokenizerFast's convert_tokens_to_string as the token-classification golden records it

@@ -106,6 +106,27 @@ constexpr std::string_view kSampleText =
     "Hello, world! The jury said \"it's 1,234.5%\" -- naïve café, Ωmega, 東京, 🙂\t\r\n  x  "
     "<|endoftext|> [CLS] a [SEP] b [MASK] [UNK] ##ing";
 
+// encode_with_offsets gives encode's ids, one span per id, each inside the text (in code points)
+// and none before the previous one's start.
+inline void check_offsets(const TokenOffsets& offsets, std::string_view text,
+                          const Encoding& encoding) {
+  const Encoding with_offsets = offsets.encode_with_offsets(text);
+  FUZZ_CHECK(with_offsets.ids == encoding.ids, "encode_with_offsets gave other ids");
+  FUZZ_CHECK(with_offsets.offsets.size() == encoding.ids.size(),
+             std::to_string(encoding.ids.size()) + " ids but " +
+                 std::to_string(with_offsets.offsets.size()) + " offsets");
+  const int characters = int(decode_utf8(text, "text").size());
+  int previous_start = 0;
+  for (const CharSpan& span : with_offsets.offsets) {
+    FUZZ_CHECK(span.start <= span.end && span.end <= characters,
+               "offsets [" + std::to_string(span.start) + ", " + std::to_string(span.end) +
+                   ") in a text of " + std::to_string(characters) + " characters");
+    if (span.start == span.end && span.start == 0) continue;  // a special token
+    FUZZ_CHECK(span.start >= previous_start, "offsets out of order");
+    previous_start = span.start;
+  }
+}
+
 // What any tokenizer that loaded without an error must do: special ids in range, every id
 // has a token string, encodings hold only ids in range with one type id per token, and
 // decoding any ids in range works. `extra_text` (a part of the fuzz input) is encoded too.
@@ -141,6 +162,7 @@ inline void check_tokenizer(const Tokenizer& tokenizer, std::string_view extra_t
     for (int id : encoding.ids) FUZZ_CHECK(in_range(id), "encode gave id " + std::to_string(id));
     (void)tokenizer.decode(encoding.ids, false);
     (void)tokenizer.decode(encoding.ids, true);
+    if (const TokenOffsets* offsets = tokenizer.offsets()) check_offsets(*offsets, text, encoding);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -155,25 +156,30 @@ class MergeTable {
   int shift_ = 0;
 };
 
-// Finished pieces and their ids. Sharded so that threads encoding at once rarely wait for each
-// other; like the library's cache it stops taking entries once full rather than evicting.
+// Finished pieces, their ids and each id's bytes of the piece. Sharded so that threads encoding
+// at once rarely wait for each other; like the library's cache it stops taking entries once full
+// rather than evicting.
 class PieceCache {
  public:
-  bool find(std::string_view piece, std::vector<int>& ids) const {
+  // Appends the piece's ids (and, when `spans` is not null, their spans) if it is cached.
+  bool find(std::string_view piece, std::vector<int>& ids, std::vector<ByteSpan>* spans) const {
     Shard& shard = shard_of(piece);
     const std::lock_guard lock(shard.mutex);
     const auto found = shard.entries.find(piece);
     if (found == shard.entries.end()) return false;
-    ids.insert(ids.end(), found->second.begin(), found->second.end());
+    ids.insert(ids.end(), found->second.ids.begin(), found->second.ids.end());
+    if (spans) spans->insert(spans->end(), found->second.spans.begin(), found->second.spans.end());
     return true;
   }
 
-  void add(std::string_view piece, const int* ids, std::size_t count) const {
+  void add(std::string_view piece, std::span<const int> ids,
+           std::span<const ByteSpan> spans) const {
     if (piece.size() >= kMaxCachedPieceBytes) return;
     Shard& shard = shard_of(piece);
     const std::lock_guard lock(shard.mutex);
     if (shard.entries.size() >= kCacheCapacity / kShards) return;
-    shard.entries.try_emplace(std::string(piece), ids, ids + count);
+    shard.entries.try_emplace(std::string(piece),
+                              Entry{{ids.begin(), ids.end()}, {spans.begin(), spans.end()}});
   }
 
  private:
@@ -184,9 +190,13 @@ class PieceCache {
       return std::hash<std::string_view>{}(text);
     }
   };
+  struct Entry {
+    std::vector<int> ids;
+    std::vector<ByteSpan> spans;  // one per id, in bytes of the piece
+  };
   struct Shard {
     std::mutex mutex;
-    std::unordered_map<std::string, std::vector<int>, PieceHash, std::equal_to<>> entries;
+    std::unordered_map<std::string, Entry, PieceHash, std::equal_to<>> entries;
   };
   Shard& shard_of(std::string_view piece) const {
     // The high bits, so that a shard's own table (which uses the low bits) stays well spread.
@@ -246,18 +256,23 @@ class BpeModel final : public Model {
     }
   }
 
-  void tokenize(std::string_view piece, std::vector<int>& ids) const override {
+  void tokenize(std::string_view piece, std::vector<int>& ids,
+                std::vector<ByteSpan>* spans) const override {
     if (piece.empty()) return;
     if (options_.ignore_merges) {
       if (const auto id = tokens_.find(piece)) {
         ids.push_back(*id);
+        if (spans) spans->push_back({0, static_cast<std::uint32_t>(piece.size())});
         return;
       }
     }
-    if (cache_.find(piece, ids)) return;
+    if (cache_.find(piece, ids, spans)) return;
     const std::size_t first_new = ids.size();
-    merge_piece(piece, ids);
-    cache_.add(piece, ids.data() + first_new, ids.size() - first_new);
+    thread_local std::vector<ByteSpan> piece_spans;
+    piece_spans.clear();
+    merge_piece(piece, ids, piece_spans);
+    cache_.add(piece, std::span(ids).subspan(first_new), piece_spans);
+    if (spans) spans->insert(spans->end(), piece_spans.begin(), piece_spans.end());
   }
 
   std::optional<int> token_to_id(std::string_view token) const override {
@@ -449,8 +464,11 @@ class BpeModel final : public Model {
     return tokens_.find(spelled);
   }
 
-  // model.rs's merge_word and word.rs's merge_all, appending the resulting ids.
-  void merge_piece(std::string_view piece, std::vector<int>& ids) const {
+  // model.rs's merge_word and word.rs's merge_all, appending the resulting ids and their spans:
+  // each symbol's bytes counted from the end of the one before, as word.rs's offsets are (a
+  // character dropped for want of an unknown token shifts them).
+  void merge_piece(std::string_view piece, std::vector<int>& ids,
+                   std::vector<ByteSpan>& spans) const {
     thread_local std::vector<Symbol> symbols;
     thread_local std::vector<QueuedMerge> queue;
     thread_local std::string spelled;
@@ -497,8 +515,13 @@ class BpeModel final : public Model {
     if (pending_unknown_length > 0) add_symbol(*unk_id_, pending_unknown_length);
 
     apply_merges(symbols, queue);
+    std::uint32_t position = 0;
     for (const Symbol& symbol : symbols) {
-      if (symbol.byte_length != 0) ids.push_back(symbol.id);
+      if (symbol.byte_length == 0) continue;
+      ids.push_back(symbol.id);
+      const auto end = position + static_cast<std::uint32_t>(symbol.byte_length);
+      spans.push_back({position, end});
+      position = end;
     }
   }
 

@@ -10,14 +10,18 @@
 #include <vector>
 
 #include "src/tokenizer/pipeline/config_node.h"
+#include "src/tokenizer/pipeline/piece.h"
 
 namespace attn::pipeline {
 
 class Model {
  public:
   virtual ~Model() = default;
-  // Appends the ids of one piece (non-empty UTF-8). Safe to call from several threads at once.
-  virtual void tokenize(std::string_view piece, std::vector<int>& ids) const = 0;
+  // Appends the ids of one piece (non-empty UTF-8) and, when `spans` is not null, each token's
+  // [start, end) in bytes of the piece, as the library's tokens give their offsets. Safe to
+  // call from several threads at once.
+  virtual void tokenize(std::string_view piece, std::vector<int>& ids,
+                        std::vector<ByteSpan>* spans) const = 0;
   // The model's own vocabulary (added tokens are the pipeline's business).
   virtual std::optional<int> token_to_id(std::string_view token) const = 0;
   // Null when the model has no token with this id.

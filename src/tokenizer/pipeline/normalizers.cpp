@@ -16,6 +16,7 @@
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
+#include "src/tokenizer/pipeline/alignment.h"
 #include "src/tokenizer/pipeline/precompiled.h"
 #include "src/tokenizer/pipeline/regex.h"
 
@@ -30,22 +31,6 @@ bool is_ascii(std::string_view text) {
                      [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
-// The code point starting at text[pos] (valid UTF-8), advancing `pos` past it.
-char32_t next_code_point(std::string_view text, std::size_t& pos) {
-  const auto lead = static_cast<unsigned char>(text[pos]);
-  if (lead < 0x80) {
-    ++pos;
-    return lead;
-  }
-  const std::size_t length = lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-  char32_t code_point = lead & (0x7F >> length);
-  for (std::size_t i = 1; i < length; ++i) {
-    code_point = code_point << 6 | (static_cast<unsigned char>(text[pos + i]) & 0x3F);
-  }
-  pos += length;
-  return code_point;
-}
-
 // Rewrites `text` character by character: `rewrite(c, out)` appends what c becomes.
 template <typename Rewrite>
 void rewrite_characters(std::string& text, Rewrite rewrite) {
@@ -54,6 +39,17 @@ void rewrite_characters(std::string& text, Rewrite rewrite) {
   for (std::size_t pos = 0; pos < text.size();) rewrite(next_code_point(text, pos), result);
   text = std::move(result);
 }
+
+// A rewrite (for rewrite_characters or rewrite_aligned) that drops the characters for which
+// `remove(c)` holds and keeps the others.
+template <typename Predicate>
+auto keep_unless(Predicate remove) {
+  return [remove](char32_t c, std::string& out) {
+    if (!remove(c)) append_utf8(out, c);
+  };
+}
+
+void append_rust_lowercase_to(char32_t c, std::string& out) { append_rust_lowercase(out, c); }
 
 // Removes the characters for which `remove(c)` holds.
 template <typename Predicate>
@@ -299,12 +295,183 @@ void normalize_form(std::string& text, Form form) {
   text = std::move(result);
 }
 
+// ---- Unicode normalization forms with their origin ----------------------------------------------
+//
+// The library's nfd() and nfc() take (char, change) pairs from unicode-normalization-alignments,
+// and the origin of each character follows from the changes (apply_changes). That crate
+// decomposes each character (its first character replacing it, the rest inserted), sorts each
+// run of non-starters by combining class (a change travels with its character, so that after
+// reordering the changes are positional, not tied to the characters they came from), and, for
+// the composed forms, composes with the state machine below, a composed character's change
+// being the sum of its parts' changes minus one.
+
+struct DecomposedChar {
+  char32_t character;
+  int combining_class;
+  int change;
+};
+
+bool is_unknown_to_normalization(char32_t c) {
+  return c >= 0x7FD && in_ranges(kUnknownToNormalization, c);
+}
+
+int library_combining_class(char32_t c) {
+  return c < 0x300 || is_unknown_to_normalization(c) ? 0 : combining_class(c);
+}
+
+void decompose_with_changes(std::string_view text, bool compatibility,
+                            std::vector<DecomposedChar>& out) {
+  const auto options =
+      static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compatibility ? UTF8PROC_COMPAT : 0));
+  std::size_t unsorted_from = 0;
+  const auto sort_pending = [&] {
+    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(unsorted_from), out.end(),
+                     [](const DecomposedChar& a, const DecomposedChar& b) {
+                       return a.combining_class < b.combining_class;
+                     });
+    unsorted_from = out.size();
+  };
+  std::array<utf8proc_int32_t, 32> parts{};
+  for (std::size_t pos = 0; pos < text.size();) {
+    const char32_t c = next_code_point(text, pos);
+    utf8proc_ssize_t count = 1;
+    parts[0] = static_cast<utf8proc_int32_t>(c);
+    if (c >= 0xC0 && !is_unknown_to_normalization(c)) {
+      int boundclass = 0;
+      count = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), parts.data(),
+                                      static_cast<utf8proc_ssize_t>(parts.size()), options,
+                                      &boundclass);
+      if (count <= 0 || count > static_cast<utf8proc_ssize_t>(parts.size())) {
+        throw Error("normalizer: Unicode decomposition failed");
+      }
+    }
+    for (utf8proc_ssize_t i = 0; i < count; ++i) {
+      const auto part = static_cast<char32_t>(parts[static_cast<std::size_t>(i)]);
+      const int part_class = library_combining_class(part);
+      if (part_class == 0) sort_pending();
+      out.push_back({part, part_class, i == 0 ? 0 : 1});
+    }
+  }
+  sort_pending();
+}
+
+// The canonical decomposition of `c`, in full, as UTF-32.
+std::u32string full_decomposition(char32_t c) {
+  std::array<utf8proc_int32_t, 32> parts{};
+  int boundclass = 0;
+  const utf8proc_ssize_t count = utf8proc_decompose_char(
+      static_cast<utf8proc_int32_t>(c), parts.data(), static_cast<utf8proc_ssize_t>(parts.size()),
+      UTF8PROC_DECOMPOSE, &boundclass);
+  std::u32string result;
+  for (utf8proc_ssize_t i = 0; i < count && i < static_cast<utf8proc_ssize_t>(parts.size()); ++i) {
+    result.push_back(static_cast<char32_t>(parts[static_cast<std::size_t>(i)]));
+  }
+  return result;
+}
+
+// The primary composite of `first` and `second` (Unicode's canonical composition of a pair, not
+// excluded from composition), or 0 when there is none.
+char32_t compose_pair(char32_t first, char32_t second) {
+  // Hangul: L + V -> LV, LV + T -> LVT.
+  if (first >= 0x1100 && first < 0x1113 && second >= 0x1161 && second < 0x1176) {
+    return 0xAC00 + ((first - 0x1100) * 21 + (second - 0x1161)) * 28;
+  }
+  if (first >= 0xAC00 && first <= 0xD7A3 && (first - 0xAC00) % 28 == 0 && second > 0x11A7 &&
+      second < 0x11C3) {
+    return first + (second - 0x11A7);
+  }
+  if (is_unknown_to_normalization(first) || is_unknown_to_normalization(second)) return 0;
+  // utf8proc marks the second character of a composition pair with the high bit.
+  const utf8proc_property_t* property =
+      utf8proc_get_property(static_cast<utf8proc_int32_t>(second));
+  if (property->comb_index == UINT16_MAX || (property->comb_index & 0x8000) == 0) return 0;
+  std::string pair;
+  append_utf8(pair, first);
+  append_utf8(pair, second);
+  std::string composed;
+  append_normalized(composed, pair, utf8proc_options(Form::kNfc));
+  std::size_t pos = 0;
+  const char32_t result = next_code_point(composed, pos);
+  if (pos != composed.size()) return 0;
+  // NFC of the pair may also reorder marks inside `first`; only a composite whose decomposition
+  // is first's followed by second is the pair's.
+  std::u32string expected = full_decomposition(first);
+  expected.push_back(second);
+  return full_decomposition(result) == expected ? result : 0;
+}
+
+// unicode-normalization-alignments' Recompositions over `decomposed`.
+void recompose_with_changes(const std::vector<DecomposedChar>& decomposed,
+                            std::vector<CharChange>& out) {
+  std::optional<CharChange> composee;
+  int last_class = -1;              // of the last blocked mark; -1 when none is waiting
+  std::vector<CharChange> blocked;  // non-starters waiting after the composee
+  const auto flush = [&] {
+    if (composee) out.push_back(*composee);
+    out.insert(out.end(), blocked.begin(), blocked.end());
+    blocked.clear();
+  };
+  for (const auto& [character, character_class, change] : decomposed) {
+    if (!composee) {
+      if (character_class != 0) {
+        out.push_back({character, change});
+        continue;
+      }
+      composee = CharChange{character, change};
+      continue;
+    }
+    if (last_class < character_class) {
+      if (const char32_t composed = compose_pair(composee->character, character)) {
+        composee = CharChange{composed, composee->change + change - 1};
+        continue;
+      }
+      if (last_class < 0 && character_class == 0) {
+        out.push_back(*composee);
+        composee = CharChange{character, change};
+        continue;
+      }
+      blocked.push_back({character, change});
+      last_class = character_class;
+      continue;
+    }
+    // Blocked from the composee by a mark of the same or a higher class.
+    if (character_class == 0) {
+      flush();
+      composee = CharChange{character, change};
+      last_class = -1;
+      continue;
+    }
+    blocked.push_back({character, change});
+    last_class = character_class;
+  }
+  flush();
+}
+
+void normalize_form_aligned(std::string& text, std::vector<ByteSpan>& origin, Form form) {
+  if (is_ascii(text)) return;
+  const bool compatibility = form == Form::kNfkc || form == Form::kNfkd;
+  std::vector<DecomposedChar> decomposed;
+  decompose_with_changes(text, compatibility, decomposed);
+  std::vector<CharChange> changes;
+  changes.reserve(decomposed.size());
+  if (form == Form::kNfd || form == Form::kNfkd) {
+    for (const auto& [character, unused, change] : decomposed)
+      changes.push_back({character, change});
+  } else {
+    recompose_with_changes(decomposed, changes);
+  }
+  apply_changes(text, origin, changes, 0);
+}
+
 // ---- Normalizers -------------------------------------------------------------------------------
 
 class UnicodeForm : public Normalizer {
  public:
   explicit UnicodeForm(Form form) : form_(form) {}
   void normalize(std::string& text) const override { normalize_form(text, form_); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    normalize_form_aligned(text, origin, form_);
+  }
 
  private:
   Form form_;
@@ -319,12 +486,21 @@ void lowercase(std::string& text) {
     }
     return;
   }
-  rewrite_characters(text, [](char32_t c, std::string& out) { append_rust_lowercase(out, c); });
+  rewrite_characters(text, append_rust_lowercase_to);
+}
+
+void lowercase_aligned(std::string& text, std::vector<ByteSpan>& origin) {
+  // ASCII letters keep their length, and so their origin.
+  if (is_ascii(text)) return lowercase(text);
+  rewrite_aligned(text, origin, append_rust_lowercase_to);
 }
 
 class Lowercase : public Normalizer {
  public:
   void normalize(std::string& text) const override { lowercase(text); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    lowercase_aligned(text, origin);
+  }
 };
 
 class Strip : public Normalizer {
@@ -332,6 +508,22 @@ class Strip : public Normalizer {
   Strip(bool left, bool right) : left_(left), right_(right) {}
 
   void normalize(std::string& text) const override {
+    const auto [begin, end] = kept_bytes(text);
+    text.resize(end);
+    text.erase(0, begin);
+  }
+
+  // The characters kept keep their origin (the library's lrstrip).
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    const auto [begin, end] = kept_bytes(text);
+    origin.resize(end);
+    origin.erase(origin.begin(), origin.begin() + static_cast<std::ptrdiff_t>(begin));
+    normalize(text);
+  }
+
+ private:
+  // [begin, end) of the text once stripped.
+  std::pair<std::size_t, std::size_t> kept_bytes(std::string_view text) const {
     std::size_t end = text.size();
     if (right_) {
       while (end > 0) {
@@ -350,11 +542,9 @@ class Strip : public Normalizer {
         begin = pos;
       }
     }
-    text.resize(end);
-    text.erase(0, begin);
+    return {begin, end};
   }
 
- private:
   bool left_;
   bool right_;
 };
@@ -365,7 +555,42 @@ class StripAccents : public Normalizer {
     if (is_ascii(text)) return;
     remove_characters(text, is_library_combining_mark);
   }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    if (is_ascii(text)) return;
+    rewrite_aligned(text, origin, keep_unless(is_library_combining_mark));
+  }
 };
+
+// Replaces each match of a pattern ([start, end) byte ranges, in order, not overlapping) with
+// `content`. The library inserts the content's characters after removing the match (change 1
+// each), so they take the origin of the match's last byte.
+void replace_matches(std::string& text, std::vector<ByteSpan>* origin,
+                     std::span<const Match> matches, std::string_view content) {
+  if (matches.empty()) return;
+  std::string result;
+  std::vector<ByteSpan> result_origin;
+  result.reserve(text.size());
+  std::size_t position = 0;
+  for (const auto& [start, end] : matches) {
+    result.append(text, position, start - position).append(content);
+    if (origin) {
+      result_origin.insert(result_origin.end(),
+                           origin->begin() + static_cast<std::ptrdiff_t>(position),
+                           origin->begin() + static_cast<std::ptrdiff_t>(start));
+      const ByteSpan source =
+          end > 0 ? (*origin)[end - 1] : ByteSpan{origin->front().start, origin->front().start};
+      result_origin.resize(result.size(), source);
+    }
+    position = end;
+  }
+  result.append(text, position);
+  text = std::move(result);
+  if (origin) {
+    result_origin.insert(result_origin.end(),
+                         origin->begin() + static_cast<std::ptrdiff_t>(position), origin->end());
+    *origin = std::move(result_origin);
+  }
+}
 
 // Replace with {"String": s}: the library escapes s into a regex, which matches the same
 // non-overlapping occurrences, left to right. An empty s matches at every character boundary.
@@ -374,32 +599,30 @@ class ReplaceString : public Normalizer {
   ReplaceString(std::string pattern, std::string content)
       : pattern_(std::move(pattern)), content_(std::move(content)) {}
 
-  void normalize(std::string& text) const override {
-    if (text.empty()) return;
-    std::string result;
-    if (pattern_.empty()) {
-      for (std::size_t pos = 0; pos < text.size();) {
-        const std::size_t start = pos;
-        next_code_point(text, pos);
-        result.append(content_).append(text, start, pos - start);
-      }
-      result.append(content_);
-      text = std::move(result);
-      return;
-    }
-    std::size_t hit = text.find(pattern_);
-    if (hit == std::string::npos) return;
-    result.reserve(text.size());
-    std::size_t position = 0;
-    for (; hit != std::string::npos; hit = text.find(pattern_, position)) {
-      result.append(text, position, hit - position).append(content_);
-      position = hit + pattern_.size();
-    }
-    result.append(text, position);
-    text = std::move(result);
+  void normalize(std::string& text) const override { replace(text, nullptr); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    replace(text, &origin);
   }
 
  private:
+  void replace(std::string& text, std::vector<ByteSpan>* origin) const {
+    if (text.empty()) return;
+    thread_local std::vector<Match> matches;
+    matches.clear();
+    if (pattern_.empty()) {
+      for (std::size_t pos = 0; pos < text.size(); next_code_point(text, pos)) {
+        matches.push_back({pos, pos});
+      }
+      matches.push_back({text.size(), text.size()});
+    } else {
+      for (std::size_t hit = text.find(pattern_); hit != std::string::npos;
+           hit = text.find(pattern_, hit + pattern_.size())) {
+        matches.push_back({hit, hit + pattern_.size()});
+      }
+    }
+    replace_matches(text, origin, matches, content_);
+  }
+
   std::string pattern_;
   std::string content_;
 };
@@ -409,24 +632,21 @@ class ReplaceRegex : public Normalizer {
   ReplaceRegex(Regex regex, std::string content)
       : regex_(std::move(regex)), content_(std::move(content)) {}
 
-  void normalize(std::string& text) const override {
-    // The library's regex Pattern reports no match in an empty text.
-    if (text.empty()) return;
-    std::vector<Match> matches;
-    regex_.find_all(text, matches);
-    if (matches.empty()) return;
-    std::string result;
-    result.reserve(text.size());
-    std::size_t position = 0;
-    for (const auto& [start, end] : matches) {
-      result.append(text, position, start - position).append(content_);
-      position = end;
-    }
-    result.append(text, position);
-    text = std::move(result);
+  void normalize(std::string& text) const override { replace(text, nullptr); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    replace(text, &origin);
   }
 
  private:
+  void replace(std::string& text, std::vector<ByteSpan>* origin) const {
+    // The library's regex Pattern reports no match in an empty text.
+    if (text.empty()) return;
+    thread_local std::vector<Match> matches;
+    matches.clear();
+    regex_.find_all(text, matches);
+    replace_matches(text, origin, matches, content_);
+  }
+
   Regex regex_;
   std::string content_;
 };
@@ -437,10 +657,39 @@ class Prepend : public Normalizer {
   void normalize(std::string& text) const override {
     if (!text.empty()) text.insert(0, prefix_);
   }
+  // The prefix takes the origin of the character it is put before (NormalizedString::prepend).
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    if (text.empty()) return;
+    origin.insert(origin.begin(), prefix_.size(), origin.front());
+    normalize(text);
+  }
 
  private:
   std::string prefix_;
 };
+
+// BertNormalizer's clean_text for one character: NUL, U+FFFD and control characters dropped;
+// every whitespace character becomes a space. Tab, newline and carriage return count as
+// whitespace here; the other C0 whitespace (vertical tab, form feed) and U+0085 are controls.
+void append_bert_cleaned(char32_t c, std::string& out) {
+  if (c == 0 || c == 0xFFFD || is_bert_control(c)) return;
+  if (is_rust_whitespace(c)) {
+    out.push_back(' ');
+  } else {
+    append_utf8(out, c);
+  }
+}
+
+// BertNormalizer's handle_chinese_chars for one character: a CJK ideograph between spaces.
+void append_bert_spaced_chinese(char32_t c, std::string& out) {
+  if (is_bert_chinese_character(c)) {
+    out.push_back(' ');
+    append_utf8(out, c);
+    out.push_back(' ');
+  } else {
+    append_utf8(out, c);
+  }
+}
 
 class BertNormalizer : public Normalizer {
  public:
@@ -452,18 +701,14 @@ class BertNormalizer : public Normalizer {
 
   void normalize(std::string& text) const override {
     const bool ascii = is_ascii(text);
-    if (clean_text_) clean_text(text, ascii);
-    if (handle_chinese_chars_ && !ascii) {
-      rewrite_characters(text, [](char32_t c, std::string& out) {
-        if (is_bert_chinese_character(c)) {
-          out.push_back(' ');
-          append_utf8(out, c);
-          out.push_back(' ');
-        } else {
-          append_utf8(out, c);
-        }
-      });
+    if (clean_text_) {
+      if (ascii) {
+        clean_ascii_text(text);
+      } else {
+        rewrite_characters(text, append_bert_cleaned);
+      }
     }
+    if (handle_chinese_chars_ && !ascii) rewrite_characters(text, append_bert_spaced_chinese);
     if (strip_accents_ && !ascii) {
       normalize_form(text, Form::kNfd);
       remove_characters(text, is_library_nonspacing_mark);
@@ -471,28 +716,28 @@ class BertNormalizer : public Normalizer {
     if (lowercase_) lowercase(text);
   }
 
- private:
-  // Drops NUL, U+FFFD and control characters; every whitespace character becomes a space.
-  static void clean_text(std::string& text, bool ascii) {
-    if (ascii) {
-      std::size_t kept = 0;
-      for (char c : text) {
-        if (c == 0 || c == 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) continue;
-        text[kept++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
-      }
-      text.resize(kept);
-      return;
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    const bool ascii = is_ascii(text);
+    if (clean_text_) rewrite_aligned(text, origin, append_bert_cleaned);
+    if (handle_chinese_chars_ && !ascii) {
+      rewrite_aligned(text, origin, append_bert_spaced_chinese);
     }
-    rewrite_characters(text, [](char32_t c, std::string& out) {
-      if (c == 0 || c == 0xFFFD || is_bert_control(c)) return;
-      // Tab, newline and carriage return count as whitespace here; the other C0 whitespace
-      // (vertical tab, form feed) and U+0085 are controls, removed above.
-      if (is_rust_whitespace(c)) {
-        out.push_back(' ');
-      } else {
-        append_utf8(out, c);
-      }
-    });
+    if (strip_accents_ && !ascii) {
+      normalize_form_aligned(text, origin, Form::kNfd);
+      rewrite_aligned(text, origin, keep_unless(is_library_nonspacing_mark));
+    }
+    if (lowercase_) lowercase_aligned(text, origin);
+  }
+
+ private:
+  // clean_text on ASCII text, in place.
+  static void clean_ascii_text(std::string& text) {
+    std::size_t kept = 0;
+    for (char c : text) {
+      if (c == 0 || c == 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) continue;
+      text[kept++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+    }
+    text.resize(kept);
   }
 
   bool clean_text_;
@@ -505,6 +750,9 @@ class Precompiled : public Normalizer {
  public:
   explicit Precompiled(PrecompiledCharsmap charsmap) : charsmap_(std::move(charsmap)) {}
   void normalize(std::string& text) const override { charsmap_.normalize(text); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    charsmap_.normalize_aligned(text, origin);
+  }
 
  private:
   PrecompiledCharsmap charsmap_;
@@ -523,36 +771,46 @@ std::array<std::string, 256> byte_level_characters() {
   return characters;
 }
 
+// Each character's bytes as byte-level characters (all of them from that character).
+void append_byte_level(char32_t c, std::string& out) {
+  static const std::array<std::string, 256> kCharacters = byte_level_characters();
+  std::string bytes;
+  append_utf8(bytes, c);
+  for (char byte : bytes) out += kCharacters[static_cast<unsigned char>(byte)];
+}
+
 class ByteLevel : public Normalizer {
  public:
-  void normalize(std::string& text) const override {
-    static const std::array<std::string, 256> kCharacters = byte_level_characters();
-    std::string result;
-    result.reserve(text.size() * 2);
-    for (char byte : text) result += kCharacters[static_cast<unsigned char>(byte)];
-    text = std::move(result);
+  void normalize(std::string& text) const override { rewrite_characters(text, append_byte_level); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    rewrite_aligned(text, origin, append_byte_level);
   }
 };
 
 // The library's Nmt normalizer: drops most C0 controls, turns other spaces and invisible
 // characters into a space.
+void append_nmt_normalized(char32_t c, std::string& out) {
+  if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || c == 0x8F ||
+      c == 0x9F) {
+    return;
+  }
+  const bool becomes_space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
+                             (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 ||
+                             c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
+  if (becomes_space) {
+    out.push_back(' ');
+  } else {
+    append_utf8(out, c);
+  }
+}
+
 class Nmt : public Normalizer {
  public:
   void normalize(std::string& text) const override {
-    rewrite_characters(text, [](char32_t c, std::string& out) {
-      if ((c >= 0x01 && c <= 0x08) || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F ||
-          c == 0x8F || c == 0x9F) {
-        return;
-      }
-      const bool becomes_space = c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x1680 ||
-                                 (c >= 0x200B && c <= 0x200F) || c == 0x2028 || c == 0x2029 ||
-                                 c == 0x2581 || c == 0xFEFF || c == 0xFFFD;
-      if (becomes_space) {
-        out.push_back(' ');
-      } else {
-        append_utf8(out, c);
-      }
-    });
+    rewrite_characters(text, append_nmt_normalized);
+  }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    rewrite_aligned(text, origin, append_nmt_normalized);
   }
 };
 
@@ -562,6 +820,9 @@ class Sequence : public Normalizer {
       : normalizers_(std::move(normalizers)) {}
   void normalize(std::string& text) const override {
     for (const auto& normalizer : normalizers_) normalizer->normalize(text);
+  }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+    for (const auto& normalizer : normalizers_) normalizer->normalize_aligned(text, origin);
   }
 
  private:

@@ -2,12 +2,15 @@
 
 // tokenizer.json's "normalizer": NFC, NFD, NFKC, NFKD, Lowercase, Strip, StripAccents, Replace,
 // Prepend, BertNormalizer, Precompiled, Sequence — as the tokenizers library's normalizers
-// module defines them. attn keeps no alignments: a normalizer maps text to text.
+// module defines them. A normalizer maps text to text, and when offsets are asked for it keeps
+// each byte's origin in the original text in step, as the library's NormalizedString does.
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "src/tokenizer/pipeline/config_node.h"
+#include "src/tokenizer/pipeline/piece.h"
 
 namespace attn::pipeline {
 
@@ -16,6 +19,8 @@ class Normalizer {
   virtual ~Normalizer() = default;
   // Rewrites `text` (valid UTF-8) in place.
   virtual void normalize(std::string& text) const = 0;
+  // The same rewrite, with `origin` (one entry per byte of `text`) rewritten alongside.
+  virtual void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const = 0;
 };
 
 // The normalizer a tokenizer.json object describes (`node` is that object). A type or option

@@ -1,5 +1,6 @@
 #include "src/tokenizer/pipeline/post_processors.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 
 namespace attn::pipeline {
@@ -28,8 +30,15 @@ Encoding concatenate(const Encodings& encodings) {
     merged.ids.insert(merged.ids.end(), encoding.ids.begin(), encoding.ids.end());
     merged.type_ids.insert(merged.type_ids.end(), encoding.type_ids.begin(),
                            encoding.type_ids.end());
+    merged.offsets.insert(merged.offsets.end(), encoding.offsets.begin(), encoding.offsets.end());
   }
   return merged;
+}
+
+// Whether an encoding carries offsets. (An empty one carries them either way: the spans a step
+// adds to it are not read when offsets were not asked for.)
+bool has_offsets(const Encoding& encoding) {
+  return encoding.offsets.size() == encoding.ids.size();
 }
 
 class Step : public PostProcessor {
@@ -51,6 +60,8 @@ class Step : public PostProcessor {
 
   // The library's process_encodings.
   virtual void process_encodings(Encodings& encodings, bool add_special_tokens) const = 0;
+
+  std::optional<OffsetTrim> offset_trim() const override { return std::nullopt; }
 };
 
 // A token id of the file: a JSON integer in [0, INT_MAX].
@@ -74,8 +85,9 @@ int read_token_pair_id(const ConfigNode& node, std::string_view key) {
   return read_token_id(pair.at(std::size_t{1}));
 }
 
-std::vector<int> with_ends(std::optional<int> before, const std::vector<int>& middle, int after) {
-  std::vector<int> result;
+template <typename T>
+std::vector<T> with_ends(std::optional<T> before, const std::vector<T>& middle, T after) {
+  std::vector<T> result;
   result.reserve(middle.size() + 2);
   if (before) result.push_back(*before);
   result.insert(result.end(), middle.begin(), middle.end());
@@ -93,12 +105,15 @@ class BertProcessing final : public Step {
     if (!add_special_tokens) return;
     for (std::size_t i = 0; i < encodings.size(); ++i) {
       Encoding& encoding = encodings[i];
+      const bool offsets = has_offsets(encoding);
       if (i == 0) {
-        encoding.ids = with_ends(cls_id_, encoding.ids, sep_id_);
-        encoding.type_ids = with_ends(0, encoding.type_ids, 0);
+        encoding.ids = with_ends<int>(cls_id_, encoding.ids, sep_id_);
+        encoding.type_ids = with_ends<int>(0, encoding.type_ids, 0);
+        if (offsets) encoding.offsets = with_ends<CharSpan>(CharSpan{}, encoding.offsets, {});
       } else {
-        encoding.ids = with_ends(std::nullopt, encoding.ids, sep_id_);
-        encoding.type_ids = with_ends(std::nullopt, encoding.type_ids, 1);
+        encoding.ids = with_ends<int>(std::nullopt, encoding.ids, sep_id_);
+        encoding.type_ids = with_ends<int>(std::nullopt, encoding.type_ids, 1);
+        if (offsets) encoding.offsets = with_ends<CharSpan>(std::nullopt, encoding.offsets, {});
       }
     }
   }
@@ -108,31 +123,50 @@ class BertProcessing final : public Step {
   int cls_id_;
 };
 
-// <s> A </s> (</s> B </s>), every type id 0 (also without special tokens). trim_offsets and
-// add_prefix_space only move offsets, which attn does not keep.
+// The trim_offsets and add_prefix_space of ByteLevel and RobertaProcessing (both default true
+// in the library's deserializer).
+std::optional<PostProcessor::OffsetTrim> read_offset_trim(const ConfigNode& node) {
+  if (!node.boolean_or("trim_offsets", true)) return std::nullopt;
+  return PostProcessor::OffsetTrim{node.boolean_or("add_prefix_space", true)};
+}
+
+// <s> A </s> (</s> B </s>), every type id 0 (also without special tokens).
 class RobertaProcessing final : public Step {
  public:
   explicit RobertaProcessing(const ConfigNode& node)
-      : sep_id_(read_token_pair_id(node, "sep")), cls_id_(read_token_pair_id(node, "cls")) {}
+      : sep_id_(read_token_pair_id(node, "sep")),
+        cls_id_(read_token_pair_id(node, "cls")),
+        trim_(read_offset_trim(node)) {}
 
   void process_encodings(Encodings& encodings, bool add_special_tokens) const override {
     for (std::size_t i = 0; i < encodings.size(); ++i) {
       Encoding& encoding = encodings[i];
-      if (add_special_tokens)
-        encoding.ids = with_ends(i == 0 ? cls_id_ : sep_id_, encoding.ids, sep_id_);
+      if (add_special_tokens) {
+        const bool offsets = has_offsets(encoding);
+        encoding.ids = with_ends<int>(i == 0 ? cls_id_ : sep_id_, encoding.ids, sep_id_);
+        if (offsets) encoding.offsets = with_ends<CharSpan>(CharSpan{}, encoding.offsets, {});
+      }
       encoding.type_ids.assign(encoding.ids.size(), 0);
     }
   }
 
+  std::optional<OffsetTrim> offset_trim() const override { return trim_; }
+
  private:
   int sep_id_;
   int cls_id_;
+  std::optional<OffsetTrim> trim_;
 };
 
-// As a post-processor ByteLevel only trims offsets, which attn does not keep.
+// As a post-processor ByteLevel only trims offsets (offset_trim).
 class ByteLevelProcessing final : public Step {
  public:
+  explicit ByteLevelProcessing(const ConfigNode& node) : trim_(read_offset_trim(node)) {}
   void process_encodings(Encodings&, bool) const override {}
+  std::optional<OffsetTrim> offset_trim() const override { return trim_; }
+
+ private:
+  std::optional<OffsetTrim> trim_;
 };
 
 class TemplateProcessing final : public Step {
@@ -165,8 +199,9 @@ class TemplateProcessing final : public Step {
         // Without special tokens the template's tokens are left out, while its sequences
         // still take the template's type ids.
         if (!add_special_tokens) continue;
-        applied.push_back({*piece.special_token_ids,
-                           std::vector<int>(piece.special_token_ids->size(), piece.type_id)});
+        const std::size_t count = piece.special_token_ids->size();
+        applied.push_back({*piece.special_token_ids, std::vector<int>(count, piece.type_id),
+                           std::vector<CharSpan>(count)});
       } else {
         Encoding& sequence = encodings[piece.sequence_index];
         sequence.type_ids.assign(sequence.ids.size(), piece.type_id);
@@ -240,6 +275,13 @@ class SequenceProcessing final : public Step {
     for (const auto& step : steps_) step->process_encodings(encodings, add_special_tokens);
   }
 
+  std::optional<OffsetTrim> offset_trim() const override {
+    for (const auto& step : steps_) {
+      if (const auto trim = step->offset_trim()) return trim;
+    }
+    return std::nullopt;
+  }
+
  private:
   std::vector<std::unique_ptr<Step>> steps_;
 };
@@ -252,7 +294,7 @@ std::unique_ptr<Step> make_step(const ConfigNode& node, int depth) {
   if (type == "TemplateProcessing") return std::make_unique<TemplateProcessing>(node);
   if (type == "BertProcessing") return std::make_unique<BertProcessing>(node);
   if (type == "RobertaProcessing") return std::make_unique<RobertaProcessing>(node);
-  if (type == "ByteLevel") return std::make_unique<ByteLevelProcessing>();
+  if (type == "ByteLevel") return std::make_unique<ByteLevelProcessing>(node);
   if (type == "Sequence") return std::make_unique<SequenceProcessing>(node, depth);
   node.refuse("post-processor type \"" + type + "\"");
 }
@@ -261,6 +303,27 @@ std::unique_ptr<Step> make_step(const ConfigNode& node, int depth) {
 
 std::unique_ptr<PostProcessor> make_post_processor(const ConfigNode& node) {
   return make_step(node, 0);
+}
+
+void trim_byte_level_offsets(std::span<const std::string> tokens, std::vector<CharSpan>& offsets,
+                             bool add_prefix_space) {
+  const auto is_space = [](char32_t c) { return c == 0x120 || is_rust_whitespace(c); };
+  for (std::size_t i = 0; i < tokens.size() && i < offsets.size(); ++i) {
+    const std::vector<char32_t> token = decode_utf8(replace_invalid_utf8(tokens[i]), "token");
+    std::size_t leading = 0;
+    while (leading < token.size() && is_space(token[leading])) ++leading;
+    std::size_t trailing = 0;
+    while (trailing < token.size() && is_space(token[token.size() - 1 - trailing])) ++trailing;
+    CharSpan& span = offsets[i];
+    if (leading > 0) {
+      const bool is_first = i == 0 || span.start == 0;
+      if (is_first && add_prefix_space && leading == 1) leading = 0;
+      span.start = std::min(span.start + static_cast<int>(leading), span.end);
+    }
+    if (trailing > 0 && span.end >= static_cast<int>(trailing)) {
+      span.end = std::max(span.end - static_cast<int>(trailing), span.start);
+    }
+  }
 }
 
 Encoding default_post_process(Encoding first, std::optional<Encoding> second) {

@@ -257,20 +257,14 @@ void split_on_literal(std::string_view text, std::string_view literal, SplitBeha
   feeder.finish(text.size());
 }
 
-// Appends each group of `text` as a piece. Only a group at byte 0 of a piece that begins the
-// input begins the input itself.
+// Appends each group of a piece's bytes as a piece.
 class PieceSink {
  public:
-  PieceSink(std::string_view text, bool at_input_start, std::vector<Piece>& out)
-      : text_(text), at_input_start_(at_input_start), out_(out) {}
-  void operator()(std::size_t start, std::size_t end) {
-    out_.push_back(
-        Piece{std::string(text_.substr(start, end - start)), at_input_start_ && start == 0});
-  }
+  PieceSink(const Piece& piece, std::vector<Piece>& out) : piece_(piece), out_(out) {}
+  void operator()(std::size_t start, std::size_t end) { out_.push_back(piece_.slice(start, end)); }
 
  private:
-  std::string_view text_;
-  bool at_input_start_;
+  const Piece& piece_;
   std::vector<Piece>& out_;
 };
 
@@ -296,7 +290,7 @@ class SplitPreTokenizer final : public PreTokenizer {
 
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
     if (piece.text.empty()) return;
-    PieceSink sink(piece.text, piece.at_input_start, out);
+    PieceSink sink(piece, out);
     if (regex_) {
       split_on_regex(piece.text, *regex_, behavior_, invert_, sink);
     } else {
@@ -327,24 +321,41 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
 
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
     if (piece.text.empty()) return;
-    std::string_view text = piece.text;
-    std::string prefixed;
-    // The library prepends to every piece that lacks the space, not only to the first.
-    if (add_prefix_space_ && text.front() != ' ') {
-      prefixed.reserve(text.size() + 1);
-      prefixed.push_back(' ');
-      prefixed.append(text);
-      text = prefixed;
+    // The library prepends to every piece that lacks the space, not only to the first; the
+    // space takes the origin of the character it is put before.
+    Piece prefixed;
+    const bool prefix = add_prefix_space_ && piece.text.front() != ' ';
+    if (prefix) {
+      prefixed.text.reserve(piece.text.size() + 1);
+      prefixed.text.push_back(' ');
+      prefixed.text.append(piece.text);
+      prefixed.at_input_start = piece.at_input_start;
+      if (piece.aligned()) {
+        prefixed.origin.reserve(piece.origin.size() + 1);
+        prefixed.origin.push_back(piece.origin.front());
+        prefixed.origin.insert(prefixed.origin.end(), piece.origin.begin(), piece.origin.end());
+      }
     }
+    const Piece& text = prefix ? prefixed : piece;
+    auto sink = [&](std::size_t start, std::size_t end) {
+      Piece part{to_byte_level(std::string_view(text.text).substr(start, end - start)),
+                 text.at_input_start && start == 0,
+                 {}};
+      // Every byte-level character of a byte takes that byte's origin.
+      if (text.aligned()) {
+        part.origin.reserve(part.text.size());
+        for (std::size_t i = start; i < end; ++i) {
+          const auto byte = static_cast<unsigned char>(text.text[i]);
+          part.origin.insert(part.origin.end(), byte_level_table()[byte].size, text.origin[i]);
+        }
+      }
+      out.push_back(std::move(part));
+    };
     if (!gpt2_regex_) {
-      out.push_back(Piece{to_byte_level(text), piece.at_input_start});
+      sink(0, text.text.size());
       return;
     }
-    auto sink = [&](std::size_t start, std::size_t end) {
-      out.push_back(Piece{to_byte_level(text.substr(start, end - start)),
-                          piece.at_input_start && start == 0});
-    };
-    split_on_regex(text, *gpt2_regex_, SplitBehavior::kIsolated, false, sink);
+    split_on_regex(text.text, *gpt2_regex_, SplitBehavior::kIsolated, false, sink);
   }
 
  private:
@@ -386,7 +397,8 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     if (piece.text.empty()) return;
     const auto spaces =
         static_cast<std::size_t>(std::count(piece.text.begin(), piece.text.end(), ' '));
-    std::string text;
+    Piece replaced{{}, piece.at_input_start, {}};
+    std::string& text = replaced.text;
     text.reserve(piece.text.size() + (spaces + 1) * replacement_.size());
     const bool prepend =
         (prepend_ == Prepend::kAlways || (prepend_ == Prepend::kFirst && piece.at_input_start)) &&
@@ -399,13 +411,23 @@ class MetaspacePreTokenizer final : public PreTokenizer {
         text.push_back(c);
       }
     }
+    // A replaced space keeps its origin; the prepended replacement takes the first character's.
+    if (piece.aligned()) {
+      std::vector<ByteSpan>& origin = replaced.origin;
+      origin.reserve(text.size());
+      if (prepend) origin.resize(replacement_.size(), piece.origin.front());
+      for (std::size_t i = 0; i < piece.text.size(); ++i) {
+        origin.resize(origin.size() + (piece.text[i] == ' ' ? replacement_.size() : 1),
+                      piece.origin[i]);
+      }
+    }
     if (!split_) {
-      out.push_back(Piece{std::move(text), piece.at_input_start});
+      out.push_back(std::move(replaced));
       return;
     }
     // The replacement is one character, so in valid UTF-8 its encoding occurs only where the
     // character does: the literal search equals the library's split on that character.
-    PieceSink sink(text, piece.at_input_start, out);
+    PieceSink sink(replaced, out);
     split_on_literal(text, replacement_, SplitBehavior::kMergedWithNext, false, sink);
   }
 
@@ -452,14 +474,14 @@ class WhitespacePreTokenizer final : public PreTokenizer {
 
   static void append(const Piece& piece, std::size_t start, std::size_t end,
                      std::vector<Piece>& out) {
-    out.push_back(Piece{piece.text.substr(start, end - start), piece.at_input_start && start == 0});
+    out.push_back(piece.slice(start, end));
   }
 };
 
 class WhitespaceSplitPreTokenizer final : public PreTokenizer {
  public:
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
-    PieceSink sink(piece.text, piece.at_input_start, out);
+    PieceSink sink(piece, out);
     split_on_chars(piece.text, is_rust_whitespace, SplitBehavior::kRemoved, sink);
   }
 };
@@ -473,10 +495,7 @@ class BertPreTokenizer final : public PreTokenizer {
     std::size_t word_start = 0;
     std::size_t length = 0;
     auto emit = [&](std::size_t start, std::size_t end) {
-      if (start < end) {
-        out.push_back(Piece{std::string(text.substr(start, end - start)),
-                            piece.at_input_start && start == 0});
-      }
+      if (start < end) out.push_back(piece.slice(start, end));
     };
     for (std::size_t pos = 0; pos < text.size(); pos += length) {
       const char32_t c = decode_char_at(text, pos, length);
@@ -500,7 +519,7 @@ class PunctuationPreTokenizer final : public PreTokenizer {
                                        : SplitBehavior::kIsolated) {}
 
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
-    PieceSink sink(piece.text, piece.at_input_start, out);
+    PieceSink sink(piece, out);
     split_on_chars(piece.text, is_bert_punctuation, behavior_, sink);
   }
 
@@ -515,7 +534,7 @@ class DigitsPreTokenizer final : public PreTokenizer {
                                                     : SplitBehavior::kContiguous) {}
 
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
-    PieceSink sink(piece.text, piece.at_input_start, out);
+    PieceSink sink(piece, out);
     split_on_chars(piece.text, is_numeric, behavior_, sink);
   }
 
@@ -536,7 +555,7 @@ class CharDelimiterSplitPreTokenizer final : public PreTokenizer {
   }
 
   void pre_tokenize(const Piece& piece, std::vector<Piece>& out) const override {
-    PieceSink sink(piece.text, piece.at_input_start, out);
+    PieceSink sink(piece, out);
     split_on_chars(
         piece.text, [this](char32_t c) { return c == delimiter_; }, SplitBehavior::kRemoved, sink);
   }
@@ -559,15 +578,13 @@ class FixedLengthPreTokenizer final : public PreTokenizer {
     for (std::size_t pos = 0; pos < text.size(); pos += length) {
       decode_char_at(text, pos, length);
       if (++chars_in_chunk == length_) {
-        out.push_back(Piece{std::string(text.substr(chunk_start, pos + length - chunk_start)),
-                            piece.at_input_start && chunk_start == 0});
+        out.push_back(piece.slice(chunk_start, pos + length));
         chunk_start = pos + length;
         chars_in_chunk = 0;
       }
     }
     if (chunk_start < text.size()) {
-      out.push_back(
-          Piece{std::string(text.substr(chunk_start)), piece.at_input_start && chunk_start == 0});
+      out.push_back(piece.slice(chunk_start, text.size()));
     }
   }
 

@@ -9,6 +9,7 @@
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
+#include "src/tokenizer/pipeline/alignment.h"
 
 namespace attn::pipeline {
 
@@ -152,28 +153,25 @@ bool PrecompiledCharsmap::find_replacement(std::string_view chunk,
   return false;
 }
 
-void PrecompiledCharsmap::normalize(std::string& text) const {
-  std::string result;
-  result.reserve(text.size());
-  bool modified = false;
-  // Appends the cluster text[start, end) normalized: the whole cluster is looked up first when
-  // it is shorter than 6 bytes (spm_precompiled's rule), else each character on its own.
-  auto append_cluster = [&](std::size_t start, std::size_t end) {
-    const std::string_view cluster = std::string_view(text).substr(start, end - start);
+template <typename OnReplaced, typename OnKept>
+void PrecompiledCharsmap::for_each_part(std::string_view text, OnReplaced on_replaced,
+                                        OnKept on_kept) const {
+  // The cluster text[start, end): the whole cluster is looked up first when it is shorter than
+  // 6 bytes (spm_precompiled's rule), else each character on its own.
+  auto visit_cluster = [&](std::size_t start, std::size_t end) {
+    const std::string_view cluster = text.substr(start, end - start);
     std::string_view replacement;
     if (cluster.size() < 6 && find_replacement(cluster, replacement)) {
-      result += replacement;
-      modified = true;
+      on_replaced(cluster, replacement);
       return;
     }
     for (std::size_t pos = 0; pos < cluster.size();) {
       const std::size_t length = utf8_sequence_length(static_cast<unsigned char>(cluster[pos]));
       const std::string_view character = cluster.substr(pos, length);
       if (find_replacement(character, replacement)) {
-        result += replacement;
-        modified = true;
+        on_replaced(character, replacement);
       } else {
-        result += character;
+        on_kept(character);
       }
       pos += length;
     }
@@ -190,14 +188,63 @@ void PrecompiledCharsmap::normalize(std::string& text) const {
     if (previous >= 0 &&
         !extends_cluster_as_newer_unicode(previous, static_cast<char32_t>(code_point)) &&
         utf8proc_grapheme_break_stateful(previous, code_point, &break_state)) {
-      append_cluster(cluster_start, static_cast<std::size_t>(pos));
+      visit_cluster(cluster_start, static_cast<std::size_t>(pos));
       cluster_start = static_cast<std::size_t>(pos);
     }
     previous = code_point;
     pos += length;
   }
-  if (!text.empty()) append_cluster(cluster_start, text.size());
+  if (!text.empty()) visit_cluster(cluster_start, text.size());
+}
+
+void PrecompiledCharsmap::normalize(std::string& text) const {
+  std::string result;
+  result.reserve(text.size());
+  bool modified = false;
+  for_each_part(
+      text,
+      [&](std::string_view, std::string_view replacement) {
+        result += replacement;
+        modified = true;
+      },
+      [&](std::string_view character) { result += character; });
   if (modified) text = std::move(result);
+}
+
+void PrecompiledCharsmap::normalize_aligned(std::string& text,
+                                            std::vector<ByteSpan>& origin) const {
+  // The changes the library's Precompiled normalizer gives transform(): a replacement's
+  // characters replace the old ones one for one (0); when there are more, the extra ones at the
+  // end are inserted (1); when fewer, the last one removes the rest (its change lowered by the
+  // difference, which with an empty replacement lowers the change before it).
+  std::vector<CharChange> changes;
+  changes.reserve(text.size());
+  bool modified = false;
+  for_each_part(
+      text,
+      [&](std::string_view old_part, std::string_view replacement) {
+        modified = true;
+        const auto count = [](std::string_view part) {
+          return static_cast<long>(std::count_if(part.begin(), part.end(), [](char byte) {
+            return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
+          }));
+        };
+        const long difference = count(replacement) - count(old_part);
+        for (std::size_t pos = 0; pos < replacement.size();) {
+          changes.push_back({next_code_point(replacement, pos), 0});
+        }
+        if (difference > 0) {
+          for (long i = 0; i < difference; ++i)
+            changes[changes.size() - 1 - static_cast<std::size_t>(i)].change = 1;
+        } else if (difference < 0 && !changes.empty()) {
+          changes.back().change += static_cast<int>(difference);
+        }
+      },
+      [&](std::string_view character) {
+        std::size_t pos = 0;
+        changes.push_back({next_code_point(character, pos), 0});
+      });
+  if (modified) apply_changes(text, origin, changes, 0);
 }
 
 }  // namespace attn::pipeline

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/tokenizer/pipeline/piece.h"
+
 namespace attn::pipeline {
 
 class PrecompiledCharsmap {
@@ -21,8 +23,15 @@ class PrecompiledCharsmap {
   // Rewrites `text` (valid UTF-8) grapheme cluster by grapheme cluster. A trie whose units
   // point outside it (a corrupt charsmap) is an Error naming the field.
   void normalize(std::string& text) const;
+  // The same, with `origin` (one entry per byte of `text`) rewritten as the library's
+  // Precompiled normalizer rewrites its alignments.
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const;
 
  private:
+  // Calls on_replaced(part, replacement) for each part of `text` the charsmap rewrites and
+  // on_kept(character) for each character it keeps, in order.
+  template <typename OnReplaced, typename OnKept>
+  void for_each_part(std::string_view text, OnReplaced on_replaced, OnKept on_kept) const;
   // The replacement for the shortest key that `chunk` starts with, as the crate's
   // common_prefix_search()[0] gives it; false when no key is a prefix of `chunk`.
   bool find_replacement(std::string_view chunk, std::string_view& replacement) const;

@@ -137,7 +137,8 @@ class UnigramModel final : public Model {
     }
   }
 
-  void tokenize(std::string_view piece, std::vector<int>& ids) const override {
+  void tokenize(std::string_view piece, std::vector<int>& ids,
+                std::vector<ByteSpan>* spans) const override {
     thread_local std::vector<PathEnd> best;
     thread_local std::vector<PathEnd> path;
     find_best_path(piece, best);
@@ -145,7 +146,7 @@ class UnigramModel final : public Model {
     for (std::size_t end = piece.size(); end > 0; end = best[end].start) {
       path.push_back(best[end]);
     }
-    emit(piece, path, ids);
+    emit(piece, path, ids, spans);
   }
 
   std::optional<int> token_to_id(std::string_view token) const override {
@@ -227,12 +228,24 @@ class UnigramModel final : public Model {
   // Appends the ids of the path (given last token first). Neighbouring tokens with the unknown
   // id become one text, looked up again as model.rs's tokenize does: that text's own id if it is
   // a piece, else its bytes as <0xNN> pieces (byte_fallback), else the unknown id.
-  void emit(std::string_view piece, const std::vector<PathEnd>& path, std::vector<int>& ids) const {
+  // Appends the path's ids and, when `spans` is not null, where each token lies in the piece:
+  // the bytes of its piece, also for each <0xNN> token of a piece spelled in bytes (the
+  // library's offsets).
+  void emit(std::string_view piece, const std::vector<PathEnd>& path, std::vector<int>& ids,
+            std::vector<ByteSpan>* spans) const {
     std::size_t unknown_start = 0;
     std::size_t unknown_end = 0;  // unknown_start == unknown_end: no unknown run pending
+    const auto add_spans = [&](std::size_t first_new, std::size_t start, std::size_t end) {
+      if (spans) {
+        spans->resize(ids.size() - first_new + spans->size(),
+                      ByteSpan{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end)});
+      }
+    };
     const auto flush_unknown = [&] {
       if (unknown_start == unknown_end) return;
+      const std::size_t first_new = ids.size();
       emit_unknown(piece.substr(unknown_start, unknown_end - unknown_start), ids);
+      add_spans(first_new, unknown_start, unknown_end);
       unknown_start = unknown_end = 0;
     };
     for (std::size_t index = path.size(); index-- > 0;) {
@@ -244,6 +257,7 @@ class UnigramModel final : public Model {
       } else {
         flush_unknown();
         ids.push_back(token.id);
+        add_spans(ids.size() - 1, token.start, end);
       }
     }
     flush_unknown();

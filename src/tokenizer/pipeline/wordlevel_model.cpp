@@ -31,7 +31,9 @@ class WordLevelModel final : public Model {
     }
   }
 
-  void tokenize(std::string_view piece, std::vector<int>& ids) const override {
+  void tokenize(std::string_view piece, std::vector<int>& ids,
+                std::vector<ByteSpan>* spans) const override {
+    if (spans) spans->push_back({0, static_cast<std::uint32_t>(piece.size())});
     if (const auto id = token_to_id(piece)) {
       ids.push_back(*id);
     } else if (unk_id_) {

@@ -35,12 +35,17 @@ class WordPieceModel final : public Model {
     }
   }
 
-  void tokenize(std::string_view word, std::vector<int>& ids) const override {
-    if (static_cast<std::uint64_t>(character_count(word)) > max_input_chars_per_word_) {
+  void tokenize(std::string_view word, std::vector<int>& ids,
+                std::vector<ByteSpan>* spans) const override {
+    const auto whole_word_unknown = [&] {
       ids.push_back(unk_id());
-      return;
+      if (spans) spans->push_back({0, static_cast<std::uint32_t>(word.size())});
+    };
+    if (static_cast<std::uint64_t>(character_count(word)) > max_input_chars_per_word_) {
+      return whole_word_unknown();
     }
     const std::size_t first_new = ids.size();
+    const std::size_t first_new_span = spans ? spans->size() : 0;
     std::string spelled;
     for (std::size_t start = 0; start < word.size();) {
       const std::size_t prefix_length = start > 0 ? prefix_.size() : 0;
@@ -59,10 +64,13 @@ class WordPieceModel final : public Model {
       }
       if (!found) {
         ids.resize(first_new);
-        ids.push_back(unk_id());
-        return;
+        if (spans) spans->resize(first_new_span);
+        return whole_word_unknown();
       }
       ids.push_back(*found);
+      if (spans) {
+        spans->push_back({static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end)});
+      }
       start = end;
     }
   }
