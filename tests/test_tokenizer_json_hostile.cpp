@@ -169,5 +169,47 @@ TEST_F(TokenizerJsonHostileTest, NotJson) {
   expect_clean_failure(run({"tokenize", "-m", scratch_.path().string(), "ab"}), 1, {file()});
 }
 
+// tokenizer_config.json's added_tokens_decoder beside the file: transformers' fast tokenizer adds
+// the entries whose ids the file's added_tokens lack, each at the next id (the vocabulary has 4).
+TEST_F(TokenizerJsonHostileTest, AddedTokensOfTheConfigAreAdded) {
+  const json entry = {{"lstrip", false}, {"rstrip", false}, {"single_word", false}};
+  json decoder = json::object();
+  decoder["3"] = entry;  // the file's own <s>: not added twice
+  decoder["3"]["content"] = "<s>";
+  decoder["3"]["special"] = true;
+  decoder["10"] = entry;  // sorted as numbers: after 9
+  decoder["10"]["content"] = "xy";
+  decoder["10"]["special"] = false;
+  decoder["9"] = entry;
+  decoder["9"]["content"] = "<sep>";
+  decoder["9"]["special"] = true;
+  write_file(scratch_ / "tokenizer_config.json", json{{"added_tokens_decoder", decoder}}.dump());
+  const CommandResult result = tokenize(minimal_tokenizer(), "ab<sep>axy<s>");
+  ASSERT_EQ(result.exit_status, 0) << describe(result);
+  EXPECT_EQ(result.out, "2\tab\n4\t<sep>\n0\ta\n5\txy\n3\t<s>\n");
+  // <sep> is special (skipped), xy is not.
+  const CommandResult decoded = run({"tokenize", "-m", scratch_.path().string(), "--decode",
+                                     "--skip-special", "--json", "0 4 5"});
+  ASSERT_EQ(decoded.exit_status, 0) << describe(decoded);
+  EXPECT_EQ(json::parse(decoded.out)["text"], "a xy");
+}
+
+// A garbled added_tokens_decoder entry, which transformers refuses, is one line naming the
+// config, the key and what is wrong.
+TEST_F(TokenizerJsonHostileTest, AGarbledAddedTokensDecoderEntry) {
+  const std::string config = (scratch_ / "tokenizer_config.json").string();
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"-1": {"content": "<x>"}})", "out of range"},
+      {R"({"x": {"content": "<x>"}})", "not a token id"},
+      {R"({"7": {"special": true}})", "content"},
+      {R"({"7": {"content": "<x>", "special": "yes"}})", "'special' must be true or false"}};
+  for (const auto& [decoder, complaint] : cases) {
+    write_file(scratch_ / "tokenizer_config.json",
+               std::string(R"({"added_tokens_decoder": )") + decoder + "}");
+    expect_clean_failure(tokenize(minimal_tokenizer()), 1,
+                         {config, "added_tokens_decoder", complaint});
+  }
+}
+
 }  // namespace
 }  // namespace attn::test

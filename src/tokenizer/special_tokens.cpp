@@ -78,35 +78,6 @@ std::string_view strip_python_space(std::string_view text, bool strip_end) {
   return text.substr(begin);
 }
 
-// tokenizer_config.json's added_tokens_decoder: {"50261": {"content": "<mask>", "lstrip": true,
-// "special": true, ...}, ...}; empty when the config has none.
-std::vector<AddedToken> read_added_tokens_decoder(const json& config, const std::string& file) {
-  std::vector<AddedToken> tokens;
-  if (!config.contains("added_tokens_decoder")) return tokens;
-  const json& decoder = config["added_tokens_decoder"];
-  if (!decoder.is_object()) throw Error(file + ": added_tokens_decoder is not an object");
-  for (const auto& [id_text, token] : decoder.items()) {
-    const std::string where = file + ": added_tokens_decoder[\"" + brief_text(id_text) + "\"]";
-    if (!token.is_object() || !token.contains("content") || !token["content"].is_string()) {
-      throw Error(where + ": expected an object with a string \"content\"");
-    }
-    std::int64_t id = -1;
-    const auto [end, status] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
-    if (status != std::errc() || end != id_text.data() + id_text.size()) {
-      throw Error(where + ": the key is not a token id");
-    }
-    if (id < 0 || id > kMaxTokenId) {
-      throw Error(where + ": id " + std::to_string(id) + " is out of range");
-    }
-    AddedToken added{token["content"].get<std::string>(), static_cast<int>(id),
-                     token_flag(token, "special", where), token_flag(token, "lstrip", where),
-                     token_flag(token, "rstrip", where)};
-    if (added.content.empty()) throw Error(where + ": the token is empty");
-    tokens.push_back(std::move(added));
-  }
-  return tokens;
-}
-
 // added_tokens.json ({"<extra_id_0>": 32099, ...}), the older record of the added tokens: each
 // neither lstrip nor rstrip, special when it is one of the special tokens named so far.
 std::vector<AddedToken> read_added_tokens_json(const fs::path& path,
@@ -133,6 +104,38 @@ std::vector<AddedToken> read_added_tokens_json(const fs::path& path,
 }
 
 }  // namespace
+
+std::vector<AddedToken> read_added_tokens_decoder(const json& config, const std::string& file) {
+  std::vector<AddedToken> tokens;
+  if (!config.contains("added_tokens_decoder")) return tokens;
+  const json& decoder = config["added_tokens_decoder"];
+  if (!decoder.is_object()) throw Error(file + ": added_tokens_decoder is not an object");
+  for (const auto& [id_text, token] : decoder.items()) {
+    const std::string where = file + ": added_tokens_decoder[\"" + brief_text(id_text) + "\"]";
+    if (!token.is_object() || !token.contains("content") || !token["content"].is_string()) {
+      throw Error(where + ": expected an object with a string \"content\"");
+    }
+    std::int64_t id = -1;
+    const auto [end, status] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+    if (status != std::errc() || end != id_text.data() + id_text.size()) {
+      throw Error(where + ": the key is not a token id");
+    }
+    if (id < 0 || id > kMaxTokenId) {
+      throw Error(where + ": id " + std::to_string(id) + " is out of range");
+    }
+    AddedToken added{token["content"].get<std::string>(), static_cast<int>(id),
+                     token_flag(token, "special", where), token_flag(token, "lstrip", where),
+                     token_flag(token, "rstrip", where)};
+    if (token.contains("normalized")) added.normalized = token_flag(token, "normalized", where);
+    added.single_word = token_flag(token, "single_word", where);
+    if (added.content.empty()) throw Error(where + ": the token is empty");
+    tokens.push_back(std::move(added));
+  }
+  // The object's keys come sorted as text ("10" before "9").
+  std::sort(tokens.begin(), tokens.end(),
+            [](const AddedToken& a, const AddedToken& b) { return a.id < b.id; });
+  return tokens;
+}
 
 AddedToken special_token(std::string content, bool lstrip) {
   return {std::move(content), -1, true, lstrip, false};

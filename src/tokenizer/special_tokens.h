@@ -31,6 +31,10 @@ struct AddedToken {
   bool special = false;  // in all_special_ids: dropped by decode(skip_special_tokens=True)
   bool lstrip = false;   // eats the whitespace before it: "the <mask>" -> "the", "<mask>"
   bool rstrip = false;   // eats the whitespace after it
+  // The fast tokenizer's flags, which the slow ones do not read: matched in the normalized text
+  // (unset: when not special), and only where no word character touches it.
+  std::optional<bool> normalized = std::nullopt;
+  bool single_word = false;
 };
 
 // Token ids past this are refused as soon as they are read, so that they fit an int and cannot
@@ -71,6 +75,13 @@ struct SpecialTokenConfig {
 // mask_token "[MASK]", RobertaTokenizer's "<mask>" with lstrip). `class_name` without "Fast";
 // empty for a class attn does not know.
 NamedTokenDefaults class_named_token_defaults(std::string_view class_name);
+
+// tokenizer_config.json's added_tokens_decoder ({"50261": {"content": "<mask>", "lstrip": true,
+// ...}, ...}) in the order of its ids, every entry checked as transformers checks it: the key a
+// token id, the value an object with a non-empty string "content" and boolean flags. Empty when
+// the config has none. `file` names the config in errors.
+std::vector<AddedToken> read_added_tokens_decoder(const nlohmann::json& config,
+                                                  const std::string& file);
 
 // `tokenizer_config` is the folder's tokenizer_config.json (an empty object when it has none);
 // `class_name` names the class whose defaults apply, in errors.

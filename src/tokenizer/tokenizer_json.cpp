@@ -4,6 +4,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +86,59 @@ TransformersSettings read_transformers_settings(const fs::path& model_dir) {
       config_flag(config, "clean_up_tokenization_spaces", true, settings.config_file);
   settings.config = config;
   return settings;
+}
+
+// What PreTrainedTokenizerFast.__init__ adds to the file's added tokens: each entry of
+// tokenizer_config.json's added_tokens_decoder whose id the file's added_tokens do not have, in
+// the order of the ids, then each named special token the added tokens do not hold, as
+// add_tokens adds them (a token already added by its text stays as the file has it). Special
+// when the entry says so or the token is one of the named or additional special tokens; the id
+// is the library's to give: the model's id of the same text, else the next one.
+void add_config_tokens(json& file_json, const TransformersSettings& settings) {
+  const std::vector<AddedToken> declared =
+      read_added_tokens_decoder(settings.config, settings.config_file);
+  if (!file_json.contains("added_tokens")) file_json["added_tokens"] = json::array();
+  json& added = file_json["added_tokens"];
+  if (!added.is_array()) return;  // the loader names what is wrong with it
+  std::set<std::int64_t> file_ids;
+  std::set<std::string, std::less<>> contents;
+  for (const json& entry : added) {
+    if (!entry.is_object()) continue;
+    if (entry.contains("id") && entry["id"].is_number_integer())
+      file_ids.insert(entry["id"].get<std::int64_t>());
+    if (entry.contains("content") && entry["content"].is_string())
+      contents.insert(entry["content"].get<std::string>());
+  }
+  std::set<std::string, std::less<>> special;
+  for (const auto& named : settings.named) {
+    if (named) special.insert(*named);
+  }
+  if (settings.config.contains("additional_special_tokens")) {
+    const json& additional = settings.config["additional_special_tokens"];
+    const std::string where = settings.config_file + ": additional_special_tokens";
+    if (!additional.is_array()) throw Error(where + ": expected a list");
+    for (const json& token : additional) {
+      if (const auto content = named_token_content(token, where)) special.insert(*content);
+    }
+  }
+  const auto add = [&](const AddedToken& token) {
+    if (contents.contains(token.content)) return;
+    const bool is_special = token.special || special.contains(token.content);
+    added.push_back({{"id", 0},
+                     {"content", token.content},
+                     {"single_word", token.single_word},
+                     {"lstrip", token.lstrip},
+                     {"rstrip", token.rstrip},
+                     {"normalized", token.normalized.value_or(!is_special)},
+                     {"special", is_special}});
+    contents.insert(token.content);
+  };
+  for (const AddedToken& token : declared) {
+    if (!file_ids.contains(token.id)) add(token);
+  }
+  for (const auto& named : settings.named) {
+    if (named) add(AddedToken{.content = *named, .special = true});
+  }
 }
 
 // What a fast class's __init__ changes in the file's components when its own arguments (from
@@ -489,7 +543,10 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
   check_json_depth(text, file);
   json file_json = parse_json(text, file);
   TransformersSettings settings = read_transformers_settings(model_dir);
-  if (file_json.is_object()) apply_class_arguments(file_json, settings);
+  if (file_json.is_object()) {
+    apply_class_arguments(file_json, settings);
+    add_config_tokens(file_json, settings);
+  }
   return std::make_unique<JsonTokenizer>(model_dir, file_json, file, std::move(settings));
 }
 
