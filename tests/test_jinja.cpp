@@ -167,13 +167,26 @@ TEST(JinjaHostile, SandboxRefusesPrivateAttributesAndMutation) {
   expect_error("{{ ''.__class__.__mro__ }}");
   expect_error("{{ x.__class__ }}", RenderLimits{});
   expect_error("{% set xs = [1] %}{{ xs.append(2) }}");
-  expect_error("{% set xs = [1] %}{{ xs.pop() }}");
+  expect_error("{% set xs = [1] %}{{ xs.sort() }}");
   expect_error("{% set d = {} %}{{ d.update({'a': 1}) }}");
   expect_error("{% set d = {'a': 1} %}{{ d.pop('a') }}");
   expect_error("{% set d = {} %}{{ d.setdefault('a', 1) }}");
   expect_error("{% include 'other.html' %}");
   expect_error("{% import 'x' as y %}");
   expect_error("{% extends 'base' %}");
+}
+
+TEST(JinjaHostile, RecursiveLoopCallsAreBoundedAsMacroCallsAre) {
+  // jinja2 renders "1234" (and fails with RecursionError without the `if`).
+  const std::string nested =
+      "{% for x in [1] recursive %}{{ loop.depth }}{% if loop.depth < 4 %}{{ loop([1]) }}"
+      "{% endif %}{% endfor %}";
+  RenderLimits small;
+  small.max_call_depth = 3;
+  EXPECT_EQ(render(nested, Json::object(), small), "1234");
+  small.max_call_depth = 2;
+  expect_error(nested, small);
+  expect_error("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}");
 }
 
 TEST(JinjaHostile, UndefinedUseIsAnError) {
@@ -241,6 +254,265 @@ TEST(JinjaRenderErrors, NameTheirLineAndColumn) {
     EXPECT_TRUE(e.raised_by_template());
     EXPECT_EQ(e.message(), "custom message");
   }
+}
+
+// ---- corner cases checked against jinja2: every expected string below is what jinja2 3.1's
+// ImmutableSandboxedEnvironment (trim_blocks, lstrip_blocks, loopcontrols) renders, and every
+// expect_error is a template jinja2 refuses (the comment names its exception).
+
+TEST(JinjaCalls, StarArgumentsSpreadAnIterableAndADict) {
+  EXPECT_EQ(render("{{ range(*[2, 4]) | list }}"), "[2, 3]");
+  EXPECT_EQ(render("{{ range(1, *[5]) | list }}"), "[1, 2, 3, 4]");
+  EXPECT_EQ(render("{% set args = [0, 6, 2] %}{{ range(*args) | list }}"), "[0, 2, 4]");
+  EXPECT_EQ(render("{{ range(*{1: 'a', 3: 'b'}) | list }}"), "[1, 2]");
+  EXPECT_EQ(render("{% macro m(a, b=2) %}{{ a }}-{{ b }}{% endmacro %}{{ m(*[1, 3]) }}|{{ "
+                   "m(**{'a': 5}) }}|{{ m(*[1], **{'b': 7}) }}"),
+            "1-3|5-2|1-7");
+  EXPECT_EQ(
+      render(
+          "{% macro m(a) %}{{ a }}{{ caller() }}{% endmacro %}{% call m(*['x']) %}y{% endcall %}"),
+      "xy");
+  EXPECT_EQ(render("{{ dict(b=2, **{'a': 1}) }}"), "{'b': 2, 'a': 1}");
+  EXPECT_EQ(render("{{ dict(k=1, *[]) }}"), "{'k': 1}");
+  EXPECT_EQ(render("{{ namespace(**{'a': 1}).a }}"), "1");
+  EXPECT_EQ(render("{{ 'a-b' | replace(*['-', '+']) }}"), "a+b");
+  EXPECT_EQ(render("{{ [1, 2] | join(**{'d': '; '}) }}"), "1; 2");
+  EXPECT_EQ(render("{{ 'a,b'.split(*[',']) }}"), "['a', 'b']");
+  EXPECT_EQ(render("{{ 1 is divisibleby(*[1]) }}"), "True");
+  EXPECT_EQ(render("{{ x | selectattr(*['a', 'equalto', 1]) | list }}",
+                   Json::parse(R"({"x": [{"a": 1}, {"a": 2}]})")),
+            "[{'a': 1}]");
+  expect_error("{{ range(*[]) | list }}");                                    // TypeError
+  expect_error("{{ range(*none) | list }}");                                  // TypeError
+  expect_error("{{ range(*5) | list }}");                                     // TypeError
+  expect_error("{{ dict(**[1]) }}");                                          // TypeError
+  expect_error("{{ dict(**none) }}");                                         // TypeError
+  expect_error("{{ dict(**x) }}");                                            // UndefinedError
+  expect_error("{{ dict(**{1: 1}) }}");                                       // TypeError
+  expect_error("{{ dict(a=1, **{'a': 2}) }}");                                // TypeError
+  expect_error("{% macro m(a, b=2) %}{% endmacro %}{{ m(1, **{'a': 7}) }}");  // TypeError
+  expect_error("{{ dict(**{'a': 1}, b=2) }}");                                // TemplateSyntaxError
+  expect_error("{{ dict(**{'a': 1}, **{'b': 2}) }}");                         // TemplateSyntaxError
+  expect_error("{{ range(*[1], 5) }}");                                       // TemplateSyntaxError
+  expect_error("{{ range(*[1], *[5]) }}");                                    // TemplateSyntaxError
+}
+
+// select, reject, selectattr, rejectattr and map go through a true input only, so none (or 0,
+// '', []) gives no items whatever the arguments; the other filters that iterate refuse none.
+TEST(JinjaFilters, ListFiltersTakeNoneAsJinja2Does) {
+  EXPECT_EQ(render("{{ none | selectattr(\"foo\", \"equalto\", \"bar\") | list }}"), "[]");
+  EXPECT_EQ(render("{{ none | rejectattr(\"foo\") | list }}"), "[]");
+  EXPECT_EQ(render("{{ none | select | list }}{{ none | reject(\"odd\") | list }}"), "[][]");
+  EXPECT_EQ(render("{{ none | map(\"upper\") | list }}{{ none | map(attribute=\"a\") | list }}"),
+            "[][]");
+  EXPECT_EQ(render("{{ none | map(\"no such filter\") | list }}{{ none | selectattr | list }}"),
+            "[][]");
+  EXPECT_EQ(
+      render("{{ 0 | select | list }}{{ '' | map(\"upper\") | list }}{{ [] | selectattr | list }}"),
+      "[][][]");
+  EXPECT_EQ(render("{{ none | selectattr(\"foo\") | first }}"), "");
+  EXPECT_EQ(render("{{ none | map(\"upper\") | join(\",\") }}"), "");
+  EXPECT_EQ(render("{{ x | select | list }}"), "[]");
+  EXPECT_EQ(render("{{ none | tojson }}{{ none | string }}{{ none | trim }}{{ none | wordcount }}"),
+            "nullNoneNone1");
+  expect_error("{% for x in none %}{% endfor %}");       // TypeError
+  expect_error("{{ none | list }}");                     // TypeError
+  expect_error("{{ none | join(\",\") }}");              // TypeError
+  expect_error("{{ none | sort }}");                     // TypeError
+  expect_error("{{ none | unique | list }}");            // TypeError
+  expect_error("{{ none | first }}");                    // TypeError
+  expect_error("{{ none | last }}");                     // TypeError
+  expect_error("{{ none | length }}");                   // TypeError
+  expect_error("{{ none | count }}");                    // TypeError
+  expect_error("{{ none | reverse }}");                  // FilterArgumentError
+  expect_error("{{ none | min }}");                      // TypeError
+  expect_error("{{ none | max }}");                      // TypeError
+  expect_error("{{ none | sum }}");                      // TypeError
+  expect_error("{{ none | batch(2) | list }}");          // TypeError
+  expect_error("{{ none | dictsort }}");                 // AttributeError
+  expect_error("{{ none | items | list }}");             // TypeError
+  expect_error("{{ 1 | select | list }}");               // TypeError
+  expect_error("{{ 1 | map(\"upper\") | list }}");       // TypeError
+  expect_error("{{ 1.5 | selectattr(\"a\") | list }}");  // TypeError
+  expect_error("{{ [1] | selectattr | list }}");         // FilterArgumentError
+}
+
+TEST(JinjaFilters, IntReadsBasesPrefixesAndUnderscoresAsPython) {
+  EXPECT_EQ(render("{{ '0b101' | int(0, 2) }} {{ '0x1f' | int(0, 16) }} {{ '0X1F' | int(0, 16) }} "
+                   "{{ '0o17' | int(0, 8) }} {{ '0B11' | int(9, 2) }}"),
+            "5 31 31 15 3");
+  EXPECT_EQ(render("{{ '0b101' | int(0, 0) }} {{ '0x1f' | int(0, 0) }} {{ '0o17' | int(0, 0) }} {{ "
+                   "'-0x1f' | int(0, 0) }} {{ ' +0b11 ' | int(-1, 2) }}"),
+            "5 31 15 -31 3");
+  EXPECT_EQ(render("{{ 'ff' | int(base=16) }} {{ '12' | int(default=3, base=8) }} {{ 'z' | int(-1, "
+                   "36) }} {{ '0b1' | int(-1, 16) }} {{ '1e3' | int(-1, 16) }}"),
+            "255 10 35 177 483");
+  EXPECT_EQ(render("{{ '017' | int(-1, 0) }} {{ '00' | int(-1, 0) }} {{ '0_0' | int(-1, 0) }} {{ "
+                   "'-0' | int(-1, 0) }} {{ '0_b10' | int(-1, 0) }} {{ '0b' | int(-1, 0) }}"),
+            "17 0 0 0 -1 -1");
+  EXPECT_EQ(render("{{ '1_000' | int }} {{ '-1_0' | int }} {{ '0x_1f' | int(-1, 16) }} {{ '0b1_0' "
+                   "| int(-1, 0) }} {{ '0b_1_0' | int(-1, 0) }}"),
+            "1000 -10 31 2 2");
+  EXPECT_EQ(render("{{ '1__000' | int(-1) }} {{ '_1000' | int(-1) }} {{ '1000_' | int(-1) }} {{ "
+                   "'-_10' | int(-1) }} {{ '0x__1f' | int(-1, 16) }} {{ '0x1f_' | int(-1, 16) }} "
+                   "{{ '0x' | int(-1, 16) }}"),
+            "-1 -1 -1 -1 -1 -1 -1");
+  EXPECT_EQ(
+      render("{{ '0b101' | int }} {{ '0b101' | int(7) }} {{ '0x1f' | int(-1, 8) }} {{ '0o17' | "
+             "int(-1, 16) }} {{ '0b2' | int(-1, 2) }} {{ '- 5' | int(-1) }} {{ '1 2' | int(-1) }}"),
+      "0 7 -1 -1 -1 -1 -1");
+  EXPECT_EQ(render("{{ '12' | int(-1, 1) }} {{ '12' | int(-1, 37) }} {{ '12' | int(-1, 'x') }} {{ "
+                   "'12' | int(-1, 2.0) }} {{ '12' | int(-1, none) }} {{ '11' | int(-1, true) }} "
+                   "{{ '11' | int(-1, false) }} {{ '2' | int(-1, 2) }}"),
+            "12 12 12 12 12 11 11 2");
+  EXPECT_EQ(render("{{ '12.5' | int(-1, 16) }} {{ '42.23' | int }} {{ '1.5e1' | int(-1, 2) }} {{ "
+                   "'1_0.5' | int(-1) }} {{ '.5' | int(-1) }} {{ 'nan' | int(-1) }} {{ '' | "
+                   "int(-1) }} {{ '+' | int(-1) }}"),
+            "12 42 15 10 0 -1 -1 -1");
+  EXPECT_EQ(
+      render("{{ 12 | int(-1, 2) }} {{ 12.7 | int(-1, 2) }} {{ -12.7 | int }} {{ true | int }} {{ "
+             "none | int }} {{ none | int(5) }} {{ [1] | int(5) }} {{ {'a': 1} | int(5) }}"),
+      "12 12 -12 1 0 5 5 5");
+  EXPECT_EQ(render("{{ '9223372036854775807' | int }} {{ '-9223372036854775808' | int }} {{ '0x1f' "
+                   "| int(0, 16) + 1 }}"),
+            "9223372036854775807 -9223372036854775808 32");
+  EXPECT_EQ(render("{{ '1_0.5' | float(-1) }} {{ '1__0.5' | float(-1) }} {{ '0x10' | float(-1) }}"),
+            "10.5 -1 -1");
+  expect_error("{{ x | int }}");            // UndefinedError
+  expect_error("{{ x | int(5) }}");         // UndefinedError
+  expect_error("{{ 'inf' | int(-1) }}");    // OverflowError
+  expect_error("{{ '1e400' | int(-1) }}");  // OverflowError
+}
+
+TEST(JinjaLoops, RecursiveLoopsRunTheBodyOverNestedItems) {
+  EXPECT_EQ(
+      render(
+          "{% for item in tree recursive %}{{ item.name }}{% if item.children %}[{{ "
+          "loop(item.children) }}]{% endif %}{% endfor %}",
+          Json::parse(
+              R"({"tree": [{"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}, {"name": "d"}]}, {"name": "e"}]})")),
+      "a[b[c]d]e");
+  EXPECT_EQ(
+      render(
+          "{% for item in tree recursive %}{{ loop.depth }}/{{ loop.depth0 }}:{{ item.name }}{% if "
+          "item.children %}[{{ loop(item.children) }}]{% endif %} {% endfor %}",
+          Json::parse(
+              R"({"tree": [{"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}, {"name": "d"}]}, {"name": "e"}]})")),
+      "1/0:a[2/1:b[3/2:c ] 2/1:d ] 1/0:e ");
+  EXPECT_EQ(
+      render(
+          "{% for item in tree recursive %}{{ loop.index }}/{{ loop.length }}{{ item.name }}{% if "
+          "item.children %}({{ loop(item.children) }}){% endif %}{% if not loop.last %},{% endif "
+          "%}{% endfor %}",
+          Json::parse(
+              R"({"tree": [{"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}, {"name": "d"}]}, {"name": "e"}]})")),
+      "1/2a(1/2b(1/1c),2/2d),2/2e");
+  EXPECT_EQ(
+      render(
+          "{% for item in tree if item.keep recursive %}{{ item.name }}{% if item.children %}[{{ "
+          "loop(item.children) }}]{% endif %}{% endfor %}",
+          Json::parse(
+              R"({"tree": [{"name": "a", "keep": true, "children": [{"name": "b", "keep": false}, {"name": "d", "keep": true}]}, {"name": "e", "keep": true}]})")),
+      "a[d]e");
+  EXPECT_EQ(
+      render(
+          "{% for x in [1] recursive %}[{{ loop([]) }}]{{ loop(nothing) }}{% else %}E{% endfor %}"),
+      "[E]E");
+  EXPECT_EQ(render("{% for x in [1, 2] recursive %}{{ loop.previtem }}{{ x }}|{{ loop.nextitem "
+                   "}}{% if x == 1 %}({{ loop([5, 6]) }}){% endif %};{% endfor %}"),
+            "1|2(5|6;56|;);12|;");
+  EXPECT_EQ(render("{% for x in [1, 2] recursive %}{{ loop.cycle('a', 'b') }}{% if x == 1 %}({{ "
+                   "loop([5, 6, 7]) }}){% endif %}{% endfor %}"),
+            "a(aba)b");
+  EXPECT_EQ(render("{% for x in [1, 2, 3] recursive %}{% if x == 2 %}{% break %}{% endif %}{{ x "
+                   "}}{% if x == 1 %}({{ loop([7, 2, 8]) }}){% endif %}{% endfor %}"),
+            "1(7)");
+  EXPECT_EQ(render("{% for x in [1, 2, 3] recursive %}{% if x == 2 %}{% continue %}{% endif %}{{ x "
+                   "}}{% if x == 1 %}({{ loop([7, 2, 8]) }}){% endif %}{% endfor %}"),
+            "1(78)3");
+  EXPECT_EQ(render("{% for k, v in {'a': {'b': 1}}.items() recursive %}{{ k }}{% if v is mapping "
+                   "%}({{ loop(v.items()) }}){% else %}={{ v }}{% endif %}{% endfor %}"),
+            "a(b=1)");
+  EXPECT_EQ(render("{% for x in [1] recursive %}{{ loop.depth }}{% for y in [1] %}{{ loop.depth "
+                   "}}{% endfor %}{% if loop.depth < 3 %}{{ loop([1]) }}{% endif %}{% endfor %}"),
+            "112131");
+  EXPECT_EQ(
+      render(
+          "{% for item in tree recursive %}{% set outer = loop %}{{ item.name }}{% for c in "
+          "item.children %}<{{ outer([c]) }}>{% endfor %}{% endfor %}",
+          Json::parse(R"({"tree": [{"name": "a", "children": [{"name": "b", "children": []}]}]})")),
+      "a<b>");
+  EXPECT_EQ(render("{% for x in [1] recursive %}{% if loop.depth == 1 %}{% set w = 9 %}{{ "
+                   "loop([2]) }}{% endif %}{{ w }}{{ x }}{% endfor %}"),
+            "291");
+  EXPECT_EQ(render("{% macro walk(t) %}{% for i in t recursive %}{{ i.n }}{% if i.c %}<{{ "
+                   "loop(i.c) }}>{% endif %}{% endfor %}{% endmacro %}{{ walk(tree) }}",
+                   Json::parse(R"({"tree": [{"n": "a", "c": [{"n": "b"}]}]})")),
+            "a<b>");
+  EXPECT_EQ(render("{% for x in [1, 2] %}{{ loop['index'] }}{{ loop.depth }}{{ loop.depth0 }}{{ "
+                   "loop is callable }}{{ loop is mapping }}{% endfor %}"),
+            "110TrueFalse210TrueFalse");
+  expect_error("{% for x in [1] %}{{ loop([2]) }}{% endfor %}");  // TypeError
+  expect_error(
+      "{% for item in [[1]] recursive %}{% for c in item %}{{ loop([c]) }}{% endfor %}{% endfor "
+      "%}");                                                                     // TypeError
+  expect_error("{% for x in [1] recursive %}{{ loop(none) }}{% endfor %}");      // TypeError
+  expect_error("{% for x in [1] recursive %}{{ loop() }}{% endfor %}");          // TypeError
+  expect_error("{% for x in [1] recursive %}{{ loop([2], [3]) }}{% endfor %}");  // TypeError
+  expect_error("{% for x in [1] recursive %}{{ loop(x=[1]) }}{% endfor %}");     // TypeError
+  expect_error("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}");       // RecursionError
+}
+
+TEST(JinjaMethods, ListPopAndClearChangeTheListAndOtherMutationsAreRefused) {
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{{ xs.pop() }}{{ xs }}"), "3[1, 2]");
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{{ xs.pop(0) }}{{ xs }}"), "1[2, 3]");
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{{ xs.pop(-2) }}{{ xs }}{{ xs.pop(true) }}{{ xs }}"),
+            "2[1, 3]3[1]");
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{{ xs.pop() + xs.pop() }}{{ xs }}"), "5[1]");
+  EXPECT_EQ(render("{% set xs = [1, 2] %}{{ xs.clear() }}{{ xs }}{{ xs.clear() is none }}"),
+            "None[]True");
+  EXPECT_EQ(render("{% set xs = [1, 2] %}{% set ys = xs %}{% set d = {'k': xs} %}{{ xs.pop() }}{{ "
+                   "ys }}{{ d }}"),
+            "2[1]{'k': [1]}");
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{% set p = xs.pop %}{{ p() }}{{ xs }}{{ xs['pop']() "
+                   "}}{{ (xs | attr('pop'))() }}{{ xs }}"),
+            "3[1, 2]21[]");
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{% set _ = xs.pop() %}{{ xs }}"), "[1, 2]");
+  EXPECT_EQ(render("{{ messages.pop(0) }}{{ messages }}",
+                   Json::parse(R"({"messages": [{"role": "system"}, {"role": "user"}]})")),
+            "{'role': 'system'}[{'role': 'user'}]");
+  EXPECT_EQ(render("{% set xs = [[1, 2]] %}{{ xs[0].pop() }}{{ xs }}"), "2[[1]]");
+  EXPECT_EQ(render("{% set ns = namespace(xs=[1, 2]) %}{{ ns.xs.pop() }}{{ ns.xs }}"), "2[1]");
+  EXPECT_EQ(render("{% set xs = [1, 2, 3] %}{{ xs[1:].pop() }}{{ (xs | list).pop() }}{{ (xs + "
+                   "[]).pop() }}{{ xs }}"),
+            "333[1, 2, 3]");
+  EXPECT_EQ(
+      render(
+          "{% set xs = [1, 2, 3] %}{% macro m(l) %}{{ l.pop() }}{% endmacro %}{{ m(xs) }}{{ xs }}"),
+      "3[1, 2]");
+  EXPECT_EQ(render("{% for x in [1, 2] %}{% set xs = [x] %}{{ xs.pop() }}{% endfor %}"), "12");
+  expect_error("{% set xs = [1, 2, 3] %}{{ xs.pop(3) }}");     // IndexError
+  expect_error("{% set xs = [1, 2, 3] %}{{ xs.pop(-4) }}");    // IndexError
+  expect_error("{% set xs = [] %}{{ xs.pop() }}");             // IndexError
+  expect_error("{% set xs = [] %}{{ xs.pop(0) }}");            // IndexError
+  expect_error("{% set xs = [1] %}{{ xs.pop('0') }}");         // TypeError
+  expect_error("{% set xs = [1] %}{{ xs.pop(1.0) }}");         // TypeError
+  expect_error("{% set xs = [1] %}{{ xs.pop(none) }}");        // TypeError
+  expect_error("{% set xs = [1] %}{{ xs.pop(index=0) }}");     // TypeError
+  expect_error("{% set xs = [1] %}{{ xs.pop(0, 1) }}");        // TypeError
+  expect_error("{% set xs = [1] %}{{ xs.clear(1) }}");         // TypeError
+  expect_error("{{ (1, 2).pop() }}");                          // UndefinedError
+  expect_error("{{ (1, 2).clear() }}");                        // UndefinedError
+  expect_error("{{ 'ab'.pop() }}");                            // UndefinedError
+  expect_error("{% set xs = [1, 2] %}{{ xs.append(3) }}");     // SecurityError
+  expect_error("{% set xs = [1, 2] %}{{ xs.extend([3]) }}");   // SecurityError
+  expect_error("{% set xs = [1, 2] %}{{ xs.insert(0, 3) }}");  // SecurityError
+  expect_error("{% set xs = [1, 2] %}{{ xs.remove(1) }}");     // SecurityError
+  expect_error("{% set xs = [1, 2] %}{{ xs.reverse() }}");     // SecurityError
+  expect_error("{% set xs = [1, 2] %}{{ xs.sort() }}");        // SecurityError
+  expect_error("{% set d = {'a': 1} %}{{ d.pop('a') }}");      // SecurityError
+  expect_error("{% set d = {'a': 1} %}{{ d.clear() }}");       // SecurityError
+  expect_error("{% set d = {'a': 1} %}{{ d.popitem() }}");     // SecurityError
 }
 
 }  // namespace

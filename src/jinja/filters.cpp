@@ -4,6 +4,7 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -94,42 +95,100 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
-// Python's float(text): surrounding whitespace allowed, decimal or inf/nan, nothing else.
+// Python's float(text): surrounding whitespace allowed, decimal (with single underscores between
+// digits) or inf/nan, nothing else.
 std::optional<double> parse_float(const std::string& text) {
-  const std::string s = python_strip(text, "a string");
-  if (s.empty() || s.find_first_of("xX_") != std::string::npos) return std::nullopt;
+  const std::string stripped = python_strip(text, "a string");
+  auto is_digit = [&](std::size_t i) {
+    return i < stripped.size() && stripped[i] >= '0' && stripped[i] <= '9';
+  };
+  std::string s;
+  for (std::size_t i = 0; i < stripped.size(); ++i) {
+    if (stripped[i] != '_') {
+      s += stripped[i];
+    } else if (i == 0 || !is_digit(i - 1) || !is_digit(i + 1)) {
+      return std::nullopt;
+    }
+  }
+  if (s.empty() || s.find_first_of("xX") != std::string::npos) return std::nullopt;
   char* end = nullptr;
   const double value = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size()) return std::nullopt;
   return value;
 }
 
-// Python's int(text, base): whitespace, a sign, digits with single '_' between them.
-std::optional<std::int64_t> parse_int(const std::string& text, int base) {
-  std::string s = python_strip(text, "a string");
-  std::string digits;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '_' && i > 0 && i + 1 < s.size() &&
-        std::isalnum(static_cast<unsigned char>(s[i - 1])) &&
-        std::isalnum(static_cast<unsigned char>(s[i + 1]))) {
-      continue;
-    }
-    digits += s[i];
-  }
-  if (digits.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(digits.c_str(), &end, base);
-  if (end != digits.c_str() + digits.size() || errno == ERANGE ||
-      std::isspace(static_cast<unsigned char>(digits[0]))) {
-    return std::nullopt;
-  }
-  return value;
+// The value of an ASCII digit or letter as a digit (a or A is 10, ..., z or Z is 35); 36 for
+// anything else, which no base accepts.
+int digit_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'Z') return c - 'A' + 10;
+  return 36;
 }
 
-std::optional<std::int64_t> float_to_int(double f) {
-  if (std::isnan(f) || std::isinf(f) || std::fabs(f) >= 9.2e18) return std::nullopt;
-  return static_cast<std::int64_t>(std::trunc(f));
+// Python's int(text, base) for a base of 0 or 2..36: surrounding whitespace, a sign, the base's
+// prefix (0x, 0o or 0b: optional in base 16, 8 or 2; in base 0 it picks the base, else 10), then
+// digits with single underscores between them (and one right after a prefix). Null where Python
+// raises ValueError; a number beyond int64, which Python would hold, is an EvalError.
+std::optional<std::int64_t> parse_int(const std::string& text, int base) {
+  const std::string s = python_strip(text, "a string");
+  std::size_t i = 0;
+  const bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) ++i;
+  auto at_prefix = [&](char letter) {
+    return i + 1 < s.size() && s[i] == '0' &&
+           std::tolower(static_cast<unsigned char>(s[i + 1])) == letter;
+  };
+  // Base 0 without a prefix is decimal without leading zeros ("017" is refused, "00" is 0).
+  bool zero_only = false;
+  if (base == 0) {
+    base = at_prefix('x') ? 16 : at_prefix('o') ? 8 : at_prefix('b') ? 2 : 10;
+    zero_only = base == 10 && i < s.size() && s[i] == '0';
+  }
+  bool underscore_allowed = false;
+  if ((base == 16 && at_prefix('x')) || (base == 8 && at_prefix('o')) ||
+      (base == 2 && at_prefix('b'))) {
+    i += 2;
+    underscore_allowed = true;
+  }
+  std::uint64_t magnitude = 0;
+  bool overflow = false;
+  bool any_digit = false;
+  for (; i < s.size(); ++i) {
+    if (s[i] == '_') {
+      if (!underscore_allowed) return std::nullopt;
+      underscore_allowed = false;
+      continue;
+    }
+    const int digit = digit_value(s[i]);
+    if (digit >= base) return std::nullopt;
+    overflow =
+        overflow || __builtin_mul_overflow(magnitude, static_cast<std::uint64_t>(base), &magnitude);
+    overflow = overflow ||
+               __builtin_add_overflow(magnitude, static_cast<std::uint64_t>(digit), &magnitude);
+    any_digit = true;
+    underscore_allowed = true;
+  }
+  const bool trailing_underscore = !s.empty() && s.back() == '_';
+  if (!any_digit || trailing_underscore || (zero_only && (overflow || magnitude != 0))) {
+    return std::nullopt;
+  }
+  const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+  if (overflow || magnitude > limit) {
+    throw EvalError("integer overflow: the number does not fit in 64 bits");
+  }
+  return negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
+}
+
+// Python's int(f) of a float that is not NaN. Python raises OverflowError for an infinity; attn
+// also for a value beyond int64, which Python would hold.
+std::int64_t float_to_int(double f) {
+  if (std::isinf(f)) throw EvalError("cannot convert float infinity to integer");
+  const double truncated = std::trunc(f);
+  if (truncated >= 9223372036854775808.0 || truncated < -9223372036854775808.0) {
+    throw EvalError("integer overflow: " + float_repr(f) + " does not fit in 64 bits");
+  }
+  return static_cast<std::int64_t>(truncated);
 }
 
 Value round_value(const Value& value, std::int64_t precision, const std::string& method) {
@@ -245,6 +304,8 @@ Value filter_tojson(const Value& input, const CallArgs& args) {
 // is `keep`.
 Value select_items(Renderer& renderer, const Value& input, const CallArgs& args,
                    bool with_attribute, bool keep) {
+  // jinja2 goes through a true input only: none, 0 or '' selects nothing, whatever the arguments.
+  if (!input.truthy()) return Value::list({});
   std::size_t next = 0;
   Value attribute;
   if (with_attribute) {
@@ -271,6 +332,8 @@ Value select_items(Renderer& renderer, const Value& input, const CallArgs& args,
 }
 
 Value filter_map(Renderer& renderer, const Value& input, const CallArgs& args) {
+  // jinja2 maps a true input only: none, 0 or '' maps to nothing, whatever the arguments.
+  if (!input.truthy()) return Value::list({});
   List out;
   bool by_attribute = false;
   Value attribute;
@@ -387,23 +450,31 @@ Value filter_sum(Renderer& renderer, const Value& input, const CallArgs& args) {
   return total;
 }
 
+// jinja2's do_int: int(value, base) for a string and int(value) for anything else; where Python
+// raises ValueError or TypeError, int(float(value)); where that raises too, the default. An
+// Undefined and an infinity fail, past the fallback, as they do in Python.
 Value filter_int(const Value& input, const CallArgs& args) {
   const Arguments a("int", args, {"default", "base"});
-  const Value fallback = a.get_or(0, Value::integer(0));
-  const int base = static_cast<int>(
-      std::clamp<std::int64_t>(int_argument(a.get_or(1, Value::integer(10)), "base"), 2, 36));
+  if (input.is_undefined()) throw EvalError(input.undefined_hint());
   if (input.is_int() || input.is_bool()) return Value::integer(input.as_int());
-  if (input.is_float()) {
-    const auto i = float_to_int(input.as_float());
-    return i ? Value::integer(*i) : fallback;
-  }
+  std::optional<double> number;
   if (input.is_string()) {
-    if (const auto i = parse_int(input.as_string(), base)) return Value::integer(*i);
-    if (const auto f = parse_float(input.as_string())) {
-      if (const auto i = float_to_int(*f)) return Value::integer(*i);
+    // int(text, base) raises for a base that is not an int of 0 or 2..36: the float fallback
+    // follows.
+    const Value base = a.get_or(1, Value::integer(10));
+    const bool valid_base = (base.is_int() || base.is_bool()) &&
+                            (base.as_int() == 0 || (base.as_int() >= 2 && base.as_int() <= 36));
+    if (valid_base) {
+      if (const auto i = parse_int(input.as_string(), static_cast<int>(base.as_int()))) {
+        return Value::integer(*i);
+      }
     }
+    number = parse_float(input.as_string());
+  } else if (input.is_float()) {
+    number = input.as_float();
   }
-  return fallback;
+  if (!number || std::isnan(*number)) return a.get_or(0, Value::integer(0));
+  return Value::integer(float_to_int(*number));
 }
 
 Value filter_float(const Value& input, const CallArgs& args) {

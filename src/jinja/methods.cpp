@@ -37,10 +37,11 @@ Arguments::Arguments(std::string_view function, const CallArgs& args,
 
 namespace {
 
-// The methods ImmutableSandboxedEnvironment refuses because they change a list or dict.
+// The methods ImmutableSandboxedEnvironment refuses because they change a list or dict
+// (jinja2/sandbox.py's _mutable_spec, which lets a list pop() and clear()).
 bool is_mutating(const Value& object, std::string_view name) {
-  static constexpr std::string_view kList[] = {"append", "clear", "pop",    "reverse",
-                                               "insert", "sort",  "extend", "remove"};
+  static constexpr std::string_view kList[] = {"append", "reverse", "insert",
+                                               "sort",   "extend",  "remove"};
   static constexpr std::string_view kDict[] = {"clear", "pop", "popitem", "setdefault", "update"};
   if (object.is_list())
     return std::find(std::begin(kList), std::end(kList), name) != std::end(kList);
@@ -55,7 +56,8 @@ constexpr std::string_view kStringMethods[] = {
     "count",      "join",     "format",  "splitlines",   "isdigit",      "isalpha",  "isalnum",
     "isspace",    "isupper",  "islower", "removeprefix", "removesuffix", "swapcase", "index"};
 constexpr std::string_view kDictMethods[] = {"items", "keys", "values", "get"};
-constexpr std::string_view kListMethods[] = {"index", "count"};
+constexpr std::string_view kListMethods[] = {"index", "count"};        // a list's and a tuple's
+constexpr std::string_view kChangingListMethods[] = {"pop", "clear"};  // a list's only
 
 template <std::size_t N>
 bool listed(const std::string_view (&names)[N], std::string_view name) {
@@ -75,6 +77,7 @@ std::string described(const Value& v) {
 bool has_method(const Value& object, std::string_view name) {
   if (object.is_string()) return listed(kStringMethods, name);
   if (object.is_dict()) return listed(kDictMethods, name);
+  if (object.is_list() && listed(kChangingListMethods, name)) return true;
   if (object.is_sequence_of_values()) return listed(kListMethods, name);
   return false;
 }
@@ -97,6 +100,11 @@ Value get_attribute(const Value& object, const std::string& name) {
     if (!name.empty() && name[0] == '_') {
       throw EvalError("access to attribute '" + name + "' of '" + object.type_name() +
                       "' object is unsafe.");
+    }
+  }
+  if (object.is_function()) {
+    if (const Value* found = object.as_function().attributes.find(std::string_view(name))) {
+      return *found;
     }
   }
   return Value::undefined(described(object) + " has no attribute '" + name + "'");
@@ -510,6 +518,37 @@ Value string_method(Renderer& renderer, const std::string& s, std::string_view n
   return Value::boolean(all);
 }
 
+// list.pop([index]) and list.clear(), which change `items` in place.
+Value pop_or_clear(List& items, std::string_view name, const CallArgs& args) {
+  const std::string given = std::to_string(args.positional.size());
+  if (!args.keyword.empty()) {
+    throw EvalError("list." + std::string(name) + "() takes no keyword arguments");
+  }
+  if (name == "clear") {
+    if (!args.positional.empty())
+      throw EvalError("list.clear() takes no arguments (" + given + " given)");
+    items.clear();
+    return Value::none();
+  }
+  if (args.positional.size() > 1) throw EvalError("pop expected at most 1 argument, got " + given);
+  std::int64_t index = -1;
+  if (!args.positional.empty()) {
+    const Value& position = args.positional[0];
+    if (!position.is_int() && !position.is_bool()) {
+      throw EvalError("'" + position.type_name() + "' object cannot be interpreted as an integer");
+    }
+    index = position.as_int();
+  }
+  if (items.empty()) throw EvalError("pop from empty list");
+  const auto size = static_cast<std::int64_t>(items.size());
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) throw EvalError("pop index out of range");
+  const auto at = items.begin() + static_cast<std::ptrdiff_t>(index);
+  Value popped = std::move(*at);
+  items.erase(at);
+  return popped;
+}
+
 }  // namespace
 
 Value call_method(Renderer& renderer, const Value& object, std::string_view name,
@@ -531,6 +570,9 @@ Value call_method(Renderer& renderer, const Value& object, std::string_view name
       if (name == "values") out.push_back(v);
     }
     return Value::list(std::move(out));
+  }
+  if (object.is_list() && listed(kChangingListMethods, name)) {
+    return pop_or_clear(object.mutable_list(), name, args);
   }
   if (object.is_sequence_of_values()) {
     const Arguments a(name, args, {"value"});

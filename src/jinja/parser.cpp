@@ -285,7 +285,7 @@ class Parser {
     expect_name("in");
     stmt->exprs.push_back(parse_tuple(false, false));
     stmt->exprs.push_back(skip_name("if") ? parse_expression(true) : nullptr);
-    if (at_name("recursive")) fail("recursive loops are not supported");
+    stmt->recursive = skip_name("recursive");
     expect_block_end();
     ++loop_depth_;
     std::string end;
@@ -690,9 +690,14 @@ class Parser {
     return expr;
   }
 
-  // "(args, name=value, ...)" appended to `call`'s children and keyword_names.
+  // "(args, name=value, ..., *args, **kwargs)" appended to `call`'s children and keyword_names,
+  // star_args and star_kwargs, in the order jinja2's parser accepts: positionals, then keywords
+  // and at most one *args, then at most one **kwargs.
   void parse_arguments(Expr& call) {
     expect_operator("(");
+    auto ensure = [&](bool valid) {
+      if (!valid) fail("invalid syntax for function call expression");
+    };
     bool first = true;
     while (!at_operator(")")) {
       if (!first) {
@@ -700,15 +705,22 @@ class Parser {
         if (at_operator(")")) break;
       }
       first = false;
-      if (at_operator("*") || at_operator("**"))
-        fail("*args and **kwargs in calls are not supported");
-      if (current().kind == TokenKind::kName && peek().kind == TokenKind::kOperator &&
-          peek().text == "=") {
+      if (at_operator("*")) {
+        ensure(!call.star_args && !call.star_kwargs);
+        next();
+        call.star_args = parse_expression(true);
+      } else if (at_operator("**")) {
+        ensure(!call.star_kwargs);
+        next();
+        call.star_kwargs = parse_expression(true);
+      } else if (current().kind == TokenKind::kName && peek().kind == TokenKind::kOperator &&
+                 peek().text == "=") {
+        ensure(!call.star_kwargs);
         call.keyword_names.push_back(next().text);
         next();
         call.children.push_back(parse_expression(true));
       } else {
-        if (!call.keyword_names.empty()) fail("invalid syntax for function call expression");
+        ensure(!call.star_args && !call.star_kwargs && call.keyword_names.empty());
         call.children.push_back(parse_expression(true));
       }
     }

@@ -45,6 +45,10 @@ struct Expr {
   std::vector<ExprPtr> children;
   std::vector<std::string> keyword_names;
   std::vector<std::string> ops;
+  // kCall, kFilter, kTest: f(*star_args, **star_kwargs), or null. The items of star_args follow
+  // the positional arguments; the entries of star_kwargs (a dict) follow the keywords.
+  ExprPtr star_args;
+  ExprPtr star_kwargs;
 };
 
 struct Stmt;
@@ -64,7 +68,8 @@ struct Stmt {
     kText,         // text
     kOutput,       // {{ exprs[0] }}
     kIf,           // exprs: the if and elif conditions; bodies: theirs, then the else body
-    kFor,          // exprs[0]: iterable, exprs[1]: filter (or null); bodies: body, else body
+    kFor,          // exprs[0]: iterable, exprs[1]: filter (or null); bodies: body, else body;
+                   // recursive: the body can call loop(items) to run itself over items
     kSet,          // target = exprs[0]
     kSetBlock,     // target = rendered bodies[0]
     kMacro,        // name(parameters with defaults in exprs) bodies[0]
@@ -83,6 +88,7 @@ struct Stmt {
   Target target;
   std::vector<std::string> parameters;  // macro or caller parameters
   std::vector<ExprPtr> defaults;        // per parameter, null for none
+  bool recursive = false;               // a {% for ... recursive %}
 };
 
 // Parses the tokens of a template. Syntax errors are TemplateErrors; blocks and brackets nested

@@ -294,6 +294,25 @@ class NestingGuard {
   int& nesting_;
 };
 
+// Counts one macro call or recursive loop(items) call for as long as it lives; deeper than the
+// sandbox's bound is an EvalError.
+class CallDepthGuard {
+ public:
+  CallDepthGuard(int& depth, int max_depth) : depth_(depth) {
+    if (depth_ >= max_depth) {
+      throw EvalError("macro and recursive loop calls nest deeper than " +
+                      std::to_string(max_depth) + ", the sandbox's bound");
+    }
+    ++depth_;
+  }
+  ~CallDepthGuard() { --depth_; }
+  CallDepthGuard(const CallDepthGuard&) = delete;
+  CallDepthGuard& operator=(const CallDepthGuard&) = delete;
+
+ private:
+  int& depth_;
+};
+
 // ---- the renderer -----------------------------------------------------------------------------
 
 Renderer::Renderer(const nlohmann::ordered_json& variables, const RenderLimits& limits)
@@ -454,11 +473,15 @@ void Renderer::emit(std::string_view text) {
 }
 
 std::string Renderer::capture(const Body& body) {
+  return capture([&] { execute(body); });
+}
+
+std::string Renderer::capture(const std::function<void()>& run) {
   std::string captured;
   std::string* outer = output_;
   output_ = &captured;
   try {
-    execute(body);
+    run();
   } catch (...) {
     output_ = outer;
     throw;
@@ -595,8 +618,9 @@ class ScopeGuard {
   std::shared_ptr<Frame> outer_;
 };
 
-void Renderer::execute_for(const Stmt& stmt) {
-  const Value iterable = evaluate(*stmt.exprs[0]);
+void Renderer::execute_for(const Stmt& stmt) { loop_over(stmt, evaluate(*stmt.exprs[0]), 0); }
+
+void Renderer::loop_over(const Stmt& stmt, const Value& iterable, std::int64_t depth0) {
   List items = iterate(iterable);
   if (stmt.exprs[1]) {
     // "for x in xs if cond" filters first: loop.index and loop.length count what is left.
@@ -613,13 +637,20 @@ void Renderer::execute_for(const Stmt& stmt) {
     execute(stmt.bodies[1]);
     return;
   }
-  // The loop object is a dict made per iteration; its keys and loop.cycle are made once.
+  // The loop object, as jinja2's LoopContext, has attributes and can be called (only in a
+  // recursive loop). It is made per iteration; its attribute names, loop.cycle and its call are
+  // made once.
   const auto length = static_cast<std::int64_t>(items.size());
   auto index = std::make_shared<std::int64_t>(0);
   const Value cycle = Value::function("cycle", [index](Renderer&, CallArgs& args) {
     if (args.positional.empty()) throw EvalError("no items for cycling given");
     return args.positional[static_cast<std::size_t>(*index) % args.positional.size()];
   });
+  const Stmt* loop = &stmt;
+  const std::weak_ptr<Frame> loop_scope = frame_;
+  const auto call_loop = [loop, loop_scope, depth0](Renderer& renderer, CallArgs& args) {
+    return renderer.call_recursive_loop(*loop, loop_scope, depth0 + 1, args);
+  };
   static constexpr const char* kKeys[] = {"index",  "index0", "revindex", "revindex0",
                                           "first",  "last",   "length",   "depth",
                                           "depth0", "cycle",  "previtem", "nextitem"};
@@ -628,31 +659,44 @@ void Renderer::execute_for(const Stmt& stmt) {
   for (std::int64_t i = 0; i < length; ++i) {
     count_iterations(1);
     *index = i;
-    Dict loop;
-    loop.entries.reserve(12);
+    Dict attributes;
+    attributes.entries.reserve(12);
     const Value values[] = {Value::integer(i + 1),      Value::integer(i),
                             Value::integer(length - i), Value::integer(length - i - 1),
                             Value::boolean(i == 0),     Value::boolean(i == length - 1),
-                            Value::integer(length),     Value::integer(1),
-                            Value::integer(0),          cycle};
+                            Value::integer(length),     Value::integer(depth0 + 1),
+                            Value::integer(depth0),     cycle};
     for (std::size_t k = 0; k < std::size(values); ++k)
-      loop.entries.emplace_back(keys[k], values[k]);
-    if (i > 0) loop.entries.emplace_back(keys[10], items[static_cast<std::size_t>(i - 1)]);
-    if (i + 1 < length) loop.entries.emplace_back(keys[11], items[static_cast<std::size_t>(i + 1)]);
+      attributes.entries.emplace_back(keys[k], values[k]);
+    if (i > 0) attributes.entries.emplace_back(keys[10], items[static_cast<std::size_t>(i - 1)]);
+    if (i + 1 < length)
+      attributes.entries.emplace_back(keys[11], items[static_cast<std::size_t>(i + 1)]);
     ScopeGuard scope(frame_, std::make_shared<Frame>(Frame{{}, frame_}));
-    frame_->variables["loop"] = Value::dict(std::move(loop));
+    frame_->variables["loop"] = Value::function("loop", call_loop, std::move(attributes));
     assign(stmt.target, items[static_cast<std::size_t>(i)], *frame_);
     if (execute(stmt.bodies[0]) == Flow::kBreak) break;
   }
 }
 
+Value Renderer::call_recursive_loop(const Stmt& loop, const std::weak_ptr<Frame>& scope,
+                                    std::int64_t depth0, CallArgs& args) {
+  if (!loop.recursive) {
+    throw EvalError("The loop must have the 'recursive' marker to be called recursively.");
+  }
+  const Arguments bound("loop", args, {"iterable"});
+  if (!bound.get(0) || !bound.rest().empty()) {
+    throw EvalError("loop() takes exactly one argument, the items to loop over");
+  }
+  std::shared_ptr<Frame> parent = scope.lock();
+  if (!parent) throw EvalError("loop() is called after its loop's scope ended");
+  const CallDepthGuard depth(call_depth_, limits_.max_call_depth);
+  ScopeGuard guard(frame_, parent);
+  return Value::string(capture([&] { loop_over(loop, *bound.get(0), depth0); }));
+}
+
 Value Renderer::call_macro(const Stmt& macro, const std::weak_ptr<Frame>& scope, CallArgs& args) {
   std::shared_ptr<Frame> parent = scope.lock();
   if (!parent) throw EvalError("macro '" + macro.text + "' is called after its scope ended");
-  if (call_depth_ >= limits_.max_call_depth) {
-    throw EvalError("macro calls nest deeper than " + std::to_string(limits_.max_call_depth) +
-                    ", the sandbox's bound");
-  }
   auto frame = std::make_shared<Frame>(Frame{{}, parent});
   if (args.positional.size() > macro.parameters.size()) {
     throw EvalError("macro '" + macro.text + "' takes not more than " +
@@ -676,11 +720,7 @@ Value Renderer::call_macro(const Stmt& macro, const std::weak_ptr<Frame>& scope,
     }
     frame->variables[name] = value;
   }
-  ++call_depth_;
-  struct DepthRestore {
-    int& depth;
-    ~DepthRestore() { --depth; }
-  } restore{call_depth_};
+  const CallDepthGuard depth(call_depth_, limits_.max_call_depth);
   ScopeGuard guard(frame_, frame);
   for (std::size_t i = 0; i < macro.parameters.size(); ++i) {
     if (given[i]) continue;
@@ -733,8 +773,28 @@ CallArgs Renderer::evaluate_arguments(const Expr& expr, std::size_t first) {
   const std::size_t positional_end = expr.children.size() - keywords;
   for (std::size_t i = first; i < positional_end; ++i)
     args.positional.push_back(evaluate(*expr.children[i]));
+  if (expr.star_args) {
+    for (Value& item : iterate(evaluate(*expr.star_args)))
+      args.positional.push_back(std::move(item));
+  }
   for (std::size_t k = 0; k < keywords; ++k) {
     args.keyword.emplace_back(expr.keyword_names[k], evaluate(*expr.children[positional_end + k]));
+  }
+  if (expr.star_kwargs) {
+    const Value mapping = evaluate(*expr.star_kwargs);
+    fail_if_undefined(mapping);
+    if (!mapping.is_dict()) {
+      throw EvalError("argument after ** must be a mapping, not " + mapping.type_name());
+    }
+    for (const auto& [key, value] : mapping.as_dict().entries) {
+      if (!key.is_string()) throw EvalError("keywords must be strings");
+      for (const auto& [name, given] : args.keyword) {
+        if (name == key.as_string()) {
+          throw EvalError("got multiple values for keyword argument '" + name + "'");
+        }
+      }
+      args.keyword.emplace_back(key.as_string(), value);
+    }
   }
   return args;
 }

@@ -4,6 +4,7 @@
 // bounded by RenderLimits. Filters, tests and Python methods (builtins.h) call back into it.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,10 @@ class Renderer {
   // Calls a function value (a macro, a global, a bound method).
   Value call(const Value& callee, CallArgs& args);
   Value call_macro(const Stmt& macro, const std::weak_ptr<Frame>& scope, CallArgs& args);
+  // Calling a for loop's `loop`: loop(items) runs a recursive loop again over items, `depth0`
+  // levels down, in `scope` (where the loop runs), and gives its output.
+  Value call_recursive_loop(const Stmt& loop, const std::weak_ptr<Frame>& scope,
+                            std::int64_t depth0, CallArgs& args);
 
   // A namespace() the renderer keeps track of, so that cycles through it are broken at the end.
   Value make_namespace(Dict attributes);
@@ -54,9 +59,14 @@ class Renderer {
   Flow execute(const Body& body);
   Flow execute(const Stmt& stmt);
   void execute_for(const Stmt& stmt);
+  // A for loop's body over the items of `iterable` (or its else body when there are none),
+  // `depth0` levels down a recursive loop.
+  void loop_over(const Stmt& stmt, const Value& iterable, std::int64_t depth0);
   void execute_call_block(const Stmt& stmt);
   void assign(const Target& target, const Value& value, Frame& frame);
+  // The output of running `body`, or `run`, instead of emitting it.
   std::string capture(const Body& body);
+  std::string capture(const std::function<void()>& run);
   void emit(std::string_view text);
 
   Value evaluate(const Expr& expr);

@@ -75,7 +75,7 @@ Value Value::list(List items) {
   Value v;
   v.kind_ = Kind::kList;
   v.nesting_ = nesting_around(items);
-  v.list_ = std::make_shared<const List>(std::move(items));
+  v.list_ = std::make_shared<List>(std::move(items));
   return v;
 }
 
@@ -103,10 +103,12 @@ Value Value::make_namespace(Dict attributes) {
   return v;
 }
 
-Value Value::function(std::string name, std::function<Value(Renderer&, CallArgs&)> call) {
+Value Value::function(std::string name, std::function<Value(Renderer&, CallArgs&)> call,
+                      Dict attributes) {
   Value v;
   v.kind_ = Kind::kFunction;
-  v.function_ = std::make_shared<const Function>(Function{std::move(name), std::move(call)});
+  v.function_ = std::make_shared<const Function>(
+      Function{std::move(name), std::move(call), std::move(attributes)});
   return v;
 }
 

@@ -49,10 +49,12 @@ struct CallArgs {
   std::vector<std::pair<std::string, Value>> keyword;
 };
 
-// Anything callable from a template.
+// Anything callable from a template. A callable object (a for loop's `loop`) has attributes
+// too (loop.index, ...).
 struct Function {
   std::string name;
   std::function<Value(Renderer&, CallArgs&)> call;
+  Dict attributes;
 };
 
 class Value {
@@ -83,7 +85,8 @@ class Value {
   static Value tuple(List items);
   static Value dict(Dict d);
   static Value make_namespace(Dict attributes);
-  static Value function(std::string name, std::function<Value(Renderer&, CallArgs&)> call);
+  static Value function(std::string name, std::function<Value(Renderer&, CallArgs&)> call,
+                        Dict attributes = {});
   static Value from_json(const nlohmann::ordered_json& json);
 
   // Lists, tuples and dicts nest at most this deep, so that printing, comparing and freeing a
@@ -114,6 +117,9 @@ class Value {
   double as_float() const;
   const std::string& as_string() const { return *text_; }
   const List& as_list() const { return *list_; }
+  // A list's items, which list.pop() and list.clear() change in place: every value holding the
+  // list sees the change, as in Python.
+  List& mutable_list() const { return *list_; }
   const Dict& as_dict() const { return *dict_; }
   // A namespace's attributes, which `{% set ns.x = ... %}` changes in place.
   Dict& namespace_attributes() const { return *dict_; }
@@ -135,7 +141,7 @@ class Value {
   } scalar_{};
   int nesting_ = 0;
   std::shared_ptr<const std::string> text_;  // a string, or an Undefined's hint
-  std::shared_ptr<const List> list_;
+  std::shared_ptr<List> list_;
   std::shared_ptr<Dict> dict_;
   std::shared_ptr<const Function> function_;
 };
