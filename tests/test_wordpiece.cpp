@@ -203,10 +203,14 @@ TEST(WordPieceLoad, MissingUnkIsAnError) {
   expect_load_error(dir.path(), {(dir.path() / "vocab.txt").string(), "[UNK]"});
 }
 
-TEST(WordPieceLoad, MissingMaskIsAnError) {
+// A named token the vocabulary lacks is added after it, as transformers' fast tokenizer adds it.
+TEST(WordPieceLoad, MissingMaskIsAddedAfterTheVocabulary) {
   TempDir dir;
   dir.write_vocab({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello"});
-  expect_load_error(dir.path(), {(dir.path() / "vocab.txt").string(), "[MASK]"});
+  const auto tokenizer = load_wordpiece_tokenizer(dir.path());
+  EXPECT_EQ(tokenizer->mask_id(), 5);
+  EXPECT_EQ(tokenizer->vocab_size(), 6);
+  EXPECT_EQ(tokenizer->encode("hello [MASK]").ids, (std::vector<int>{2, 4, 5, 3}));
 }
 
 TEST(WordPieceLoad, MissingVocabularyIsAnError) {
@@ -321,12 +325,15 @@ TEST(WordPieceOffsets, UnknownWordSpansTheWholeWord) {
 
 // Words of entities as the token-classification golden writes them (lines 2 and 28 of
 // tiny-bert-tokcls-random/token_classify.jsonl: "##quip" -> "quip", "i ' ll" -> "i'll").
-TEST(WordPieceOffsets, TokensToStringAsTheGolden) {
+// convert_tokens_to_string is the Rust WordPiece decoder's (these outputs are tokenizers
+// 0.23.2's decode of the same tokens): a continuation is glued to the token before it, the first
+// token keeps its "##", and each token is cleaned up alone.
+TEST(WordPieceOffsets, TokensToStringIsTheRustDecoder) {
   const TokenOffsets& offsets = *tiny_bert().offsets();
   const std::vector<std::string> tokens = {"le", "##an", "so", ",", "i", "'", "ll", "."};
-  EXPECT_EQ(offsets.tokens_to_string(tokens), "lean so, i'll.");
+  EXPECT_EQ(offsets.tokens_to_string(tokens), "lean so, i ' ll.");
   const std::vector<std::string> starts_inside = {"##quip", "sir"};
-  EXPECT_EQ(offsets.tokens_to_string(starts_inside), "quip sir");
+  EXPECT_EQ(offsets.tokens_to_string(starts_inside), "##quip sir");
 }
 
 // --- Goldens from Hugging Face (need ../shared) -------------------------------------------------

@@ -54,7 +54,8 @@ std::optional<bool> optional_flag(const json& config, const char* key, const std
   return config_flag(config, key, false, file);
 }
 
-TransformersSettings read_transformers_settings(const fs::path& model_dir) {
+TransformersSettings read_transformers_settings(const fs::path& model_dir,
+                                                std::string_view default_class = {}) {
   const fs::path config_path = model_dir / "tokenizer_config.json";
   const fs::path map_path = model_dir / "special_tokens_map.json";
   const json config = read_optional_object(config_path);
@@ -62,6 +63,7 @@ TransformersSettings read_transformers_settings(const fs::path& model_dir) {
   TransformersSettings settings;
   settings.config_file = config_path.string();
   settings.class_name = declared_tokenizer_class(model_dir);
+  if (!settings.class_name && !default_class.empty()) settings.class_name = default_class;
   // transformers reads special_tokens_map.json only for folders saved before
   // tokenizer_config.json had added_tokens_decoder, and there it wins over the config; a token
   // neither file names is the class's default (an explicit null: none).
@@ -548,6 +550,18 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
     add_config_tokens(file_json, settings);
   }
   return std::make_unique<JsonTokenizer>(model_dir, file_json, file, std::move(settings));
+}
+
+std::unique_ptr<Tokenizer> load_converted_tokenizer(const fs::path& model_dir,
+                                                    const fs::path& main_file,
+                                                    std::string_view default_class,
+                                                    const SlowFilesConverter& convert) {
+  TransformersSettings settings = read_transformers_settings(model_dir, default_class);
+  json file_json = convert(settings.named);
+  apply_class_arguments(file_json, settings);
+  add_config_tokens(file_json, settings);
+  return std::make_unique<JsonTokenizer>(model_dir, file_json, main_file.string(),
+                                         std::move(settings));
 }
 
 }  // namespace attn
