@@ -5,9 +5,9 @@
 // - any other bytes encode or are refused with attn::Error;
 // - decoding the encoding, or the input read as ids (two bytes each, modulo vocab_size), gives
 //   valid UTF-8;
-// - a single valid text through the slow tokenizer of the folder's vocab.txt (the one with
-//   character offsets, for attn ner) gives one span per id: (0, 0) for [CLS] and [SEP], every
-//   other inside the text's code points, its start at or after the start before it.
+// - a single valid text through the tokenizer converted from the folder's vocab.txt gives one
+//   character span per id: (0, 0) for [CLS] and [SEP], every other inside the text's code
+//   points, its start at or after the start before it.
 
 #include <string>
 #include <vector>
