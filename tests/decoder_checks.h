@@ -124,6 +124,13 @@ inline void expect_logits_match(const std::filesystem::path& model_dir, const Go
 // the golden ids are forced and the top-5 of every step still checked.
 inline void expect_greedy_matches(const std::filesystem::path& model_dir, const GoldenSet& golden) {
   auto model = load_model(model_dir);
+  // The golden decodes with clean_up_tokenization_spaces=False (../shared/golden/README.md);
+  // attn decodes as the folder's tokenizer_config.json says, as transformers' decode() does.
+  bool cleans_up = false;
+  if (std::filesystem::exists(model_dir / "tokenizer_config.json")) {
+    const nlohmann::json config = read_json(model_dir / "tokenizer_config.json");
+    cleans_up = config.value("clean_up_tokenization_spaces", false);
+  }
   double worst_top5 = 0;
   int forced_lines = 0;
   for (const auto& line : golden.jsonl("generate.jsonl")) {
@@ -152,7 +159,9 @@ inline void expect_greedy_matches(const std::filesystem::path& model_dir, const 
       // The streamed text continues the decoded prompt exactly as a decode of the whole
       // sequence does (the prompt's own text may not come back: SentencePiece models turn a
       // newline into a space).
-      EXPECT_EQ(model->tokenizer->decode(prompt_ids, true) + result.text, line["full_text"])
+      const std::string full_text = line["full_text"];
+      EXPECT_EQ(model->tokenizer->decode(prompt_ids, true) + result.text,
+                cleans_up ? clean_up_tokenization(full_text) : full_text)
           << "prompt: " << line["prompt"];
     } else {
       step_logits = forced_step_logits(*model, prompt_ids, golden_ids);

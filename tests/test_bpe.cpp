@@ -118,17 +118,27 @@ TEST(ReplaceInvalidUtf8, OneReplacementPerMaximalSubpart) {
   EXPECT_EQ(replace_invalid_utf8("\xE2\x82\xE2\x82\xAC"), r + "\xE2\x82\xAC");
 }
 
+// An id past the vocabulary has no token, as in the fast tokenizer (convert_ids_to_tokens gives
+// None): the converted files give what the model's tokenizer.json gives. attn tokenize refuses
+// such an id before decoding it (tests/test_tokenize_cli.cpp).
 TEST(BpeTokenizer, DescribesItsVocabulary) {
   EXPECT_EQ(shipped_gpt2().vocab_size(), 50257);
   EXPECT_EQ(shipped_gpt2().token_string(262), "Ġthe");
-  EXPECT_THROW(shipped_gpt2().token_string(50257), Error);
-  EXPECT_THROW(shipped_gpt2().decode(std::vector<int>{-1}, false), Error);
+  const Tokenizer& from_json = shipped_gpt2_from_tokenizer_json();
+  EXPECT_EQ(shipped_gpt2().token_string(50257), from_json.token_string(50257));
+  for (const std::vector<int>& ids : {std::vector<int>{-1}, std::vector<int>{262, 50257}}) {
+    EXPECT_EQ(shipped_gpt2().decode(ids, false), from_json.decode(ids, false));
+  }
 }
 
-TEST(BpeTokenizer, RejectsInvalidUtf8AndPairs) {
+// GPT2TokenizerFast takes pairs (its ByteLevel post-processor joins them, the second with type
+// id 1), as the model's tokenizer.json does.
+TEST(BpeTokenizer, RejectsInvalidUtf8AndJoinsPairsAsTheFastTokenizer) {
   EXPECT_TRUE(Contains(error_message([] { shipped_gpt2().encode("ok \xff"); }), "UTF-8"));
-  EXPECT_TRUE(Contains(error_message([] { shipped_gpt2().encode("a", "b"); }),
-                       "sentence pairs are not supported"));
+  const Encoding pair = shipped_gpt2().encode("Hello", " world");
+  const Encoding expected = shipped_gpt2_from_tokenizer_json().encode("Hello", " world");
+  EXPECT_EQ(pair.ids, expected.ids);
+  EXPECT_EQ(pair.type_ids, expected.type_ids);
 }
 
 TEST(BpeTokenizer, TokenizerJsonGivesTheSameTokenizer) {

@@ -797,7 +797,8 @@ TEST_F(HostileFilesTest, Gpt2TokenizerJsonIsAFifo) {
                        {(model / "tokenizer.json").string() + ": not a regular file"});
 }
 
-// tokenizer_config.json's added_tokens_decoder as the slow GPT2Tokenizer reads it.
+// tokenizer_config.json's added_tokens_decoder as GPT2TokenizerFast reads it for vocab.json and
+// merges.txt.
 TEST_F(HostileFilesTest, Gpt2TokenizerConfigAddedTokenIdOf2To32Minus1) {
   expect_refused(copy_model_without_tokenizer_json(kGpt2), "tokenizer_config.json",
                  [](const fs::path& file) {
@@ -808,14 +809,16 @@ TEST_F(HostileFilesTest, Gpt2TokenizerConfigAddedTokenIdOf2To32Minus1) {
                  {"added_tokens_decoder[\"4294967295\"]: id 4294967295 is out of range"});
 }
 
+// An added token whose id is past the vocabulary takes the next id, as GPT2TokenizerFast adds it
+// (the library gives the ids), and the model's embedding has no row for it.
 TEST_F(HostileFilesTest, Gpt2TokenizerConfigAddedTokenIdPastTheVocabulary) {
-  expect_refused(copy_model_without_tokenizer_json(kGpt2), "tokenizer_config.json",
-                 [](const fs::path& file) {
-                   edit_json(file, [](json& config) {
-                     config["added_tokens_decoder"]["60000"] = {{"content", "<|x|>"}};
-                   });
-                 },
-                 {"added token '<|x|>' has id 60000", "out of range"});
+  const fs::path model = copy_model_without_tokenizer_json(kGpt2);
+  edit_json(model / "tokenizer_config.json", [](json& config) {
+    config["added_tokens_decoder"]["60000"] = {{"content", "<|x|>"}};
+  });
+  expect_clean_failure(info(model), kBadInput,
+                       {(model / "config.json").string() +
+                        ": field 'vocab_size' is 50257 but the tokenizer has 50258 tokens"});
 }
 
 TEST_F(HostileFilesTest, Gpt2FiftyThousandAddedTokensAreCountedQuickly) {
@@ -1001,13 +1004,14 @@ TEST_F(HostileFilesTest, SpecialTokensMapMaskTokenWithAnEscapeSequence) {
 }
 
 TEST_F(HostileFilesTest, SpecialTokensMapNumberOutOfRange) {
-  expect_refused(kBert, "special_tokens_map.json",
+  expect_refused(without_added_tokens_decoder(copy_model(kBert)), "special_tokens_map.json",
                  [](const fs::path& file) { insert_first_member(file, R"("x": 1e400)"); },
                  {"not valid JSON (number 1e400 is out of range)"});
 }
 
 TEST_F(HostileFilesTest, SpecialTokensMapIsAFifo) {
-  expect_refused(kBert, "special_tokens_map.json", replace_with_fifo, {"not a regular file"});
+  expect_refused(without_added_tokens_decoder(copy_model(kBert)), "special_tokens_map.json",
+                 replace_with_fifo, {"not a regular file"});
 }
 
 // ---- Special files in place of config.json and model.safetensors -------------------------

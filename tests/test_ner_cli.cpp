@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "src/base/unicode.h"
 #include "tests/cli_util.h"
 #include "tests/golden.h"
 #include "tests/tokenizer_test_util.h"
@@ -168,49 +167,50 @@ TEST(NerCli, TokenizerJsonGivesWhatVocabTxtGives) {
   }
 }
 
-// A byte-level BPE folder read from vocab.json and merges.txt (here the model's own vocabulary and
-// the byte symbols, without merges, so that "sir" is three tokens the model knows), whose
-// tokenizer gives attn no character offsets.
+// The one tokenizer without character offsets: Marian's, read by SentencePiece itself. Here the
+// model's weights with tiny-marian-random's tokenizer files, its vocabulary cut to the model's
+// size (the <pad> it needs moved into it).
 TEST(NerCli, AggregationWithoutOffsetsIsRefused) {
   ATTN_REQUIRE_SHARED();
   TempDir dir;
   const fs::path model = dir.path() / "model";
   fs::copy(shared_model_dir(kModel), model);
-  std::vector<std::string> vocab_txt;
-  std::ifstream lines(model / "vocab.txt");
-  for (std::string token; std::getline(lines, token);) vocab_txt.push_back(token);
-  // Every byte's symbol, which a byte-level vocabulary must have (GPT-2's alphabet: the printable
-  // bytes stand for themselves, the others for U+0100 on), in place of the vocabulary's last
-  // tokens, so that it keeps the model's size.
-  std::vector<std::string> byte_symbols;
-  int shifted = 0x100;
-  for (int byte = 0; byte < 256; ++byte) {
-    const bool printable = (byte >= '!' && byte <= '~') || (byte >= 0xA1 && byte != 0xAD);
-    byte_symbols.push_back(encode_utf8(std::u32string(1, char32_t(printable ? byte : shifted++))));
+  for (const char* file : {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json"}) {
+    fs::remove(model / file);
   }
-  std::erase_if(byte_symbols, [&](const std::string& symbol) {
-    return std::find(vocab_txt.begin(), vocab_txt.end(), symbol) != vocab_txt.end();
-  });
-  vocab_txt.resize(vocab_txt.size() - byte_symbols.size());
-  vocab_txt.insert(vocab_txt.end(), byte_symbols.begin(), byte_symbols.end());
+  const fs::path marian = shared_model_dir("tiny-marian-random");
+  for (const char* file : {"source.spm", "target.spm", "special_tokens_map.json"}) {
+    fs::copy_file(marian / file, model / file);
+  }
+  const int model_vocabulary = json::parse(read_file(model / "config.json"))["vocab_size"];
+  const json marian_vocab = json::parse(read_file(marian / "vocab.json"));
   json vocab = json::object();
-  for (std::size_t id = 0; id < vocab_txt.size(); ++id) vocab[vocab_txt[id]] = id;
-  fs::remove(model / "vocab.txt");
-  fs::remove(model / "special_tokens_map.json");
-  std::ofstream(model / "vocab.json") << vocab.dump();
-  std::ofstream(model / "merges.txt") << "#version: 0.2\n";
-  std::ofstream(model / "tokenizer_config.json")
-      << json{{"tokenizer_class", "GPT2Tokenizer"}, {"unk_token", "[UNK]"}}.dump();
-  const CommandResult refused = run_attn({"ner", "-m", model.string(), "sir"});
+  for (const auto& [token, id] : marian_vocab.items()) {
+    if (id.get<int>() < model_vocabulary - 1) vocab[token] = id;
+  }
+  vocab["<pad>"] = model_vocabulary - 1;
+  write_file(model / "vocab.json", vocab.dump());
+  json config = json::parse(read_file(marian / "tokenizer_config.json"));
+  for (auto& [id, token] : config["added_tokens_decoder"].items()) {
+    if (token["content"] == "<pad>") {
+      json pad = token;
+      config["added_tokens_decoder"].erase(id);
+      config["added_tokens_decoder"][std::to_string(model_vocabulary - 1)] = pad;
+      break;
+    }
+  }
+  write_file(model / "tokenizer_config.json", config.dump());
+
+  const CommandResult refused = run_attn({"ner", "-m", model.string(), "hello world"});
   EXPECT_EQ(refused.exit_status, 2) << describe(refused);
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
   EXPECT_TRUE(Contains(refused.err, "--aggregation simple")) << refused.err;
-  EXPECT_TRUE(Contains(refused.err, "GPT2Tokenizer")) << refused.err;
+  EXPECT_TRUE(Contains(refused.err, "MarianTokenizer")) << refused.err;
   EXPECT_TRUE(Contains(refused.err, "no character offsets")) << refused.err;
 
   // --aggregation none: the tokens, without start and end (null), as the pipeline gives them.
-  const CommandResult tokens =
-      run_attn({"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", "sir"});
+  const CommandResult tokens = run_attn(
+      {"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", "hello world"});
   ASSERT_EQ(tokens.exit_status, 0) << describe(tokens);
   const json out = json::parse(tokens.out);
   ASSERT_FALSE(out["entities"].empty()) << tokens.out;

@@ -208,8 +208,10 @@ TEST(SentencePieceTokenizer, DecodesSpecialTokensAsLlamaTokenizerDoes) {
   ASSERT_EQ(llama().token_string(15043), "▁Hello");
   EXPECT_EQ(llama().decode(ids, false), "<s> Hello</s>");
   EXPECT_EQ(llama().decode(ids, true), "Hello");
-  EXPECT_THROW(llama().decode(std::vector<int>{32000}, true), Error);
-  EXPECT_THROW(llama().token_string(-1), Error);
+  // An id the tokenizer has no token for decodes to nothing, as the tokenizers library's
+  // decode skips it (attn's commands refuse such ids before decoding).
+  EXPECT_EQ(llama().decode(std::vector<int>{32000}, true), "");
+  EXPECT_EQ(llama().token_string(-1), "");
   EXPECT_TRUE(Contains(error_message([] { llama().encode("ok \xff"); }), "UTF-8"));
 }
 
@@ -240,6 +242,9 @@ class EditedLlamaTokenizer {
   test::TempDir dir_;
 };
 
+// legacy: false is LlamaTokenizerFast's Metaspace pre-tokenizer with prepend_scheme "first",
+// which adds the prefix "▁" only to a text that does not start with a space already (the slow
+// class adds it always): texts that start with a space are left out.
 TEST(SentencePieceTokenizer, NonLegacyEncodesPlainTextTheSame) {
   ATTN_REQUIRE_SHARED();
   EditedLlamaTokenizer edited([](json& config) { config["legacy"] = false; });
@@ -248,7 +253,7 @@ TEST(SentencePieceTokenizer, NonLegacyEncodesPlainTextTheSame) {
   for (const json& golden : GoldenSet("tiny-llama-brown").jsonl("tokens.jsonl")) {
     const std::string text = golden["text"];
     if (text.find("<s>") != std::string::npos || text.find("</s>") != std::string::npos ||
-        text.find("<unk>") != std::string::npos) {
+        text.find("<unk>") != std::string::npos || text.starts_with(' ')) {
       continue;
     }
     if (tokenizer->encode(text).ids != golden["ids"].get<std::vector<int>>()) {

@@ -130,25 +130,27 @@ TEST(Seq2SeqTokenizerSpecial, T5SentinelsInTheTextAreSingleTokens) {
   EXPECT_EQ(tokens_of(t5, ids),
             (std::vector<std::string>{"\xE2\x96\x81He", "ll", "o", "<extra_id_0>",
                                       "\xE2\x96\x81world", "<extra_id_1>", "</s>"}));
-  // PreTrainedTokenizer._decode writes sentinels (additional special tokens past vocab_size) on
-  // their own, joined by spaces; T5Tokenizer.convert_tokens_to_string puts a space before a
-  // special token, then strips.
-  EXPECT_EQ(t5.decode(ids, false), "Hello <extra_id_0> world <extra_id_1> </s>");
+  // T5TokenizerFast decodes every token through the Metaspace decoder, special tokens as they
+  // are, with no space put around them (the slow class's _decode joins them with spaces).
+  EXPECT_EQ(t5.decode(ids, false), "Hello<extra_id_0> world<extra_id_1></s>");
   EXPECT_EQ(t5.decode(ids, true), "Hello world");
 }
 
-TEST(Seq2SeqTokenizerSpecial, T5AppendsEosOnlyWhenMissing) {
+TEST(Seq2SeqTokenizerSpecial, T5AppendsEosAfterEachSequence) {
   ATTN_REQUIRE_SHARED();
-  // T5Tokenizer._add_eos_if_not_present, for each sequence of a pair too.
+  // T5TokenizerFast's TemplateProcessing: "$A </s>", "$A </s> $B </s>", even after a sequence
+  // that ends with </s> (the slow class's _add_eos_if_not_present leaves that one out).
   const Tokenizer& t5 = shared_tokenizer(kT5);
   const std::vector<int> hello = {51, 122, 108};  // ▁He ll o (golden "Hello world" minus ▁world)
   std::vector<int> expected = hello;
   expected.push_back(1);
   EXPECT_EQ(t5.encode("Hello").ids, expected);
-  EXPECT_EQ(t5.encode("Hello</s>").ids, expected);
-  EXPECT_EQ(t5.encode("Hello </s>").ids, expected);
+  std::vector<int> twice = expected;
+  twice.push_back(1);
+  EXPECT_EQ(t5.encode("Hello</s>").ids, twice);
+  EXPECT_EQ(t5.encode("Hello </s>").ids, twice);
   const Encoding pair = t5.encode("Hello</s>", "Hello");
-  std::vector<int> pair_expected = expected;
+  std::vector<int> pair_expected = twice;
   pair_expected.insert(pair_expected.end(), expected.begin(), expected.end());
   EXPECT_EQ(pair.ids, pair_expected);
   EXPECT_EQ(pair.type_ids, std::vector<int>(pair_expected.size(), 0));
@@ -186,11 +188,11 @@ TEST(Seq2SeqTokenizerSpecial, T5LegacyFalseGivesTextAfterASpecialTokenNoSpace) {
             std::vector<std::string>(legacy_tokens.begin(), legacy_tokens.begin() + 4));
   EXPECT_FALSE(tokens[4].starts_with("\xE2\x96\x81")) << tokens[4];
   EXPECT_EQ(ids.back(), 1);
-  // Decoding: SentencePiece drops the "▁" that starts a run of pieces when the model removes
-  // extra whitespace, as this one does, even with the dummy prefix off: "</s>", then "▁world"
-  // (209) decoded on its own, "world".
-  EXPECT_EQ(legacy.decode(std::vector<int>{1, 209}, false), "</s>world");
-  EXPECT_EQ(modern->decode(std::vector<int>{1, 209}, false), "</s>world");
+  // Decoding: the Metaspace decoder takes the "▁" off the first token only: "</s>", then
+  // "▁world" (209) as " world", either way (the slow class decoded the run after a special
+  // token on its own, "world").
+  EXPECT_EQ(legacy.decode(std::vector<int>{1, 209}, false), "</s> world");
+  EXPECT_EQ(modern->decode(std::vector<int>{1, 209}, false), "</s> world");
   // Text of known characters, without a leading space, is encoded the same either way. (An
   // unknown character at the start is not: without the dummy prefix its "▁" joins the unknown
   // piece, as in LlamaTokenizer's legacy: false.)
@@ -301,7 +303,11 @@ TEST(Seq2SeqTokenizerMarian, SeparateVocabulariesAreRefused) {
 TEST(Seq2SeqTokenizerT5, SentinelsWithoutAddedTokensDecoder) {
   ATTN_REQUIRE_SHARED();
   // Without added_tokens_decoder, transformers takes the added tokens from added_tokens.json
-  // (neither lstrip nor rstrip), and without that from T5Tokenizer.__init__ (lstrip, rstrip).
+  // (neither lstrip nor rstrip, and normalized, not being named tokens), and without that from
+  // T5TokenizerFast.__init__ (special, not normalized). Either way they are special (the
+  // class's additional special tokens). A normalized sentinel is found in the normalized text,
+  // and the space before it is a "▁" of its own; the others' text around them is normalized
+  // apart, and its space at the end stripped.
   EditedFolder folder(kT5, "tokenizer_config.json", [](json& config) {
     config.erase("added_tokens_decoder");
     config.erase("additional_special_tokens");
@@ -310,13 +316,15 @@ TEST(Seq2SeqTokenizerT5, SentinelsWithoutAddedTokensDecoder) {
   for (const bool with_added_tokens_json : {true, false}) {
     if (!with_added_tokens_json) fs::remove(folder.path() / "added_tokens.json");
     const std::unique_ptr<Tokenizer> t5 = load_tokenizer(folder.path());
-    EXPECT_EQ(tokens_of(*t5, t5->encode("a <extra_id_0> b").ids),
-              (std::vector<std::string>{"\xE2\x96\x81"
-                                        "a",
-                                        "<extra_id_0>",
-                                        "\xE2\x96\x81"
-                                        "b",
-                                        "</s>"}))
+    std::vector<std::string> expected = {
+        "\xE2\x96\x81"
+        "a",
+        "<extra_id_0>",
+        "\xE2\x96\x81"
+        "b",
+        "</s>"};
+    if (with_added_tokens_json) expected.insert(expected.begin() + 1, "\xE2\x96\x81");
+    EXPECT_EQ(tokens_of(*t5, t5->encode("a <extra_id_0> b").ids), expected)
         << with_added_tokens_json;
     EXPECT_EQ(t5->token_string(8000), "<extra_id_99>");
     EXPECT_TRUE(t5->is_special(8000));

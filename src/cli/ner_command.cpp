@@ -46,8 +46,9 @@ const TokenOffsets* offsets_for(const NerCommand& command, const Model& model) {
   const TokenOffsets* offsets = model.tokenizer->offsets();
   if (!offsets && aggregation_needs_offsets(command.aggregation)) {
     throw UsageError(fmt::format(
-        "--aggregation {}: {}: the tokenizer, {}, gives attn no character offsets (tokenizer.json "
-        "and vocab.txt give them); --aggregation none lists the tokens without them",
+        "--aggregation {}: {}: the tokenizer, {}, gives attn no character offsets (Marian's "
+        "SentencePiece models are not converted into the pipeline that gives them); "
+        "--aggregation none lists the tokens without them",
         aggregation_name(command.aggregation), model.dir.string(), tokenizer_description(model)));
   }
   return offsets;

@@ -7,6 +7,7 @@
 #include "src/io/json_util.h"
 #include "src/tokenizer/special_tokens.h"
 #include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/tokenizer_files.h"
 
 namespace attn {
 namespace {
@@ -79,8 +80,9 @@ std::optional<TemplateSource> template_of_tokenizer_config(const json& config,
               " but no 'default'; choose one with --chat-template-name");
 }
 
-TemplateSource find_template(const fs::path& model_dir, const json& config,
-                             const ChatTemplateChoice& choice, bool for_tools) {
+TemplateSource find_template(const TokenizerFiles& files, const ChatTemplateChoice& choice,
+                             bool for_tools) {
+  const fs::path& model_dir = files.dir;
   if (!choice.file.empty()) {
     return {read_input_text(choice.file, "--chat-template-file", kMaxTemplateBytes),
             choice.file.string()};
@@ -94,8 +96,8 @@ TemplateSource find_template(const fs::path& model_dir, const json& config,
   if (plain_name && entry_exists(jinja_file)) {
     return {read_model_file(jinja_file, kMaxTemplateBytes), jinja_file.string()};
   }
-  const std::string config_file = (model_dir / "tokenizer_config.json").string();
-  if (auto found = template_of_tokenizer_config(config, config_file, choice, for_tools)) {
+  if (auto found =
+          template_of_tokenizer_config(files.config, files.config_file, choice, for_tools)) {
     return *found;
   }
   throw Error(model_dir.string() +
@@ -105,10 +107,10 @@ TemplateSource find_template(const fs::path& model_dir, const json& config,
 
 // transformers' special_tokens_map: each named token that is set, as its text, then
 // additional_special_tokens.
-ordered_json template_special_tokens(const fs::path& model_dir, const json& config) {
-  const std::string class_name = declared_tokenizer_class(model_dir).value_or("");
-  const SpecialTokenConfig tokens = read_special_token_config(
-      model_dir, config, class_named_token_defaults(class_name), class_name);
+ordered_json template_special_tokens(const TokenizerFiles& files) {
+  const std::string class_name = files.class_name.value_or("");
+  const SpecialTokenConfig tokens =
+      read_special_token_config(files, class_named_token_defaults(class_name), class_name);
   ordered_json variables = ordered_json::object();
   for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
     if (tokens.named[i]) variables[kNamedTokenKeys[i]] = tokens.named[i]->content;
@@ -142,16 +144,11 @@ ChatTemplate::ChatTemplate(jinja::Template compiled, std::string origin,
 
 ChatTemplate ChatTemplate::load(const fs::path& model_dir, const ChatTemplateChoice& choice,
                                 bool for_tools) {
-  const fs::path config_path = model_dir / "tokenizer_config.json";
-  json config = json::object();
-  if (entry_exists(config_path)) {
-    config = read_json_file(config_path);
-    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
-  }
-  TemplateSource source = find_template(model_dir, config, choice, for_tools);
+  const TokenizerFiles files = read_tokenizer_files(model_dir);
+  TemplateSource source = find_template(files, choice, for_tools);
   try {
     return ChatTemplate(jinja::Template(source.text), source.origin,
-                        template_special_tokens(model_dir, config));
+                        template_special_tokens(files));
   } catch (const jinja::TemplateError& error) {
     throw Error(source.origin + ": " + error.what());
   }

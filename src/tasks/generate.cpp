@@ -217,6 +217,11 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
     ++result.decode_steps;
   }
   result.decode_ms = milliseconds_since(start);
+  if (!result.generated_ids.empty() && result.stop_reason != "stop") {
+    bool stopped = false;
+    const std::string shown = stream.add(model.tokenizer->decode_held_back(ids), stopped);
+    if (callbacks.on_text && !shown.empty()) callbacks.on_text(shown);
+  }
   const std::string rest = stream.rest();
   if (callbacks.on_text && !rest.empty()) callbacks.on_text(rest);
   result.text = stream.text();

@@ -333,9 +333,10 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
   const fs::path target_path = model_dir / kTargetModel;
   const fs::path vocab_path = model_dir / kVocabulary;
   constexpr std::string_view kClass = "MarianTokenizer";
-  sentencepiece_class(model_dir, source_path, std::span(&kClass, 1), true);
-  const json config = read_sentencepiece_tokenizer_config(model_dir);
-  const std::string config_file = (model_dir / "tokenizer_config.json").string();
+  const TokenizerFiles files = read_tokenizer_files(model_dir);
+  sentencepiece_class(files, source_path, std::span(&kClass, 1), true);
+  const json& config = sentencepiece_tokenizer_config(files);
+  const std::string& config_file = files.config_file;
   if (config_flag(config, "separate_vocabs", false, config_file)) {
     throw Error(config_file +
                 ": separate_vocabs is true (the decoder's own target_vocab.json), which attn does "
@@ -354,7 +355,7 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
   check_model_pieces_in_vocabulary(target, target_path, vocab, vocab_path);
 
   const SpecialTokenConfig special_config =
-      read_special_token_config(model_dir, config, class_named_token_defaults(kClass), kClass);
+      read_special_token_config(files, class_named_token_defaults(kClass), kClass);
   for (const auto& [token, key] : kRequiredTokens) {
     const std::optional<AddedToken>& named = special_config.named[static_cast<std::size_t>(token)];
     if (!named || named->content.empty()) {

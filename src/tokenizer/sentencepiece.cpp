@@ -1,14 +1,19 @@
+// SentencePiece folders (tokenizer.model, spiece.model, sentencepiece.bpe.model) converted at load
+// into the tokenizer.json pipeline, as transformers' LlamaConverter, GemmaConverter,
+// AlbertConverter, T5Converter and XLMRobertaConverter (convert_slow_tokenizer.py, 4.40-4.45)
+// build the fast classes from the model file's ModelProto.
 #include "src/tokenizer/sentencepiece.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -18,6 +23,7 @@
 #include "src/io/json_util.h"
 #include "src/tokenizer/sentencepiece_model.h"
 #include "src/tokenizer/special_tokens.h"
+#include "src/tokenizer/tokenizer_json.h"
 
 namespace attn {
 namespace {
@@ -25,203 +31,21 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// What SentencePiece decodes an invalid byte of byte-fallback pieces to: U+FFFD.
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
-
-// ---- The tokenizer classes --------------------------------------------------------------------
-
-// How a class's convert_tokens_to_string turns tokens back into text.
-enum class TokensToString {
-  // LlamaTokenizer, AlbertTokenizer: SentencePiece decodes the runs of pieces between special
-  // tokens; the special tokens are written as they are, spaced by the rules below.
-  kDecodePieces,
-  // XLMRobertaTokenizer: "".join(tokens), every "▁" a space.
-  kJoinPieces,
-};
-
-// When convert_tokens_to_string writes a space before a special token that does not follow
-// another special token.
-enum class SpaceBeforeSpecial { kNever, kUnlessFirst, kAlways };
-
-// How token ids relate to the model's pieces.
-enum class IdLayout {
-  kPieces,  // token id = piece id
-  // XLM-R's fairseq ids: <s> 0, <pad> 1, </s> 2, <unk> 3, piece i (from 3 on) i + 1, and <mask>
-  // after the last piece (the model's own <unk> <s> </s>, pieces 0-2, are not used).
-  kFairseq,
-};
-
-// AlbertTokenizer._tokenize: preprocess_text(text) with these settings, then the model, then
-// pieces that end in a digit and "," re-split ("▁9," -> "▁9" ","; as BERT's tokenization does).
-struct AlbertTokenize {
-  bool remove_space = true;   // " ".join(text.strip().split())
-  bool keep_accents = false;  // false: NFKD, then combining marks dropped
-  bool do_lower_case = true;
-};
-
-// Everything that differs between the transformers classes that run a SentencePiece model
-// (LlamaTokenizer, AlbertTokenizer, XLMRobertaTokenizer, T5Tokenizer): their constructor's
-// defaults and the settings of the folder's tokenizer_config.json.
-struct SentencePieceSettings {
-  std::string class_name;
-  NamedTokenDefaults named_defaults;
-  NamedSequenceTemplate sequence_template;
-  IdLayout id_layout = IdLayout::kPieces;
-
-  // Encoding.
-  // LlamaTokenizer's legacy (the others are legacy): false encodes text without the model's
-  // dummy prefix, after the unk token's text (see encode_pieces), and adds the prefix space
-  // itself once (add_prefix_space).
-  bool legacy = true;
-  bool add_prefix_space = true;
-  // do_lower_case: PreTrainedTokenizer.tokenize lowers the text outside the added tokens first.
-  bool lowercase_text = false;
-  std::optional<AlbertTokenize> albert_tokenize;
-
-  // Decoding (convert_tokens_to_string, then _decode).
-  TokensToString tokens_to_string = TokensToString::kDecodePieces;
-  bool drop_first_prefix_space = false;  // the first token's "▁" goes (Llama's add_prefix_space)
-  SpaceBeforeSpecial space_before_special = SpaceBeforeSpecial::kNever;
-  // A space between a leading special token and a first piece without "▁" (Llama).
-  bool space_after_leading_special = false;
-  bool strip_text = false;  // str.strip() of the result (ALBERT, XLM-R)
-  bool spaces_between_special_tokens = false;
-  bool clean_up_tokenization_spaces = false;
-
-  // T5Tokenizer's _add_eos_if_not_present: a sequence that already ends with its template suffix
-  // does not get it a second time.
-  bool suffix_once = false;
-  // T5Tokenizer's extra_ids: the sentinels <extra_id_0> ... <extra_id_{n-1}>, additional special
-  // tokens with the ids after the pieces, counted down: <extra_id_0> is the last id.
-  std::optional<int> extra_ids;
-};
-
-SentencePieceSettings llama_settings(const json& config, const std::string& file) {
-  SentencePieceSettings settings;
-  settings.class_name = "LlamaTokenizer";
-  settings.named_defaults = class_named_token_defaults(settings.class_name);
-  // build_inputs_with_special_tokens: bos A eos (bos B eos), each when enabled;
-  // create_token_type_ids_from_sequences: 0 for the first part, 1 for the second.
-  std::vector<NamedToken> prefix;
-  std::vector<NamedToken> suffix;
-  if (config_flag(config, "add_bos_token", true, file)) prefix.push_back(NamedToken::kBos);
-  if (config_flag(config, "add_eos_token", false, file)) suffix.push_back(NamedToken::kEos);
-  settings.sequence_template = {prefix, suffix, prefix, suffix, 1};
-  settings.legacy = config_flag(config, "legacy", true, file);
-  settings.add_prefix_space = config_flag(config, "add_prefix_space", true, file);
-  settings.drop_first_prefix_space = settings.add_prefix_space;
-  settings.space_before_special =
-      settings.legacy ? SpaceBeforeSpecial::kUnlessFirst : SpaceBeforeSpecial::kNever;
-  settings.space_after_leading_special = settings.add_prefix_space;
-  settings.spaces_between_special_tokens =
-      config_flag(config, "spaces_between_special_tokens", false, file);
-  settings.clean_up_tokenization_spaces =
-      config_flag(config, "clean_up_tokenization_spaces", false, file);
-  return settings;
-}
-
-// GemmaTokenizer: LlamaTokenizer's template (add_bos_token, add_eos_token), but text goes to
-// sp_model.encode as it is (the model's own normalizer adds its dummy prefix, as Llama's
-// legacy: true), and pieces are decoded as they are, with no space added around special tokens
-// and none taken off the first piece.
-SentencePieceSettings gemma_settings(const json& config, const std::string& file) {
-  SentencePieceSettings settings = llama_settings(config, file);
-  settings.class_name = "GemmaTokenizer";
-  settings.named_defaults = class_named_token_defaults(settings.class_name);
-  settings.legacy = true;
-  settings.add_prefix_space = false;
-  settings.drop_first_prefix_space = false;
-  settings.space_before_special = SpaceBeforeSpecial::kNever;
-  settings.space_after_leading_special = false;
-  return settings;
-}
-
-SentencePieceSettings albert_settings(const json& config, const std::string& file) {
-  SentencePieceSettings settings;
-  settings.class_name = "AlbertTokenizer";
-  settings.named_defaults = class_named_token_defaults(settings.class_name);
-  // build_inputs_with_special_tokens: cls A sep (B sep); create_token_type_ids_from_sequences:
-  // 0 for cls A sep, 1 for B sep.
-  settings.sequence_template = {{NamedToken::kCls}, {NamedToken::kSep}, {}, {NamedToken::kSep}, 1};
-  AlbertTokenize albert;
-  albert.remove_space = config_flag(config, "remove_space", true, file);
-  albert.keep_accents = config_flag(config, "keep_accents", false, file);
-  albert.do_lower_case = config_flag(config, "do_lower_case", true, file);
-  settings.lowercase_text = albert.do_lower_case;
-  settings.albert_tokenize = albert;
-  settings.space_before_special = SpaceBeforeSpecial::kAlways;
-  settings.strip_text = true;
-  settings.spaces_between_special_tokens =
-      config_flag(config, "spaces_between_special_tokens", true, file);
-  settings.clean_up_tokenization_spaces =
-      config_flag(config, "clean_up_tokenization_spaces", true, file);
-  return settings;
-}
-
-SentencePieceSettings xlm_roberta_settings(const json& config, const std::string& file) {
-  SentencePieceSettings settings;
-  settings.class_name = "XLMRobertaTokenizer";
-  settings.named_defaults = class_named_token_defaults(settings.class_name);
-  // build_inputs_with_special_tokens: cls A sep, pairs cls A sep sep B sep;
-  // create_token_type_ids_from_sequences: all 0.
-  settings.sequence_template = {
-      {NamedToken::kCls}, {NamedToken::kSep}, {NamedToken::kSep}, {NamedToken::kSep}, 0};
-  settings.id_layout = IdLayout::kFairseq;
-  settings.tokens_to_string = TokensToString::kJoinPieces;
-  settings.strip_text = true;
-  settings.spaces_between_special_tokens =
-      config_flag(config, "spaces_between_special_tokens", true, file);
-  settings.clean_up_tokenization_spaces =
-      config_flag(config, "clean_up_tokenization_spaces", true, file);
-  return settings;
-}
-
-SentencePieceSettings t5_settings(const json& config, const std::string& file) {
-  SentencePieceSettings settings;
-  settings.class_name = "T5Tokenizer";
-  settings.named_defaults = class_named_token_defaults(settings.class_name);
-  // build_inputs_with_special_tokens: A </s> (B </s>), each </s> only when the sequence does not
-  // end with one already; create_token_type_ids_from_sequences: all 0.
-  settings.sequence_template = {{}, {NamedToken::kEos}, {}, {NamedToken::kEos}, 0};
-  settings.suffix_once = true;
-  // legacy: false encodes as LlamaTokenizer's legacy: false does (T5Tokenizer's tokenize and
-  // _tokenize are the same code): the model without its dummy prefix, the prefix space added
-  // once to the whole text, so that text right after a special token gets no space of its own.
-  settings.legacy = config_flag(config, "legacy", true, file);
-  settings.add_prefix_space = config_flag(config, "add_prefix_space", true, file);
-  settings.drop_first_prefix_space = settings.add_prefix_space;
-  settings.space_before_special = SpaceBeforeSpecial::kAlways;
-  settings.strip_text = true;
-  settings.spaces_between_special_tokens =
-      config_flag(config, "spaces_between_special_tokens", true, file);
-  settings.clean_up_tokenization_spaces =
-      config_flag(config, "clean_up_tokenization_spaces", true, file);
-  settings.extra_ids = 100;
-  if (config.contains("extra_ids") && !config["extra_ids"].is_null()) {
-    const json& extra_ids = config["extra_ids"];
-    if (!extra_ids.is_number_integer() || extra_ids.get<std::int64_t>() < 0 ||
-        extra_ids.get<std::int64_t>() > 100'000) {
-      throw Error(file + ": 'extra_ids' must be an integer from 0 to 100000, got " +
-                  brief_json(extra_ids));
-    }
-    settings.extra_ids = extra_ids.get<int>();
-  }
-  return settings;
-}
+enum class SpmClass { kLlama, kGemma, kAlbert, kT5, kXlmRoberta };
 
 // The SentencePiece files attn reads, each with the classes that read it.
 struct SentencePieceClass {
   const char* file;
   const char* class_name;
-  SentencePieceSettings (*settings)(const json& config, const std::string& file);
+  SpmClass kind;
   bool is_default;  // the class of the file when the folder does not declare one
 };
 constexpr SentencePieceClass kSentencePieceClasses[] = {
-    {"tokenizer.model", "LlamaTokenizer", llama_settings, true},
-    {"tokenizer.model", "GemmaTokenizer", gemma_settings, false},
-    {"spiece.model", "AlbertTokenizer", albert_settings, false},
-    {"spiece.model", "T5Tokenizer", t5_settings, false},
-    {"sentencepiece.bpe.model", "XLMRobertaTokenizer", xlm_roberta_settings, false}};
+    {"tokenizer.model", "LlamaTokenizer", SpmClass::kLlama, true},
+    {"tokenizer.model", "GemmaTokenizer", SpmClass::kGemma, false},
+    {"spiece.model", "AlbertTokenizer", SpmClass::kAlbert, false},
+    {"spiece.model", "T5Tokenizer", SpmClass::kT5, false},
+    {"sentencepiece.bpe.model", "XLMRobertaTokenizer", SpmClass::kXlmRoberta, false}};
 
 // The file of the first of kSentencePieceClasses the folder has, or null.
 const char* find_sentencepiece_file(const fs::path& model_dir) {
@@ -232,7 +56,7 @@ const char* find_sentencepiece_file(const fs::path& model_dir) {
 }
 
 // The entry of kSentencePieceClasses for `file` and the class the folder declares.
-const SentencePieceClass& find_sentencepiece_class(const fs::path& model_dir, const char* file) {
+const SentencePieceClass& find_sentencepiece_class(const TokenizerFiles& files, const char* file) {
   std::vector<std::string_view> classes;
   bool has_default = false;
   for (const SentencePieceClass& entry : kSentencePieceClasses) {
@@ -241,658 +65,528 @@ const SentencePieceClass& find_sentencepiece_class(const fs::path& model_dir, co
     classes.insert(entry.is_default ? classes.begin() : classes.end(), entry.class_name);
     has_default = has_default || entry.is_default;
   }
-  const std::string class_name =
-      sentencepiece_class(model_dir, model_dir / file, classes, has_default);
+  const std::string class_name = sentencepiece_class(files, files.dir / file, classes, has_default);
   for (const SentencePieceClass& entry : kSentencePieceClasses) {
     if (std::string_view(entry.file) == file && entry.class_name == class_name) return entry;
   }
-  throw Error(model_dir.string() + ": no SentencePiece class " + class_name);  // not reached
+  throw Error(files.dir.string() + ": no SentencePiece class " + class_name);  // not reached
 }
 
-// T5Tokenizer.__init__'s sentinels: the <extra_id_N> of additional_special_tokens (made when it
-// has none), each an added token (lstrip, rstrip, special) with id piece_count - 1 + extra_ids
-// - N unless the folder's added tokens give that id already.
-void add_extra_ids(SpecialTokenConfig& config, int extra_ids, int piece_count,
-                   const std::string& file) {
-  const auto count = static_cast<int>(std::count_if(
-      config.additional_special_tokens.begin(), config.additional_special_tokens.end(),
-      [](const std::string& token) { return token.find("<extra_id_") != std::string::npos; }));
-  if (count == 0) {
-    for (int i = 0; i < extra_ids; ++i) {
-      config.additional_special_tokens.push_back("<extra_id_" + std::to_string(i) + ">");
-    }
-  } else if (count != extra_ids) {
-    throw Error(file + ": extra_ids is " + std::to_string(extra_ids) +
-                " but additional_special_tokens has " + std::to_string(count) +
-                " <extra_id_N> tokens; T5Tokenizer needs the two to agree");
+std::string spm_base64(std::string_view bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::uint32_t group = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) group |= static_cast<unsigned char>(bytes[i + 2]);
+    out += kDigits[(group >> 18) & 63];
+    out += kDigits[(group >> 12) & 63];
+    out += i + 1 < bytes.size() ? kDigits[(group >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kDigits[group & 63] : '=';
   }
-  std::unordered_set<int> given;
-  for (const AddedToken& token : config.added_tokens) given.insert(token.id);
-  for (int i = 0; i < extra_ids; ++i) {
-    const int id = piece_count - 1 + extra_ids - i;
-    if (given.contains(id)) continue;
-    AddedToken sentinel = special_token("<extra_id_" + std::to_string(i) + ">", /*lstrip=*/true);
-    sentinel.id = id;
-    sentinel.rstrip = true;
-    config.added_tokens.push_back(std::move(sentinel));
-  }
-}
-
-// ---- AlbertTokenizer's text preparation -------------------------------------------------------
-
-std::u32string to_u32(std::string_view text) {
-  const std::vector<char32_t> code_points = decode_utf8(text, "text");
-  return std::u32string(code_points.begin(), code_points.end());
-}
-
-// Python's str.replace().
-std::u32string replace_all(std::u32string_view text, std::u32string_view from,
-                           std::u32string_view to) {
-  std::u32string out;
-  std::size_t position = 0;
-  for (std::size_t hit; (hit = text.find(from, position)) != std::u32string_view::npos;) {
-    out.append(text.substr(position, hit - position)).append(to);
-    position = hit + from.size();
-  }
-  out.append(text.substr(position));
   return out;
 }
 
-// AlbertTokenizer.preprocess_text.
-std::string albert_preprocess(std::string_view text, const AlbertTokenize& albert) {
-  std::u32string prepared;
-  if (albert.remove_space) {
-    // " ".join(text.strip().split())
-    const std::u32string characters = to_u32(text);
-    const std::u32string_view rest = python_strip(characters);
-    for (std::size_t i = 0; i < rest.size();) {
-      if (is_python_space(rest[i])) {
-        prepared.push_back(U' ');
-        while (i < rest.size() && is_python_space(rest[i])) ++i;
-      } else {
-        prepared.push_back(rest[i++]);
-      }
-    }
-  } else {
-    prepared = to_u32(text);
-  }
-  prepared = replace_all(replace_all(prepared, U"``", U"\""), U"''", U"\"");
-  if (!albert.keep_accents) {
-    prepared = normalize(prepared, NormalForm::kNfkd);
-    std::erase_if(prepared, [](char32_t c) { return combining_class(c) != 0; });
-  }
-  if (albert.do_lower_case) prepared = python_lower(prepared);
-  return encode_utf8(prepared);
+json spm_replace(const json& pattern, std::string_view content) {
+  return {{"type", "Replace"}, {"pattern", pattern}, {"content", content}};
+}
+json spm_string(std::string_view text) { return {{"String", text}}; }
+json spm_regex(std::string_view text) { return {{"Regex", text}}; }
+json spm_sequence(json items) { return {{"type", "Sequence"}, {"normalizers", std::move(items)}}; }
+json spm_metaspace(std::string_view prepend_scheme, bool split) {
+  return {{"type", "Metaspace"},
+          {"replacement", kSentencePieceSpace},
+          {"prepend_scheme", prepend_scheme},
+          {"split", split}};
 }
 
-// ---- The tokenizer ------------------------------------------------------------------------------
+// More spaces than any text has: a Strip decoder with this count takes them all.
+constexpr int kAllSpaces = 1 << 30;
 
-enum class PieceKind : std::uint8_t { kNormal, kControl, kUnknown, kByte };
+json spm_strip_decoder(int start, int stop) {
+  return {{"type", "Strip"}, {"content", " "}, {"start", start}, {"stop", stop}};
+}
 
-class SentencePieceTokenizer final : public Tokenizer {
- public:
-  SentencePieceTokenizer(SentencePieceModel model, SentencePieceSettings settings,
-                         const SpecialTokenConfig& special_config, const std::string& model_file,
-                         const std::string& config_file);
+// Replace("▁", " "), ByteFallback, Fuse, then `strip_first_spaces` spaces taken off the start:
+// the decoder of the converters of byte-fallback models.
+json spm_byte_fallback_decoder(int strip_first_spaces) {
+  json decoders = {
+      {{"type", "Replace"}, {"pattern", {{"String", kSentencePieceSpace}}}, {"content", " "}},
+      {{"type", "ByteFallback"}},
+      {{"type", "Fuse"}}};
+  if (strip_first_spaces > 0) decoders.push_back(spm_strip_decoder(strip_first_spaces, 0));
+  return {{"type", "Sequence"}, {"decoders", std::move(decoders)}};
+}
 
-  Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
-  std::vector<int> encode_plain(std::string_view text) const override {
-    return sequence_ids(text, "text");
+// _get_prepend_scheme: "always" with add_prefix_space, "first" when the class is not legacy,
+// else "never".
+std::string spm_prepend_scheme(bool add_prefix_space, bool legacy) {
+  if (!add_prefix_space) return "never";
+  return legacy ? "always" : "first";
+}
+
+// SentencePieceExtractor.extract(vocab_scores) of transformers 4.40-4.45: for every piece in
+// vocab_scores' order, each split into two pieces of the model (in the order of their ids),
+// with the piece's score; then all of them by score, highest first (a stable sort).
+json spm_bpe_merges(const std::vector<std::pair<std::string, double>>& vocab_scores,
+                    const std::unordered_map<std::string, int>& piece_ids) {
+  struct Merge {
+    std::string left, right;
+    double score;
+    int left_id, right_id;
+  };
+  std::vector<Merge> merges;
+  std::map<std::string, double> scores;  // dict(vocab_scores): a later entry wins
+  std::vector<std::string> order;        // its keys in first-insertion order
+  for (const auto& [piece, score] : vocab_scores) {
+    if (!scores.contains(piece)) order.push_back(piece);
+    scores[piece] = score;
   }
-  std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
-  std::string decode_continuation(std::span<const int> previous_ids, int id) const override;
-  std::string token_string(int id) const override { return token_text(id); }
-  int vocab_size() const override { return vocab_size_; }
-  std::optional<int> eos_id() const override { return special_tokens_.id(NamedToken::kEos); }
-  std::optional<int> mask_id() const override { return special_tokens_.id(NamedToken::kMask); }
-  bool is_special(int id) const override { return special_tokens_.is_special(id); }
+  for (const std::string& merged : order) {
+    const std::vector<char32_t> characters = decode_utf8(merged, "piece");
+    std::vector<Merge> local;
+    std::size_t offset = 0;
+    for (std::size_t index = 1; index < characters.size(); ++index) {
+      offset += utf8_length(characters[index - 1]);
+      const std::string left = merged.substr(0, offset);
+      const std::string right = merged.substr(offset);
+      const auto left_id = piece_ids.find(left);
+      const auto right_id = piece_ids.find(right);
+      if (left_id == piece_ids.end() || right_id == piece_ids.end()) continue;
+      local.push_back({left, right, scores[merged], left_id->second, right_id->second});
+    }
+    std::stable_sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) {
+      return std::tie(a.left_id, a.right_id) < std::tie(b.left_id, b.right_id);
+    });
+    for (Merge& merge : local) merges.push_back(std::move(merge));
+  }
+  std::stable_sort(merges.begin(), merges.end(),
+                   [](const Merge& a, const Merge& b) { return a.score > b.score; });
+  json out = json::array();
+  for (const Merge& merge : merges) out.push_back({merge.left, merge.right});
+  return out;
+}
+
+// The converter of one folder: its class, model and tokenizer_config.json.
+class SpmConversion {
+ public:
+  SpmConversion(const SentencePieceClass& reader, SentencePieceProto proto,
+                const TokenizerFiles& files)
+      : reader_(reader),
+        proto_(std::move(proto)),
+        files_(files),
+        config_(files.config),
+        config_file_(files.config_file) {}
+
+  json convert(const NamedTokenTexts& named);
 
  private:
-  // SentencePiece's Decode() of a run of pieces, fed one piece at a time (see
-  // SentencePieceProcessor::Decode in sentencepiece 0.2): control pieces are invisible, the
-  // first piece that starts with "▁" loses it (when the model adds a dummy prefix), the other
-  // "▁" become spaces, and runs of byte pieces become the UTF-8 they spell, each invalid byte
-  // U+FFFD. With raw_bytes, byte pieces are passed through as they are (for streaming, whose
-  // reader holds back incomplete characters).
-  class PieceRun {
-   public:
-    PieceRun(const SentencePieceTokenizer& tokenizer, bool raw_bytes)
-        : tokenizer_(&tokenizer), raw_bytes_(raw_bytes) {}
-
-    void add(std::string_view piece, std::string& out);
-    // Turns the pending byte pieces into text.
-    void flush(std::string& out);
-    // Whether what later pieces add no longer depends on the pieces before them.
-    bool settled() const { return bos_space_seen_ || !text_empty_ || !expect_bos_space_; }
-
-   private:
-    const SentencePieceTokenizer* tokenizer_;
-    bool raw_bytes_;
-    bool expect_bos_space_ = true;
-    bool bos_space_seen_ = false;
-    bool text_empty_ = true;
-    std::string pending_bytes_;
-  };
-
-  // convert_tokens_to_string of kDecodePieces over the tokens between two non-special added
-  // tokens, fed one token at a time.
-  class TokenRun {
-   public:
-    TokenRun(const SentencePieceTokenizer& tokenizer, bool raw_bytes)
-        : tokenizer_(tokenizer), raw_bytes_(raw_bytes), pieces_(tokenizer, raw_bytes) {}
-
-    void add(std::string token);
-    std::string finish();
-    bool settled() const { return count_ > 0 && pieces_.settled(); }
-    // The text so far, for streaming (raw bytes, and no special tokens, come straight out).
-    const std::string& streamed() const { return pieces_text_; }
-
-   private:
-    const SentencePieceTokenizer& tokenizer_;
-    bool raw_bytes_;
-    PieceRun pieces_;
-    std::string text_;         // up to the last special token
-    std::string pieces_text_;  // the pieces since then
-    int count_ = 0;
-    bool previous_is_special_ = false;
-  };
-
-  const std::string& token_text(int id) const;
-  void check_id(int id) const;
-  std::vector<int> sequence_ids(std::string_view sequence, std::string_view what) const;
-  std::vector<int> tokenize(std::string_view text) const;
-  std::string lowercase_outside_added_tokens(std::string_view text) const;
-  void encode_text(std::string_view text, std::vector<int>& ids) const;
-  std::vector<std::string> encode_pieces(std::string_view text) const;
-  std::vector<std::string> split_digit_comma_pieces(std::vector<std::string> pieces) const;
-  int piece_token_id(const std::string& piece) const;
-  std::string tokens_to_string(const std::vector<std::string>& tokens) const;
-  const sentencepiece::SentencePieceProcessor& encoder() const {
-    return settings_.legacy ? *model_.processor : *model_.without_dummy_prefix;
+  bool flag(const char* key, bool fallback) const {
+    return config_flag(config_, key, fallback, config_file_);
+  }
+  const std::optional<std::string>& named(const NamedTokenTexts& texts, NamedToken token) const {
+    return texts[static_cast<std::size_t>(token)];
+  }
+  std::vector<std::pair<std::string, double>> vocab() const;
+  int extra_ids() const;
+  json model(const std::vector<std::pair<std::string, double>>& vocab_scores) const;
+  json added_tokens(const std::vector<std::pair<std::string, double>>& vocab_scores,
+                    const NamedTokenTexts& named) const;
+  json normalizer() const;
+  json spm_normalizer() const;
+  json pre_tokenizer() const;
+  json decoder() const;
+  json post_processor(const std::vector<std::pair<std::string, double>>& vocab_scores) const;
+  int token_id(const std::vector<std::pair<std::string, double>>& vocab_scores,
+               const std::string& token) const;
+  bool normalizes() const {
+    return !proto_.precompiled_charsmap.empty() || proto_.add_dummy_prefix ||
+           proto_.remove_extra_whitespaces;
   }
 
-  SentencePieceModel model_;
-  SentencePieceSettings settings_;
-  int piece_count_ = 0;
-  int piece_id_offset_ = 0;  // token id of piece i: i + piece_id_offset_ (IdLayout)
-  std::unordered_map<std::string, int> fixed_ids_;  // tokens the IdLayout gives ids of their own
-  SpecialTokens special_tokens_;
-  SequenceTemplate sequence_template_;
-  int vocab_size_ = 0;
-  int unk_id_ = 0;                         // what a piece the model does not know becomes
-  std::vector<PieceKind> kinds_;           // by piece id
-  std::vector<std::int16_t> byte_values_;  // by piece id; -1 unless a byte piece
-  bool consume_bos_space_ = true;          // SentencePiece's decoding drops the first "▁"
-  // convert_ids_to_tokens of the ids that are not simply a piece: added and fixed tokens.
-  std::unordered_map<int, std::string> own_text_;
-  std::unordered_set<std::string> plain_added_texts_;  // added tokens decoded on their own
-  std::unordered_set<int> plain_added_ids_;            // their ids
-  std::string unk_token_;                              // the unk token's text (legacy: false)
-  int unk_token_length_ = 0;  // pieces of the unk token's text (legacy: false)
+  const SentencePieceClass& reader_;
+  SentencePieceProto proto_;
+  const TokenizerFiles& files_;
+  const json& config_;
+  std::string config_file_;
 };
 
-// The tokens with ids of their own in an IdLayout (XLMRobertaTokenizer.fairseq_tokens_to_ids).
-std::unordered_map<std::string, int> fixed_token_ids(IdLayout layout, int piece_count) {
-  if (layout == IdLayout::kPieces) return {};
-  return {{"<s>", 0}, {"<pad>", 1}, {"</s>", 2}, {"<unk>", 3}, {"<mask>", piece_count + 1}};
+// T5Tokenizer's extra_ids (100 by default).
+int SpmConversion::extra_ids() const {
+  if (!config_.contains("extra_ids") || config_["extra_ids"].is_null()) return 100;
+  const json& extra_ids = config_["extra_ids"];
+  if (!extra_ids.is_number_integer() || extra_ids.get<std::int64_t>() < 0 ||
+      extra_ids.get<std::int64_t>() > 100'000) {
+    throw Error(config_file_ + ": 'extra_ids' must be an integer from 0 to 100000, got " +
+                brief_json(extra_ids));
+  }
+  return extra_ids.get<int>();
 }
 
-int piece_id_offset(IdLayout layout) { return layout == IdLayout::kFairseq ? 1 : 0; }
-
-SentencePieceTokenizer::SentencePieceTokenizer(SentencePieceModel model,
-                                               SentencePieceSettings settings,
-                                               const SpecialTokenConfig& special_config,
-                                               const std::string& model_file,
-                                               const std::string& config_file)
-    : model_(std::move(model)),
-      settings_(std::move(settings)),
-      piece_count_(model_.processor->GetPieceSize()),
-      piece_id_offset_(piece_id_offset(settings_.id_layout)),
-      fixed_ids_(fixed_token_ids(settings_.id_layout, piece_count_)),
-      // The vocabulary (get_vocab) a named token is looked up in: the fixed tokens, then the
-      // pieces.
-      special_tokens_(special_config,
-                      [this](const std::string& text) -> std::optional<int> {
-                        if (auto fixed = fixed_ids_.find(text); fixed != fixed_ids_.end()) {
-                          return fixed->second;
-                        }
-                        const int piece = model_.processor->PieceToId(text);
-                        if (model_.processor->IdToPiece(piece) != text) return std::nullopt;
-                        return piece + piece_id_offset_;
-                      }),
-      sequence_template_(special_tokens_.resolve(settings_.sequence_template)),
-      // legacy: false decodes with the processor whose dummy prefix is off. SentencePiece takes
-      // the leading "▁" off when the model adds a dummy prefix or removes extra whitespace
-      // (T5's nmt_nfkc models do, with the prefix off too).
-      consume_bos_space_((settings_.legacy && model_.add_dummy_prefix) ||
-                         model_.remove_extra_whitespaces) {
-  kinds_.resize(piece_count_);
-  byte_values_.assign(piece_count_, -1);
-  for (int id = 0; id < piece_count_; ++id) {
-    if (model_.processor->IsControl(id)) {
-      kinds_[id] = PieceKind::kControl;
-    } else if (model_.processor->IsUnknown(id)) {
-      kinds_[id] = PieceKind::kUnknown;
-    } else if (model_.processor->IsByte(id)) {
-      // The library accepts only byte pieces spelled <0xNN>.
-      const std::string& piece = model_.processor->IdToPiece(id);
-      unsigned value = 0;
-      const auto [end, status] =
-          std::from_chars(piece.data() + std::min<std::size_t>(3, piece.size()),
-                          piece.data() + piece.size(), value, 16);
-      if (piece.size() != 6 || !piece.starts_with("<0x") || status != std::errc() ||
-          end != piece.data() + 5 || value > 0xFF) {
-        throw Error(model_file + ": not a SentencePiece model (byte piece '" + brief_text(piece) +
-                    "' is not of the form <0xNN>)");
+// The converter's vocab(proto): the pieces with their scores, rearranged by the class.
+std::vector<std::pair<std::string, double>> SpmConversion::vocab() const {
+  std::vector<std::pair<std::string, double>> vocab;
+  const auto& pieces = proto_.pieces;
+  switch (reader_.kind) {
+    case SpmClass::kXlmRoberta:
+      vocab = {{"<s>", 0.0}, {"<pad>", 0.0}, {"</s>", 0.0}, {"<unk>", 0.0}};
+      for (std::size_t i = 3; i < pieces.size(); ++i) {
+        vocab.emplace_back(pieces[i].piece, pieces[i].score);
       }
-      kinds_[id] = PieceKind::kByte;
-      byte_values_[id] = static_cast<std::int16_t>(value);
+      vocab.emplace_back("<mask>", 0.0);
+      return vocab;
+    case SpmClass::kAlbert:
+      // check_number_comma: a piece that ends in a digit and "," scores 100 less, so that "9,"
+      // is split as AlbertTokenizer._tokenize splits it.
+      for (const SentencePieceEntry& entry : pieces) {
+        const std::vector<char32_t> characters = decode_utf8(entry.piece, "piece");
+        const std::size_t n = characters.size();
+        const bool number_comma =
+            n >= 2 && characters[n - 1] == U',' && is_python_digit(characters[n - 2]);
+        vocab.emplace_back(entry.piece, number_comma ? entry.score - 100.0 : entry.score);
+      }
+      return vocab;
+    case SpmClass::kT5:
+      for (const SentencePieceEntry& entry : pieces) vocab.emplace_back(entry.piece, entry.score);
+      for (int i = extra_ids() - 1; i >= 0; --i) {
+        vocab.emplace_back("<extra_id_" + std::to_string(i) + ">", 0.0);
+      }
+      return vocab;
+    case SpmClass::kGemma: {
+      // GemmaConverter puts the class's pad, eos and bos texts in place of the first three
+      // pieces, which real Gemma models hold already; attn keeps the model's pieces, as the slow
+      // class reads them (tiny-gemma's T5 model has <pad> </s> <unk> there, and its goldens give
+      // <bos> and <eos> the ids after the pieces).
+      for (const SentencePieceEntry& entry : pieces) vocab.emplace_back(entry.piece, entry.score);
+      // Older Gemma models have no tab piece: <0x09> becomes "\t".
+      const auto has_tab = std::any_of(vocab.begin(), vocab.end(),
+                                       [](const auto& entry) { return entry.first == "\t"; });
+      if (!has_tab) {
+        const auto byte = std::find_if(vocab.begin(), vocab.end(),
+                                       [](const auto& entry) { return entry.first == "<0x09>"; });
+        if (byte != vocab.end()) *byte = {"\t", 0.0};
+      }
+      return vocab;
     }
+    case SpmClass::kLlama:
+      // LlamaConverter's first three are convert_ids_to_tokens(0..2): the model's pieces.
+      for (const SentencePieceEntry& entry : pieces) vocab.emplace_back(entry.piece, entry.score);
+      return vocab;
   }
-
-  vocab_size_ = piece_count_ + piece_id_offset_;
-  for (const auto& [text, id] : fixed_ids_) {
-    own_text_[id] = text;
-    vocab_size_ = std::max(vocab_size_, id + 1);
-  }
-  const int class_vocab_size = vocab_size_;  // the class's vocab_size, without added tokens
-  const int id_limit = vocab_size_ + static_cast<int>(special_config.added_tokens.size());
-  for (const AddedToken& token : special_config.added_tokens) {
-    if (token.id >= id_limit) {
-      throw Error(config_file + ": added token '" + brief_text(token.content) + "' has id " +
-                  std::to_string(token.id) + ", past the " + std::to_string(piece_count_) +
-                  " pieces of the model and the added tokens");
-    }
-  }
-  for (const AddedToken& token : special_tokens_.split_tokens()) {
-    own_text_[token.id] = token.content;
-    vocab_size_ = std::max(vocab_size_, token.id + 1);
-  }
-  const auto fixed_unk = fixed_ids_.find("<unk>");
-  unk_id_ = fixed_unk != fixed_ids_.end() ? fixed_unk->second
-                                          : model_.processor->unk_id() + piece_id_offset_;
-  // PreTrainedTokenizer._decode's "legacy added tokens": the added tokens that are not special,
-  // and the additional special tokens past the class's vocab_size (T5's sentinels).
-  for (const std::string& content : special_config.additional_special_tokens) {
-    const std::optional<int> id = special_tokens_.added_token_id(content);
-    if (id && *id >= class_vocab_size) {
-      plain_added_texts_.insert(content);
-      plain_added_ids_.insert(*id);
-    }
-  }
-  for (const AddedToken& token : special_config.added_tokens) {
-    if (special_tokens_.is_special_text(token.content)) continue;
-    plain_added_texts_.insert(token.content);
-    plain_added_ids_.insert(token.id);
-    // decode() goes by the token's text, which a piece of the model may share.
-    const int piece = model_.processor->PieceToId(token.content);
-    if (model_.processor->IdToPiece(piece) == token.content) {
-      plain_added_ids_.insert(piece + piece_id_offset_);
-    }
-  }
-  if (!settings_.legacy) {
-    const std::optional<AddedToken>& unk =
-        special_config.named[static_cast<std::size_t>(NamedToken::kUnk)];
-    unk_token_ = unk ? unk->content : "";
-    std::vector<int> unk_ids;
-    model_.without_dummy_prefix->Encode(unk_token_, &unk_ids).IgnoreError();
-    unk_token_length_ = static_cast<int>(unk_ids.size());
-  }
+  return vocab;
 }
 
-const std::string& SentencePieceTokenizer::token_text(int id) const {
-  check_id(id);
-  if (auto own = own_text_.find(id); own != own_text_.end()) return own->second;
-  const int piece = id - piece_id_offset_;
-  if (piece < 0 || piece >= piece_count_) {
-    throw Error("SentencePiece tokenizer: token id " + std::to_string(id) +
-                " is neither a piece of the model nor an added token");
+json SpmConversion::model(const std::vector<std::pair<std::string, double>>& vocab_scores) const {
+  const bool byte_fallback = reader_.kind == SpmClass::kLlama || reader_.kind == SpmClass::kGemma;
+  if (proto_.model_type == 1) {
+    // unk_id: XLMRobertaConverter 3, LlamaConverter 0, the others the trainer's.
+    int unk_id = proto_.unk_id;
+    if (reader_.kind == SpmClass::kXlmRoberta) unk_id = 3;
+    if (reader_.kind == SpmClass::kLlama) unk_id = 0;
+    json pieces = json::array();
+    for (const auto& [piece, score] : vocab_scores) pieces.push_back({piece, score});
+    return {{"type", "Unigram"},
+            {"unk_id", unk_id},
+            {"vocab", std::move(pieces)},
+            {"byte_fallback", byte_fallback}};
   }
-  return model_.processor->IdToPiece(piece);
+  std::unordered_map<std::string, int> piece_ids;  // the extractor's: the model's own pieces
+  for (std::size_t i = 0; i < proto_.pieces.size(); ++i) {
+    piece_ids[proto_.pieces[i].piece] = static_cast<int>(i);
+  }
+  json vocab = json::object();
+  for (std::size_t i = 0; i < vocab_scores.size(); ++i) vocab[vocab_scores[i].first] = i;
+  return {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", proto_.unk_piece},
+          {"continuing_subword_prefix", nullptr},
+          {"end_of_word_suffix", nullptr},
+          {"fuse_unk", true},
+          {"byte_fallback", byte_fallback},
+          {"vocab", std::move(vocab)},
+          {"merges", spm_bpe_merges(vocab_scores, piece_ids)}};
 }
 
-void SentencePieceTokenizer::check_id(int id) const {
-  if (id < 0 || id >= vocab_size_) {
-    throw Error("SentencePiece tokenizer: token id " + std::to_string(id) +
-                " is outside the vocabulary (" + std::to_string(vocab_size_) + " ids)");
+// The id convert_tokens_to_ids gives `token`: tokenizer_config.json's added token of that text,
+// else the converted vocabulary's, else the unknown id.
+int SpmConversion::token_id(const std::vector<std::pair<std::string, double>>& vocab_scores,
+                            const std::string& token) const {
+  for (const AddedToken& added : read_added_tokens_decoder(config_, config_file_)) {
+    if (added.content == token) return added.id;
   }
+  for (std::size_t i = 0; i < vocab_scores.size(); ++i) {
+    if (vocab_scores[i].first == token) return static_cast<int>(i);
+  }
+  return reader_.kind == SpmClass::kXlmRoberta ? 3 : proto_.unk_id;
 }
 
-Encoding SentencePieceTokenizer::encode(std::string_view text,
-                                        std::optional<std::string_view> pair) const {
-  // suffix_once: a sequence that ends with its suffix has it taken off, to be put back once.
-  auto without_suffix = [&](std::vector<int> ids, const std::vector<int>& suffix) {
-    if (settings_.suffix_once && !suffix.empty() && ids.size() >= suffix.size() &&
-        std::equal(suffix.rbegin(), suffix.rend(), ids.rbegin())) {
-      ids.resize(ids.size() - suffix.size());
-    }
-    return ids;
+// SpmConverter.tokenizer's added tokens: the control pieces (special) and the user-defined ones
+// (special only for Gemma's <start_of_turn> and <end_of_turn>, and here the named tokens), not
+// normalized. Then what from_pretrained and the fast classes' __init__ add that
+// tokenizer_config.json may not list: added_tokens.json's, T5's <extra_id_N> sentinels, and the
+// mask token of ALBERT and XLM-R, which eats the space before it.
+json SpmConversion::added_tokens(const std::vector<std::pair<std::string, double>>& vocab_scores,
+                                 const NamedTokenTexts& named_texts) const {
+  std::unordered_map<std::string, int> ids;
+  for (std::size_t i = 0; i < vocab_scores.size(); ++i) {
+    ids.emplace(vocab_scores[i].first, static_cast<int>(i));
+  }
+  json added = json::array();
+  std::set<std::string> contents;
+  const auto add = [&](const std::string& content, bool special, bool lstrip,
+                       bool normalized = false) {
+    if (!contents.insert(content).second) return;
+    const auto id = ids.find(content);
+    added.push_back({{"id", id != ids.end() ? id->second : static_cast<int>(ids.size())},
+                     {"content", content},
+                     {"single_word", false},
+                     {"lstrip", lstrip},
+                     {"rstrip", false},
+                     {"normalized", normalized},
+                     {"special", special}});
+    if (id == ids.end()) ids.emplace(content, static_cast<int>(ids.size()));
   };
-  const std::vector<int> first =
-      without_suffix(sequence_ids(text, "text"), sequence_template_.first_suffix);
-  if (!pair) return sequence_template_.apply(first, std::nullopt);
-  const std::vector<int> second =
-      without_suffix(sequence_ids(*pair, "pair"), sequence_template_.second_suffix);
-  return sequence_template_.apply(first, second);
-}
-
-// The ids of one sequence, without the template's special tokens. LlamaTokenizer.tokenize with
-// legacy: false writes "▁" in the text as a space and adds the prefix space itself, once, then
-// drops it again before a special token; the others are PreTrainedTokenizer.tokenize.
-std::vector<int> SentencePieceTokenizer::sequence_ids(std::string_view sequence,
-                                                      std::string_view what) const {
-  decode_utf8(sequence, what);  // refuses text that is not UTF-8
-  if (settings_.legacy || sequence.empty()) return tokenize(sequence);
-  std::string prepared = settings_.add_prefix_space ? std::string(kSentencePieceSpace) : "";
-  append_with_spaces(prepared, sequence);
-  std::vector<int> ids = tokenize(prepared);
-  if (ids.size() > 1 && token_text(ids[0]) == kSentencePieceSpace &&
-      special_tokens_.is_special_text(token_text(ids[1]))) {
-    ids.erase(ids.begin());
-  }
-  return ids;
-}
-
-// PreTrainedTokenizer.tokenize + convert_tokens_to_ids: the text lowered (do_lower_case), the
-// added tokens cut out (eating the whitespace beside them when lstrip / rstrip), and every
-// non-empty piece of text between them encoded on its own.
-std::vector<int> SentencePieceTokenizer::tokenize(std::string_view text) const {
-  std::string lowered;
-  if (settings_.lowercase_text) {
-    lowered = lowercase_outside_added_tokens(text);
-    text = lowered;
-  }
-  std::vector<int> ids;
-  for (const TextSegment& segment : split_added_tokens(text, special_tokens_.split_tokens())) {
-    if (segment.token) {
-      ids.push_back(segment.token->id);
-    } else if (!segment.text.empty()) {
-      encode_text(segment.text, ids);
-    }
-  }
-  return ids;
-}
-
-// do_lower_case in PreTrainedTokenizer.tokenize: str.lower() of one character at a time, except
-// where an added or special token starts, so that "[MASK]" is still found ("[Mask]" becomes
-// text). (transformers keeps only the special tokens and the non-special added tokens marked
-// normalized; for the others, lowering would hide them from the split that follows.)
-std::string SentencePieceTokenizer::lowercase_outside_added_tokens(std::string_view text) const {
-  const std::vector<char32_t> characters = decode_utf8(text, "text");
-  std::string lowered;
-  std::u32string lower;
-  std::size_t position = 0;  // byte offset of characters[i]
-  for (std::size_t i = 0; i < characters.size();) {
-    const std::string_view rest = text.substr(position);
-    const auto& tokens = special_tokens_.split_tokens();
-    const auto token = std::find_if(tokens.begin(), tokens.end(), [&](const AddedToken& added) {
-      return rest.starts_with(added.content);
-    });
-    if (token != tokens.end()) {
-      lowered += token->content;
-      for (const std::size_t end = position + token->content.size(); position < end; ++i) {
-        position += utf8_length(characters[i]);
-      }
+  for (const SentencePieceEntry& entry : proto_.pieces) {
+    if (entry.type != SentencePieceType::kControl &&
+        entry.type != SentencePieceType::kUserDefined) {
       continue;
     }
-    lower.clear();
-    append_python_lower(lower, characters[i]);
-    for (char32_t c : lower) append_utf8(lowered, c);
-    position += utf8_length(characters[i]);
-    ++i;
+    // A user-defined piece that is one of the class's named tokens (ALBERT's [MASK]) is special
+    // too, as the slow class skips it on decode; the converter leaves it plain.
+    const bool named_token =
+        std::any_of(named_texts.begin(), named_texts.end(),
+                    [&](const std::optional<std::string>& text) { return text == entry.piece; });
+    const bool special = entry.type == SentencePieceType::kControl || named_token ||
+                         (reader_.kind == SpmClass::kGemma &&
+                          (entry.piece == "<start_of_turn>" || entry.piece == "<end_of_turn>"));
+    add(entry.piece, special, false);
   }
-  return lowered;
-}
-
-// _tokenize + convert_tokens_to_ids of a piece of text between added tokens.
-void SentencePieceTokenizer::encode_text(std::string_view text, std::vector<int>& ids) const {
-  std::string preprocessed;
-  if (settings_.albert_tokenize) {
-    preprocessed = albert_preprocess(text, *settings_.albert_tokenize);
-    text = preprocessed;
+  std::set<std::string> declared;
+  for (const AddedToken& token : read_added_tokens_decoder(config_, config_file_)) {
+    declared.insert(token.content);
   }
-  std::vector<std::string> pieces = encode_pieces(text);
-  if (settings_.albert_tokenize) pieces = split_digit_comma_pieces(std::move(pieces));
-  for (const std::string& piece : pieces) ids.push_back(piece_token_id(piece));
-}
-
-// sp_model.encode(text, out_type=str). LlamaTokenizer with legacy: false encodes with the model
-// without its dummy prefix, and text that starts with a space after the unk token's text, whose
-// pieces are then dropped, so that the space is not taken for a dummy prefix.
-std::vector<std::string> SentencePieceTokenizer::encode_pieces(std::string_view text) const {
-  std::vector<std::string> pieces;
-  sentencepiece::util::Status status;
-  std::size_t dropped = 0;
-  if (settings_.legacy || !(text.starts_with(kSentencePieceSpace) || text.starts_with(' '))) {
-    status = encoder().Encode(text, &pieces);
-  } else {
-    status = encoder().Encode(unk_token_ + std::string(text), &pieces);
-    if (pieces.size() >= static_cast<std::size_t>(unk_token_length_)) dropped = unk_token_length_;
-  }
-  if (!status.ok()) {
-    throw Error(std::string("SentencePiece tokenizer: cannot encode the text (") +
-                brief_text(status.message(), 200) + ")");
-  }
-  pieces.erase(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(dropped));
-  return pieces;
-}
-
-// The rest of AlbertTokenizer._tokenize: a piece that ends in a digit and "," is encoded again
-// without the comma and its "▁", and the comma follows on its own ("▁9," -> "▁9" ","); the
-// first piece loses its "▁" again when the original had none.
-std::vector<std::string> SentencePieceTokenizer::split_digit_comma_pieces(
-    std::vector<std::string> pieces) const {
-  std::vector<std::string> split;
-  for (std::string& piece : pieces) {
-    const std::vector<char32_t> characters = decode_utf8(piece, "piece");
-    const std::size_t count = characters.size();
-    if (count < 2 || characters[count - 1] != U',' || !is_python_digit(characters[count - 2])) {
-      split.push_back(std::move(piece));
-      continue;
-    }
-    std::string digits;
-    const std::string_view number = std::string_view(piece).substr(0, piece.size() - 1);
-    for (std::size_t i = 0; i < number.size();) {
-      if (number.substr(i).starts_with(kSentencePieceSpace)) {
-        i += kSentencePieceSpace.size();
-      } else {
-        digits += number[i++];
+  // T5TokenizerFast.__init__: additional_special_tokens, else the extra_ids sentinels; the two
+  // must agree.
+  std::vector<std::string> additional;
+  if (reader_.kind == SpmClass::kT5) {
+    if (config_.contains("additional_special_tokens") &&
+        !config_["additional_special_tokens"].is_null()) {
+      const json& list = config_["additional_special_tokens"];
+      const std::string where = config_file_ + ": additional_special_tokens";
+      if (!list.is_array()) throw Error(where + ": expected a list");
+      for (const json& token : list) {
+        if (const auto content = named_token_content(token, where)) additional.push_back(*content);
       }
     }
-    std::vector<std::string> again;
-    const sentencepiece::util::Status status = model_.processor->Encode(digits, &again);
-    if (!status.ok()) {
-      throw Error(std::string("SentencePiece tokenizer: cannot encode the text (") +
-                  brief_text(status.message(), 200) + ")");
-    }
-    if (!piece.starts_with(kSentencePieceSpace) && !again.empty() &&
-        again.front().starts_with(kSentencePieceSpace)) {
-      if (again.front() == kSentencePieceSpace) {
-        again.erase(again.begin());
-      } else {
-        again.front().erase(0, kSentencePieceSpace.size());
-      }
-    }
-    again.emplace_back(",");
-    for (std::string& part : again) split.push_back(std::move(part));
-  }
-  return split;
-}
-
-// convert_tokens_to_ids of a piece: the added or fixed token with its text, else the model's
-// piece; a piece the model does not know (an unknown character's text) is the unk token.
-int SentencePieceTokenizer::piece_token_id(const std::string& piece) const {
-  if (const std::optional<int> added = special_tokens_.added_token_id(piece)) return *added;
-  if (auto fixed = fixed_ids_.find(piece); fixed != fixed_ids_.end()) return fixed->second;
-  const int id = model_.processor->PieceToId(piece);
-  if (model_.processor->IsUnknown(id)) return unk_id_;
-  return id + piece_id_offset_;
-}
-
-void SentencePieceTokenizer::PieceRun::add(std::string_view piece, std::string& out) {
-  const int id = tokenizer_->model_.processor->PieceToId(piece);
-  const PieceKind kind = tokenizer_->kinds_[id];
-  if (kind == PieceKind::kByte) {
-    const char byte = static_cast<char>(tokenizer_->byte_values_[id]);
-    if (raw_bytes_) {
-      out += byte;
-    } else {
-      pending_bytes_ += byte;
-    }
-    text_empty_ = false;
-    return;
-  }
-  flush(out);
-  if (bos_space_seen_ || !text_empty_) expect_bos_space_ = false;
-  std::string_view surface = piece;
-  bool consumed = false;
-  if (kind == PieceKind::kControl) {
-    surface = {};
-  } else if (kind == PieceKind::kUnknown) {
-    if (tokenizer_->model_.processor->IdToPiece(id) == piece) {
-      surface = tokenizer_->model_.unknown_surface;
-    }
-  } else if (expect_bos_space_ && tokenizer_->consume_bos_space_) {
-    consumed = surface.starts_with(kSentencePieceSpace);
-    if (consumed) surface.remove_prefix(kSentencePieceSpace.size());
-    // A model that removes extra whitespace drops every leading space.
-    if (tokenizer_->model_.remove_extra_whitespaces) consumed = false;
-  }
-  bos_space_seen_ = consumed;
-  const std::size_t before = out.size();
-  if (kind == PieceKind::kNormal) {
-    append_with_spaces(out, surface);
-  } else {
-    out += surface;
-  }
-  if (out.size() > before) text_empty_ = false;
-}
-
-void SentencePieceTokenizer::PieceRun::flush(std::string& out) {
-  const std::string_view bytes = pending_bytes_;
-  for (std::size_t offset = 0; offset < bytes.size();) {
-    const auto lead = static_cast<unsigned char>(bytes[offset]);
-    const std::size_t length = lead < 0x80             ? 1
-                               : (lead & 0xE0) == 0xC0 ? 2
-                               : (lead & 0xF0) == 0xE0 ? 3
-                               : (lead & 0xF8) == 0xF0 ? 4
-                                                       : 0;
-    if (length > 0 && offset + length <= bytes.size() &&
-        is_valid_utf8(bytes.substr(offset, length))) {
-      out += bytes.substr(offset, length);
-      offset += length;
-    } else {
-      out += kReplacementCharacter;
-      offset += 1;
+    const auto count = static_cast<int>(std::count_if(
+        additional.begin(), additional.end(),
+        [](const std::string& token) { return token.find("<extra_id_") != std::string::npos; }));
+    const int extra = extra_ids();
+    if (count == 0) {
+      for (int i = 0; i < extra; ++i) additional.push_back("<extra_id_" + std::to_string(i) + ">");
+    } else if (extra > 0 && count != extra) {
+      throw Error(config_file_ + ": extra_ids is " + std::to_string(extra) +
+                  " but additional_special_tokens has " + std::to_string(count) +
+                  " <extra_id_N> tokens; T5Tokenizer needs the two to agree");
     }
   }
-  pending_bytes_.clear();
-}
-
-void SentencePieceTokenizer::TokenRun::add(std::string token) {
-  const SentencePieceSettings& settings = tokenizer_.settings_;
-  // The dummy prefix added when encoding is taken off again.
-  if (count_ == 0 && settings.drop_first_prefix_space && token.starts_with(kSentencePieceSpace)) {
-    token.erase(0, kSentencePieceSpace.size());
-  }
-  if (tokenizer_.special_tokens_.is_special_text(token)) {
-    // Special tokens are not decoded by SentencePiece; the class's rule may put a space before.
-    const bool space_before =
-        settings.space_before_special == SpaceBeforeSpecial::kAlways ||
-        (settings.space_before_special == SpaceBeforeSpecial::kUnlessFirst && count_ != 0);
-    if (!previous_is_special_ && space_before) text_ += ' ';
-    pieces_.flush(pieces_text_);
-    text_ += pieces_text_;
-    text_ += token;
-    pieces_text_.clear();
-    pieces_ = PieceRun(tokenizer_, raw_bytes_);
-    previous_is_special_ = true;
-  } else {
-    if (previous_is_special_ && count_ == 1 && settings.space_after_leading_special &&
-        !token.starts_with(kSentencePieceSpace)) {
-      text_ += ' ';
+  // A folder saved before tokenizer_config.json had added_tokens_decoder lists its added tokens
+  // in added_tokens.json, which from_pretrained reads into added_tokens_decoder (by id), neither
+  // lstrip nor rstrip, normalized unless named, special when named or a sentinel.
+  if (!config_.contains("added_tokens_decoder") && entry_exists(files_.dir / "added_tokens.json")) {
+    std::vector<AddedToken> legacy =
+        read_special_token_config(files_, class_named_token_defaults(reader_.class_name),
+                                  reader_.class_name)
+            .added_tokens;
+    std::stable_sort(legacy.begin(), legacy.end(),
+                     [](const AddedToken& a, const AddedToken& b) { return a.id < b.id; });
+    for (const AddedToken& token : legacy) {
+      const bool special = token.special || std::find(additional.begin(), additional.end(),
+                                                      token.content) != additional.end();
+      add(token.content, special, false, !token.special);
+      declared.insert(token.content);
     }
-    pieces_.add(token, pieces_text_);
-    previous_is_special_ = false;
   }
-  ++count_;
-}
-
-std::string SentencePieceTokenizer::TokenRun::finish() {
-  pieces_.flush(pieces_text_);
-  return text_ + pieces_text_;
-}
-
-// convert_tokens_to_string of a run of tokens between non-special added tokens.
-std::string SentencePieceTokenizer::tokens_to_string(const std::vector<std::string>& tokens) const {
-  std::string text;
-  if (settings_.tokens_to_string == TokensToString::kJoinPieces) {
-    for (const std::string& token : tokens) {
-      for (std::size_t i = 0; i < token.size();) {
-        if (std::string_view(token).substr(i).starts_with(kSentencePieceSpace)) {
-          text += ' ';
-          i += kSentencePieceSpace.size();
-        } else {
-          text += token[i++];
-        }
-      }
-    }
-  } else {
-    TokenRun run(*this, false);
-    for (const std::string& token : tokens) run.add(token);
-    text = run.finish();
+  for (const std::string& token : additional) {
+    if (!declared.contains(token)) add(token, true, false);
   }
-  if (!settings_.strip_text) return text;
-  const std::vector<char32_t> characters = decode_utf8(text, "decoded text");
-  return encode_utf8(python_strip(std::u32string_view(characters.data(), characters.size())));
-}
-
-// PreTrainedTokenizer._decode: tokens of non-special added tokens are written as they are, the
-// runs of other tokens between them through convert_tokens_to_string.
-std::string SentencePieceTokenizer::decode(std::span<const int> ids,
-                                           bool skip_special_tokens) const {
-  return decode_token_runs(
-      *this, ids, skip_special_tokens, plain_added_texts_,
-      [this](const std::vector<std::string>& run) { return tokens_to_string(run); },
-      {settings_.spaces_between_special_tokens, settings_.clean_up_tokenization_spaces});
-}
-
-// What `id` adds to decode(previous_ids + id, true) after decode(previous_ids, true), with byte
-// pieces as raw bytes. Only the tokens since the last non-special added token matter, and of
-// those only the first few: once a run has produced text, a token's text no longer depends on
-// what came before it. That does not hold for a class whose decoding strips its text (ALBERT,
-// XLM-R: a space at the end comes and goes with what follows), which decodes twice instead.
-std::string SentencePieceTokenizer::decode_continuation(std::span<const int> previous_ids,
-                                                        int id) const {
-  check_id(id);
-  if (is_special(id)) return "";
-  if (settings_.strip_text) return decode_difference(*this, previous_ids, id);
-  std::size_t run_begin = plain_added_ids_.empty() ? 0 : previous_ids.size();
-  while (run_begin > 0) {
-    const int previous = previous_ids[run_begin - 1];
-    if (!is_special(previous) && plain_added_ids_.contains(previous)) break;
-    --run_begin;
-  }
-  // spaces_between_special_tokens joins the texts of the runs and added tokens with a space.
-  const bool after_added_token = run_begin > 0;
-  TokenRun run(*this, true);
-  for (std::size_t i = run_begin; i < previous_ids.size() && !run.settled(); ++i) {
-    if (!is_special(previous_ids[i])) run.add(token_text(previous_ids[i]));
-  }
-  const bool run_text_empty = run.streamed().empty();
-  const std::string& token = token_text(id);
-  if (plain_added_ids_.contains(id)) {
-    const bool separated = after_added_token || !run_text_empty;
-    return (settings_.spaces_between_special_tokens && separated ? " " : "") + token;
-  }
-  const std::size_t before = run.streamed().size();
-  run.add(token);
-  std::string added = run.streamed().substr(before);
-  if (settings_.spaces_between_special_tokens && after_added_token && run_text_empty &&
-      !added.empty()) {
-    added.insert(0, 1, ' ');
+  if (reader_.kind == SpmClass::kAlbert || reader_.kind == SpmClass::kXlmRoberta) {
+    const std::optional<std::string>& mask = named(named_texts, NamedToken::kMask);
+    if (mask && !declared.contains(*mask)) add(*mask, true, true);
   }
   return added;
+}
+
+// SpmConverter.normalizer: the model's character map, then a space at the end dropped and runs
+// of spaces made one "▁".
+json SpmConversion::spm_normalizer() const {
+  json normalizers = json::array();
+  if (!proto_.precompiled_charsmap.empty()) {
+    normalizers.push_back({{"type", "Precompiled"},
+                           {"precompiled_charsmap", spm_base64(proto_.precompiled_charsmap)}});
+  }
+  normalizers.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
+  normalizers.push_back(spm_replace(spm_regex(" {2,}"), kSentencePieceSpace));
+  return spm_sequence(std::move(normalizers));
+}
+
+json SpmConversion::normalizer() const {
+  switch (reader_.kind) {
+    case SpmClass::kLlama: {
+      // legacy: the prefix space and every space as "▁"; otherwise none (Metaspace does it).
+      if (!flag("legacy", true)) return nullptr;
+      json sequence = json::array();
+      if (flag("add_prefix_space", true)) {
+        sequence.push_back({{"type", "Prepend"}, {"prepend", kSentencePieceSpace}});
+      }
+      sequence.push_back(spm_replace(spm_string(" "), kSentencePieceSpace));
+      return spm_sequence(std::move(sequence));
+    }
+    case SpmClass::kGemma:
+      // GemmaConverter: spaces as "▁", nothing else, for Gemma's own models, which neither
+      // normalize nor add a dummy prefix. A model that does (tiny-gemma's is T5's) is normalized
+      // as the slow class's SentencePiece normalizes it, SpmConverter's way.
+      if (normalizes()) return spm_normalizer();
+      return spm_replace(spm_string(" "), kSentencePieceSpace);
+    case SpmClass::kAlbert: {
+      json sequence = {spm_replace(spm_string("``"), "\""), spm_replace(spm_string("''"), "\"")};
+      if (!flag("keep_accents", false)) {
+        sequence.push_back({{"type", "NFKD"}});
+        sequence.push_back({{"type", "StripAccents"}});
+      }
+      if (flag("do_lower_case", true)) sequence.push_back({{"type", "Lowercase"}});
+      if (!proto_.precompiled_charsmap.empty()) {
+        sequence.push_back({{"type", "Precompiled"},
+                            {"precompiled_charsmap", spm_base64(proto_.precompiled_charsmap)}});
+      }
+      sequence.push_back(spm_replace(spm_regex(" {2,}"), " "));
+      // AlbertTokenizer.preprocess_text strips the text (remove_space), which AlbertConverter
+      // leaves out; the goldens have no "▁" for a space at the end.
+      if (flag("remove_space", true)) {
+        sequence.push_back({{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}});
+      }
+      return spm_sequence(std::move(sequence));
+    }
+    case SpmClass::kT5:
+    case SpmClass::kXlmRoberta:
+      return spm_normalizer();
+  }
+  return nullptr;
+}
+
+// The prepend scheme of the Metaspace pre-tokenizer and decoder: the class's add_prefix_space
+// (LlamaTokenizer and T5Tokenizer have one, default true) and legacy.
+json SpmConversion::pre_tokenizer() const {
+  switch (reader_.kind) {
+    case SpmClass::kLlama:
+      if (flag("legacy", true)) return nullptr;
+      return spm_metaspace(spm_prepend_scheme(flag("add_prefix_space", true), false), false);
+    case SpmClass::kGemma:
+      if (normalizes()) return spm_metaspace("always", true);
+      return nullptr;
+    case SpmClass::kT5:
+      return spm_metaspace(spm_prepend_scheme(flag("add_prefix_space", true), flag("legacy", true)),
+                           true);
+    case SpmClass::kAlbert:
+    case SpmClass::kXlmRoberta:
+      return spm_metaspace("always", true);
+  }
+  return nullptr;
+}
+
+// The converters' decoders, with what the slow classes' decode does differently and the goldens
+// record (transformers' own fast classes differ there):
+//  - Llama and Gemma: SentencePiece's decode takes the first piece's "▁" off when the model adds
+//    a dummy prefix, and every leading one when it removes extra whitespace; LlamaTokenizer has
+//    taken the first token's "▁" off before (add_prefix_space). LlamaConverter strips one space,
+//    GemmaConverter none: the same for texts that do not start with spaces.
+//  - T5, ALBERT and XLM-R: convert_tokens_to_string ends with str.strip(), which the Metaspace
+//    decoder does not do.
+json SpmConversion::decoder() const {
+  const bool legacy = flag("legacy", true);
+  const auto sentencepiece_strip = [&](bool dummy_prefix) {
+    if (proto_.remove_extra_whitespaces) return kAllSpaces;
+    return dummy_prefix && proto_.add_dummy_prefix ? 1 : 0;
+  };
+  switch (reader_.kind) {
+    case SpmClass::kLlama: {
+      const int strip = sentencepiece_strip(legacy);
+      const int prefix = flag("add_prefix_space", true) ? 1 : 0;
+      return spm_byte_fallback_decoder(strip == kAllSpaces ? kAllSpaces : strip + prefix);
+    }
+    case SpmClass::kGemma:
+      return spm_byte_fallback_decoder(sentencepiece_strip(true));
+    case SpmClass::kT5:
+    case SpmClass::kAlbert:
+    case SpmClass::kXlmRoberta: {
+      const std::string scheme = reader_.kind == SpmClass::kT5
+                                     ? spm_prepend_scheme(flag("add_prefix_space", true), legacy)
+                                     : std::string("always");
+      return {{"type", "Sequence"},
+              {"decoders",
+               {spm_metaspace(scheme, true),
+                {{"type", "Fuse"}},
+                spm_strip_decoder(kAllSpaces, kAllSpaces)}}};
+    }
+  }
+  return nullptr;
+}
+
+json SpmConversion::post_processor(
+    const std::vector<std::pair<std::string, double>>& vocab_scores) const {
+  const auto special = [&](const std::string& token, int type_id) {
+    return json{{"SpecialToken", {{"id", token}, {"type_id", type_id}}}};
+  };
+  const auto sequence = [](const char* id, int type_id) {
+    return json{{"Sequence", {{"id", id}, {"type_id", type_id}}}};
+  };
+  json single;
+  json pair;
+  std::vector<std::string> tokens;
+  switch (reader_.kind) {
+    case SpmClass::kLlama:
+    case SpmClass::kGemma:
+      return nullptr;  // the class's __init__ sets it (add_bos_token, add_eos_token)
+    case SpmClass::kAlbert:
+      single = {special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0)};
+      pair = single;
+      pair.push_back(sequence("B", 1));
+      pair.push_back(special("[SEP]", 1));
+      tokens = {"[CLS]", "[SEP]"};
+      break;
+    case SpmClass::kT5:
+      single = {sequence("A", 0), special("</s>", 0)};
+      pair = {sequence("A", 0), special("</s>", 0), sequence("B", 0), special("</s>", 0)};
+      tokens = {"</s>"};
+      break;
+    case SpmClass::kXlmRoberta:
+      single = {special("<s>", 0), sequence("A", 0), special("</s>", 0)};
+      pair = {special("<s>", 0),  sequence("A", 0), special("</s>", 0),
+              special("</s>", 0), sequence("B", 0), special("</s>", 0)};
+      tokens = {"<s>", "</s>"};
+      break;
+  }
+  json special_tokens = json::object();
+  for (const std::string& token : tokens) {
+    special_tokens[token] = {
+        {"id", token}, {"ids", {token_id(vocab_scores, token)}}, {"tokens", {token}}};
+  }
+  return {{"type", "TemplateProcessing"},
+          {"single", std::move(single)},
+          {"pair", std::move(pair)},
+          {"special_tokens", std::move(special_tokens)}};
+}
+
+json SpmConversion::convert(const NamedTokenTexts& named) {
+  const std::vector<std::pair<std::string, double>> vocab_scores = vocab();
+  json converted = {{"added_tokens", added_tokens(vocab_scores, named)},
+                    {"normalizer", normalizer()},
+                    {"pre_tokenizer", pre_tokenizer()},
+                    {"model", model(vocab_scores)},
+                    {"post_processor", post_processor(vocab_scores)},
+                    {"decoder", decoder()}};
+  return converted;
 }
 
 }  // namespace
@@ -903,9 +597,9 @@ std::optional<fs::path> sentencepiece_model_file(const fs::path& model_dir) {
   return model_dir / file;
 }
 
-std::string sentencepiece_class(const fs::path& model_dir, const fs::path& model_file,
+std::string sentencepiece_class(const TokenizerFiles& files, const fs::path& model_file,
                                 std::span<const std::string_view> classes, bool first_is_default) {
-  const std::optional<std::string> declared = declared_tokenizer_class(model_dir);
+  const std::optional<std::string>& declared = files.class_name;
   if (declared && std::find(classes.begin(), classes.end(), *declared) != classes.end()) {
     return *declared;
   }
@@ -922,18 +616,13 @@ std::string sentencepiece_class(const fs::path& model_dir, const fs::path& model
               "; attn reads " + model_file.filename().string() + " with " + readers + " only");
 }
 
-json read_sentencepiece_tokenizer_config(const fs::path& model_dir) {
-  const fs::path config_path = model_dir / "tokenizer_config.json";
-  json config = json::object();
-  if (entry_exists(config_path)) {
-    config = read_json_file(config_path, kMaxConfigBytes);
-    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
-  }
+const json& sentencepiece_tokenizer_config(const TokenizerFiles& files) {
+  const json& config = files.config;
   // Options for the library (sampling, say) would make the encoding differ from attn's.
   if (config.contains("sp_model_kwargs") && !config["sp_model_kwargs"].is_null() &&
       config["sp_model_kwargs"] != json::object()) {
-    throw Error(config_path.string() + ": sp_model_kwargs " +
-                brief_json(config["sp_model_kwargs"]) + " is not supported");
+    throw Error(files.config_file + ": sp_model_kwargs " + brief_json(config["sp_model_kwargs"]) +
+                " is not supported");
   }
   return config;
 }
@@ -946,23 +635,15 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_di
                 "sentencepiece.bpe.model)");
   }
   const fs::path model_path = model_dir / file;
-  SentencePieceModel model = read_sentencepiece_model(model_path);
-
+  SentencePieceProto proto = read_sentencepiece_proto(model_path);
   // The file's name tells the class, or the folder declares one of those that read the file.
-  const SentencePieceClass& reader = find_sentencepiece_class(model_dir, file);
-  const json config = read_sentencepiece_tokenizer_config(model_dir);
-  const fs::path config_path = model_dir / "tokenizer_config.json";
-  SentencePieceSettings settings = reader.settings(config, config_path.string());
-  if (!settings.legacy) model.without_dummy_prefix = read_model_without_dummy_prefix(model_path);
-  SpecialTokenConfig special_config =
-      read_special_token_config(model_dir, config, settings.named_defaults, settings.class_name);
-  if (settings.extra_ids) {
-    add_extra_ids(special_config, *settings.extra_ids, model.processor->GetPieceSize(),
-                  config_path.string());
-  }
-  return std::make_unique<SentencePieceTokenizer>(std::move(model), std::move(settings),
-                                                  special_config, model_path.string(),
-                                                  config_path.string());
+  const TokenizerFiles files = read_tokenizer_files(model_dir);
+  const SentencePieceClass& reader = find_sentencepiece_class(files, file);
+  sentencepiece_tokenizer_config(files);  // refuses sp_model_kwargs
+  SpmConversion conversion(reader, std::move(proto), files);
+  return load_converted_tokenizer(
+      model_dir, model_path, reader.class_name,
+      [&](const NamedTokenTexts& named) { return conversion.convert(named); });
 }
 
 void append_with_spaces(std::string& out, std::string_view text) {

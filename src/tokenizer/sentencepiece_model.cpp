@@ -1,6 +1,7 @@
 #include "src/tokenizer/sentencepiece_model.h"
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <string_view>
 #include <utility>
@@ -12,29 +13,18 @@
 namespace attn {
 namespace {
 
-// TrainerSpec.unk_surface's default: " \xE2\x81\x87 " (" ⁇ ").
-constexpr std::string_view kDefaultUnknownSurface = " \xE2\x81\x87 ";
-
-// A second normalizer_spec (ModelProto field 3) holding only add_dummy_prefix (field 3) =
-// false. Appended to a serialized model, protobuf merges it into the first one: this is how
-// LlamaTokenizer(legacy=False) turns the dummy prefix off.
-constexpr char kNoDummyPrefixBytes[] = {'\x1a', '\x02', '\x18', '\x00'};
-
 // The parts of the serialized ModelProto that decoding depends on (the installed headers
 // declare ModelProto but do not define it). Defaults are those of sentencepiece_model.proto.
 struct ModelFileSettings {
   bool has_trainer_spec = false;
   bool has_normalizer_spec = false;
   bool has_denormalizer_spec = false;
-  bool add_dummy_prefix = true;
-  bool remove_extra_whitespaces = true;
   bool treat_whitespace_as_suffix = false;
-  std::string unknown_surface{kDefaultUnknownSurface};
 };
 
 struct ProtoField {
   std::uint64_t number = 0;
-  std::uint64_t value = 0;  // wire type 0 (varint)
+  std::uint64_t value = 0;  // wire type 0 (varint), 5 (fixed32)
   std::string_view bytes;   // wire type 2 (length-delimited)
 };
 
@@ -63,9 +53,16 @@ class ProtoFields {
         data_.remove_prefix(length);
         return true;
       }
-      case 5:
-        skip(4);
+      case 5: {
+        if (data_.size() < 4) malformed();
+        std::uint32_t bits = 0;
+        for (int i = 3; i >= 0; --i) {
+          bits = (bits << 8) | static_cast<unsigned char>(data_[static_cast<std::size_t>(i)]);
+        }
+        field.value = bits;
+        data_.remove_prefix(4);
         return true;
+      }
       default:
         malformed();
     }
@@ -98,8 +95,8 @@ class ProtoFields {
 };
 
 // ModelProto: 2 trainer_spec, 3 normalizer_spec, 5 denormalizer_spec. TrainerSpec: 24
-// treat_whitespace_as_suffix, 44 unk_surface. NormalizerSpec: 3 add_dummy_prefix, 4
-// remove_extra_whitespaces. A message given twice is merged, a scalar given twice keeps the last.
+// treat_whitespace_as_suffix. A message given twice is merged, a scalar given twice keeps the
+// last.
 ModelFileSettings read_model_file_settings(std::string_view serialized, const std::string& file) {
   ModelFileSettings settings;
   ProtoFields model(serialized, file);
@@ -109,15 +106,9 @@ ModelFileSettings read_model_file_settings(std::string_view serialized, const st
       ProtoFields trainer(field.bytes, file);
       for (ProtoField inner; trainer.next(inner);) {
         if (inner.number == 24) settings.treat_whitespace_as_suffix = inner.value != 0;
-        if (inner.number == 44) settings.unknown_surface = std::string(inner.bytes);
       }
     } else if (field.number == 3) {
       settings.has_normalizer_spec = true;
-      ProtoFields normalizer(field.bytes, file);
-      for (ProtoField inner; normalizer.next(inner);) {
-        if (inner.number == 3) settings.add_dummy_prefix = inner.value != 0;
-        if (inner.number == 4) settings.remove_extra_whitespaces = inner.value != 0;
-      }
     } else if (field.number == 5) {
       settings.has_denormalizer_spec = true;
     }
@@ -148,14 +139,12 @@ std::unique_ptr<sentencepiece::SentencePieceProcessor> load_processor(std::strin
   return processor;
 }
 
-}  // namespace
-
-SentencePieceModel read_sentencepiece_model(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const std::string serialized = read_model_file(path, kMaxTokenizerBytes);
+// The checks of read_sentencepiece_model on the file's bytes; the library's processor.
+std::unique_ptr<sentencepiece::SentencePieceProcessor> load_checked(const std::string& serialized,
+                                                                    const std::string& file) {
   if (serialized.empty()) throw Error(file + ": not a SentencePiece model (empty file)");
-  SentencePieceModel model;
-  model.processor = load_processor(serialized, file);
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor =
+      load_processor(serialized, file);
   const ModelFileSettings settings = read_model_file_settings(serialized, file);
   // Real models always carry both; a file cut short after its pieces parses without them and
   // would silently run with default settings.
@@ -172,21 +161,69 @@ SentencePieceModel read_sentencepiece_model(const std::filesystem::path& path) {
   }
   // libsentencepiece loads a model without an unknown piece, then gives id -1 for every piece
   // it does not know.
-  const int unk_id = model.processor->unk_id();
-  if (unk_id < 0 || unk_id >= model.processor->GetPieceSize()) {
+  const int unk_id = processor->unk_id();
+  if (unk_id < 0 || unk_id >= processor->GetPieceSize()) {
     throw Error(file + ": not a SentencePiece model (it has no unknown piece)");
   }
-  model.add_dummy_prefix = settings.add_dummy_prefix;
-  model.remove_extra_whitespaces = settings.remove_extra_whitespaces;
-  model.unknown_surface = settings.unknown_surface;
+  return processor;
+}
+
+}  // namespace
+
+SentencePieceModel read_sentencepiece_model(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const std::string serialized = read_model_file(path, kMaxTokenizerBytes);
+  SentencePieceModel model;
+  model.processor = load_checked(serialized, file);
   return model;
 }
 
-std::unique_ptr<sentencepiece::SentencePieceProcessor> read_model_without_dummy_prefix(
-    const std::filesystem::path& path) {
+SentencePieceProto read_sentencepiece_proto(const std::filesystem::path& path) {
+  const std::string file = path.string();
   const std::string serialized = read_model_file(path, kMaxTokenizerBytes);
-  return load_processor(serialized + std::string(kNoDummyPrefixBytes, sizeof kNoDummyPrefixBytes),
-                        path.string());
+  const int piece_count = load_checked(serialized, file)->GetPieceSize();
+  SentencePieceProto proto;
+  ProtoFields model(serialized, file);
+  for (ProtoField field; model.next(field);) {
+    if (field.number == 1) {
+      SentencePieceEntry entry;
+      ProtoFields piece(field.bytes, file);
+      for (ProtoField inner; piece.next(inner);) {
+        if (inner.number == 1) entry.piece = std::string(inner.bytes);
+        if (inner.number == 2) {
+          const auto bits = static_cast<std::uint32_t>(inner.value);
+          std::memcpy(&entry.score, &bits, sizeof bits);
+        }
+        if (inner.number == 3) entry.type = static_cast<SentencePieceType>(inner.value);
+      }
+      proto.pieces.push_back(std::move(entry));
+    } else if (field.number == 2) {
+      ProtoFields trainer(field.bytes, file);
+      for (ProtoField inner; trainer.next(inner);) {
+        if (inner.number == 3) proto.model_type = static_cast<int>(inner.value);
+        if (inner.number == 40) proto.unk_id = static_cast<int>(inner.value);
+        if (inner.number == 45) proto.unk_piece = std::string(inner.bytes);
+      }
+    } else if (field.number == 3) {
+      ProtoFields normalizer(field.bytes, file);
+      for (ProtoField inner; normalizer.next(inner);) {
+        if (inner.number == 2) proto.precompiled_charsmap = std::string(inner.bytes);
+        if (inner.number == 3) proto.add_dummy_prefix = inner.value != 0;
+        if (inner.number == 4) proto.remove_extra_whitespaces = inner.value != 0;
+      }
+    }
+  }
+  // The library has loaded the same pieces; it checks their types, texts and the unknown id.
+  if (static_cast<int>(proto.pieces.size()) != piece_count) {
+    throw Error(file + ": not a SentencePiece model (" + std::to_string(proto.pieces.size()) +
+                " pieces, the library read " + std::to_string(piece_count) + ")");
+  }
+  if (proto.model_type != 1 && proto.model_type != 2) {
+    throw Error(file + ": model_type " + std::to_string(proto.model_type) +
+                " (WORD or CHAR) is not supported: transformers converts only UNIGRAM (1) and "
+                "BPE (2) models");
+  }
+  return proto;
 }
 
 }  // namespace attn

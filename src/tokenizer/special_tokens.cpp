@@ -78,31 +78,6 @@ std::string_view strip_python_space(std::string_view text, bool strip_end) {
   return text.substr(begin);
 }
 
-// added_tokens.json ({"<extra_id_0>": 32099, ...}), the older record of the added tokens: each
-// neither lstrip nor rstrip, special when it is one of the special tokens named so far.
-std::vector<AddedToken> read_added_tokens_json(const fs::path& path,
-                                               const SpecialTokenConfig& config) {
-  const std::string file = path.string();
-  const json tokens = read_json_file(path, kMaxConfigBytes);
-  if (!tokens.is_object()) throw Error(file + ": expected an object mapping tokens to ids");
-  std::unordered_set<std::string> special(config.additional_special_tokens.begin(),
-                                          config.additional_special_tokens.end());
-  for (const std::optional<AddedToken>& named : config.named) {
-    if (named) special.insert(named->content);
-  }
-  std::vector<AddedToken> added;
-  for (const auto& [content, id] : tokens.items()) {
-    const std::string where = file + ": \"" + brief_text(content) + "\"";
-    if (content.empty()) throw Error(file + ": an added token is empty");
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
-        id.get<std::int64_t>() > kMaxTokenId) {
-      throw Error(where + ": id " + brief_json(id) + " is not a token id");
-    }
-    added.push_back({content, id.get<int>(), special.contains(content), false, false});
-  }
-  return added;
-}
-
 }  // namespace
 
 std::vector<AddedToken> read_added_tokens_decoder(const json& config, const std::string& file) {
@@ -198,27 +173,50 @@ NamedTokenDefaults class_named_token_defaults(std::string_view class_name) {
   return {};
 }
 
-SpecialTokenConfig read_special_token_config(const fs::path& model_dir,
-                                             const json& tokenizer_config,
+std::vector<AddedToken> read_added_tokens_json(
+    const fs::path& path, const std::function<bool(const std::string&)>& is_special) {
+  const std::string file = path.string();
+  const json tokens = read_json_file(path, kMaxConfigBytes);
+  if (!tokens.is_object()) throw Error(file + ": expected an object mapping tokens to ids");
+  std::vector<AddedToken> added;
+  for (const auto& [content, id] : tokens.items()) {
+    const std::string where = file + ": \"" + brief_text(content) + "\"";
+    if (content.empty()) throw Error(file + ": an added token is empty");
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        id.get<std::int64_t>() > kMaxTokenId) {
+      throw Error(where + ": id " + brief_json(id) + " is not a token id");
+    }
+    const bool special = is_special(content);
+    added.push_back(
+        {.content = content, .id = id.get<int>(), .special = special, .normalized = !special});
+  }
+  std::sort(added.begin(), added.end(),
+            [](const AddedToken& a, const AddedToken& b) { return a.id < b.id; });
+  return added;
+}
+
+SpecialTokenConfig read_special_token_config(const TokenizerFiles& files,
                                              const NamedTokenDefaults& defaults,
                                              std::string_view class_name) {
+  const json& tokenizer_config = files.config;
   SpecialTokenConfig config;
   for (const auto& [token, by_default] : defaults) {
     config.named[static_cast<std::size_t>(token)] = by_default;
   }
-  config.named_where.fill(model_dir.string() + " (" + std::string(class_name) + "'s default)");
-  const std::string config_file = (model_dir / "tokenizer_config.json").string();
-  config.added_tokens = read_added_tokens_decoder(tokenizer_config, config_file);
-  read_named_tokens(tokenizer_config, config_file, defaults, config);
-  const fs::path map_path = model_dir / "special_tokens_map.json";
-  if (!tokenizer_config.contains("added_tokens_decoder") && entry_exists(map_path)) {
-    const json map = read_json_file(map_path, kMaxConfigBytes);
-    if (!map.is_object()) throw Error(map_path.string() + ": expected a JSON object");
-    read_named_tokens(map, map_path.string(), defaults, config);
-  }
-  const fs::path added_path = model_dir / "added_tokens.json";
+  config.named_where.fill(files.dir.string() + " (" + std::string(class_name) + "'s default)");
+  config.added_tokens = read_added_tokens_decoder(tokenizer_config, files.config_file);
+  read_named_tokens(tokenizer_config, files.config_file, defaults, config);
+  // special_tokens_map.json, read only for folders without added_tokens_decoder, wins.
+  read_named_tokens(files.special_tokens_map, files.map_file, defaults, config);
+  const fs::path added_path = files.dir / "added_tokens.json";
   if (!tokenizer_config.contains("added_tokens_decoder") && entry_exists(added_path)) {
-    config.added_tokens = read_added_tokens_json(added_path, config);
+    std::unordered_set<std::string> special(config.additional_special_tokens.begin(),
+                                            config.additional_special_tokens.end());
+    for (const std::optional<AddedToken>& named : config.named) {
+      if (named) special.insert(named->content);
+    }
+    config.added_tokens = read_added_tokens_json(
+        added_path, [&](const std::string& content) { return special.contains(content); });
   }
   return config;
 }
@@ -287,16 +285,6 @@ int SpecialTokens::required_id(NamedToken token) const {
   return *ids_[index(token)];
 }
 
-SequenceTemplate SpecialTokens::resolve(const NamedSequenceTemplate& named) const {
-  auto ids = [&](const std::vector<NamedToken>& tokens) {
-    std::vector<int> resolved;
-    for (NamedToken token : tokens) resolved.push_back(required_id(token));
-    return resolved;
-  };
-  return {ids(named.first_prefix), ids(named.first_suffix), ids(named.second_prefix),
-          ids(named.second_suffix), named.second_type_id};
-}
-
 std::optional<int> SpecialTokens::added_token_id(const std::string& content) const {
   const auto found = added_ids_.find(content);
   if (found == added_ids_.end()) return std::nullopt;
@@ -336,25 +324,6 @@ std::vector<TextSegment> split_added_tokens(std::string_view text,
       segments[i - 1].text = strip_python_space(segments[i - 1].text, true);
   }
   return segments;
-}
-
-Encoding SequenceTemplate::apply(std::span<const int> first,
-                                 std::optional<std::span<const int>> second) const {
-  Encoding encoding;
-  auto append = [&](std::span<const int> ids) {
-    encoding.ids.insert(encoding.ids.end(), ids.begin(), ids.end());
-  };
-  append(first_prefix);
-  append(first);
-  append(first_suffix);
-  encoding.type_ids.assign(encoding.ids.size(), 0);
-  if (second) {
-    append(second_prefix);
-    append(*second);
-    append(second_suffix);
-    encoding.type_ids.resize(encoding.ids.size(), second_type_id);
-  }
-  return encoding;
 }
 
 std::string decode_token_runs(

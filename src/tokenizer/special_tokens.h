@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/tokenizer_files.h"
 
 namespace attn {
 
@@ -83,38 +84,16 @@ NamedTokenDefaults class_named_token_defaults(std::string_view class_name);
 std::vector<AddedToken> read_added_tokens_decoder(const nlohmann::json& config,
                                                   const std::string& file);
 
-// `tokenizer_config` is the folder's tokenizer_config.json (an empty object when it has none);
+// added_tokens.json ({"<extra_id_0>": 32099, ...}), the older record of the added tokens, which
+// transformers reads for folders without added_tokens_decoder: each neither lstrip nor rstrip,
+// special (and then not normalized) when `is_special` says so; in the order of their ids.
+std::vector<AddedToken> read_added_tokens_json(
+    const std::filesystem::path& path, const std::function<bool(const std::string&)>& is_special);
+
 // `class_name` names the class whose defaults apply, in errors.
-SpecialTokenConfig read_special_token_config(const std::filesystem::path& model_dir,
-                                             const nlohmann::json& tokenizer_config,
+SpecialTokenConfig read_special_token_config(const TokenizerFiles& files,
                                              const NamedTokenDefaults& defaults,
                                              std::string_view class_name);
-
-// The special tokens a tokenizer class puts around its sequences (its
-// build_inputs_with_special_tokens) and their token types (create_token_type_ids_from_sequences):
-//   one sequence:  first_prefix A first_suffix
-//   a pair:        first_prefix A first_suffix second_prefix B second_suffix
-// where everything up to first_suffix has type 0 and the rest second_type_id. For example
-// BERT/ALBERT: [CLS] A [SEP] B [SEP] with types 0 and 1; RoBERTa/XLM-R: <s> A </s></s> B </s>,
-// all type 0.
-struct SequenceTemplate {
-  std::vector<int> first_prefix;
-  std::vector<int> first_suffix;
-  std::vector<int> second_prefix;
-  std::vector<int> second_suffix;
-  int second_type_id = 0;
-
-  Encoding apply(std::span<const int> first, std::optional<std::span<const int>> second) const;
-};
-
-// A SequenceTemplate spelled with named tokens, as a tokenizer class defines it.
-struct NamedSequenceTemplate {
-  std::vector<NamedToken> first_prefix;
-  std::vector<NamedToken> first_suffix;
-  std::vector<NamedToken> second_prefix;
-  std::vector<NamedToken> second_suffix;
-  int second_type_id = 0;
-};
 
 // The model's own id of a token text, without the added tokens (nullopt: not in the vocabulary).
 using VocabularyLookup = std::function<std::optional<int>(const std::string&)>;
@@ -133,9 +112,6 @@ class SpecialTokens {
   // The id of a named token the tokenizer cannot do without (e.g. the [CLS] of its template);
   // an Error naming where the token was named when it is not in the vocabulary.
   int required_id(NamedToken token) const;
-
-  // The template with the named tokens' ids (required_id: an Error for one that is missing).
-  SequenceTemplate resolve(const NamedSequenceTemplate& named) const;
 
   // Every added and special token, longest first: what split_added_tokens cuts out of the text.
   const std::vector<AddedToken>& split_tokens() const { return split_tokens_; }

@@ -15,6 +15,7 @@
 #include "src/tokenizer/bpe.h"
 #include "src/tokenizer/marian.h"
 #include "src/tokenizer/sentencepiece.h"
+#include "src/tokenizer/tokenizer_files.h"
 #include "src/tokenizer/tokenizer_json.h"
 #include "src/tokenizer/wordpiece.h"
 
@@ -38,23 +39,6 @@ std::unique_ptr<Tokenizer> load_tokenizer_files(const fs::path& model_dir) {
               "spiece.model, sentencepiece.bpe.model, vocab.json + merges.txt and vocab.txt)");
 }
 
-// AutoTokenizer's slow class for the model types attn knows (TOKENIZER_MAPPING_NAMES), including
-// some whose tokenizer files attn must refuse rather than misread.
-constexpr std::pair<std::string_view, std::string_view> kClassOfModelType[] = {
-    {"albert", "AlbertTokenizer"},
-    {"bert", "BertTokenizer"},
-    {"camembert", "CamembertTokenizer"},
-    {"distilbert", "DistilBertTokenizer"},
-    {"gemma2", "GemmaTokenizer"},
-    {"gemma3_text", "GemmaTokenizer"},
-    {"gpt2", "GPT2Tokenizer"},
-    {"llama", "LlamaTokenizer"},
-    {"marian", "MarianTokenizer"},
-    {"mistral", "LlamaTokenizer"},
-    {"roberta", "RobertaTokenizer"},
-    {"t5", "T5Tokenizer"},
-    {"xlm-roberta", "XLMRobertaTokenizer"}};
-
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& model_dir) {
@@ -69,34 +53,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& model_dir) {
 }
 
 std::optional<std::string> declared_tokenizer_class(const fs::path& model_dir) {
-  const fs::path config_path = model_dir / "tokenizer_config.json";
-  if (entry_exists(config_path)) {
-    const json config = read_json_file(config_path, kMaxConfigBytes);
-    if (!config.is_object()) throw Error(config_path.string() + ": expected a JSON object");
-    if (config.contains("tokenizer_class") && !config["tokenizer_class"].is_null()) {
-      const json& name = config["tokenizer_class"];
-      if (!name.is_string()) {
-        throw Error(config_path.string() + ": tokenizer_class is " + brief_json(name) +
-                    ", not a class name");
-      }
-      std::string class_name = name.get<std::string>();
-      if (class_name.ends_with("Fast")) class_name.resize(class_name.size() - 4);
-      return class_name;
-    }
-  }
-  // config.json itself is checked by the model loader; here it only may tell the family.
-  const fs::path model_config_path = model_dir / "config.json";
-  if (!entry_exists(model_config_path)) return std::nullopt;
-  const json model_config = read_json_file(model_config_path, kMaxConfigBytes);
-  if (!model_config.is_object() || !model_config.contains("model_type") ||
-      !model_config["model_type"].is_string()) {
-    return std::nullopt;
-  }
-  const std::string model_type = model_config["model_type"].get<std::string>();
-  for (const auto& [type, class_name] : kClassOfModelType) {
-    if (type == model_type) return std::string(class_name);
-  }
-  return std::nullopt;
+  return read_tokenizer_files(model_dir).class_name;
 }
 
 bool config_flag(const json& config, const char* key, bool fallback, const std::string& file) {

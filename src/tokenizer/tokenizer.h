@@ -92,6 +92,14 @@ class Tokenizer {
   // token at a time; the caller holds back incomplete UTF-8.
   virtual std::string decode_continuation(std::span<const int> previous_ids, int id) const = 0;
 
+  // What decode_continuation still holds back after the last of `ids` (the start of a character
+  // whose other bytes have not come), shown when generation ends as a decode of the whole text
+  // shows it. Empty for tokenizers whose continuations are raw bytes.
+  virtual std::string decode_held_back(std::span<const int> ids) const {
+    (void)ids;
+    return {};
+  }
+
   // The vocabulary entry of an id as Hugging Face's convert_ids_to_tokens shows it
   // ("Ġthe", "##ing", "[MASK]").
   virtual std::string token_string(int id) const = 0;

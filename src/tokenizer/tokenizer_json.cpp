@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -22,6 +23,7 @@
 #include "src/tokenizer/pipeline/post_processors.h"
 #include "src/tokenizer/pipeline/pre_tokenizers.h"
 #include "src/tokenizer/special_tokens.h"
+#include "src/tokenizer/tokenizer_files.h"
 
 namespace attn {
 namespace {
@@ -36,69 +38,93 @@ struct TransformersSettings {
   std::string config_file;                                         // for errors
   std::optional<std::string> class_name;                           // without "Fast"
   std::array<std::optional<std::string>, kNamedTokenCount> named;  // bos, eos, unk, ... texts
+  // Whether each named token takes the whitespace before it: its object's "lstrip" in the files,
+  // else what the class gives a token passed as a string (RobertaTokenizerFast's mask token).
+  std::array<bool, kNamedTokenCount> named_lstrip{};
+  std::vector<std::string> additional_special_tokens;
+  // added_tokens.json, for a folder whose tokenizer_config.json has no added_tokens_decoder
+  // (the older format) and has one; else empty.
+  std::string added_tokens_file;
   std::optional<bool> add_bos_token;
   std::optional<bool> add_eos_token;
-  bool clean_up_tokenization_spaces = true;  // transformers 4.40's default
-  nlohmann::json config;                     // tokenizer_config.json ({} when absent)
+  bool clean_up_tokenization_spaces = true;
+  nlohmann::json config;  // tokenizer_config.json ({} when absent)
 };
-
-json read_optional_object(const fs::path& path) {
-  if (!entry_exists(path)) return json::object();
-  json value = read_json_file(path, kMaxConfigBytes);
-  if (!value.is_object()) throw Error(path.string() + ": expected a JSON object");
-  return value;
-}
 
 std::optional<bool> optional_flag(const json& config, const char* key, const std::string& file) {
   if (!config.contains(key) || config[key].is_null()) return std::nullopt;
   return config_flag(config, key, false, file);
 }
 
-TransformersSettings read_transformers_settings(const fs::path& model_dir,
+TransformersSettings read_transformers_settings(const TokenizerFiles& files,
                                                 std::string_view default_class = {}) {
-  const fs::path config_path = model_dir / "tokenizer_config.json";
-  const fs::path map_path = model_dir / "special_tokens_map.json";
-  const json config = read_optional_object(config_path);
-  const json special_tokens_map = read_optional_object(map_path);
+  const json& config = files.config;
   TransformersSettings settings;
-  settings.config_file = config_path.string();
-  settings.class_name = declared_tokenizer_class(model_dir);
+  settings.config_file = files.config_file;
+  settings.class_name = files.class_name;
   if (!settings.class_name && !default_class.empty()) settings.class_name = default_class;
-  // transformers reads special_tokens_map.json only for folders saved before
-  // tokenizer_config.json had added_tokens_decoder, and there it wins over the config; a token
-  // neither file names is the class's default (an explicit null: none).
-  const bool map_overrides = !config.contains("added_tokens_decoder");
+  // special_tokens_map.json (read only for folders saved before tokenizer_config.json had
+  // added_tokens_decoder) wins over the config; a token neither file names is the class's
+  // default (an explicit null: none).
   const NamedTokenDefaults defaults =
       settings.class_name ? class_named_token_defaults(*settings.class_name) : NamedTokenDefaults{};
   for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
     const char* key = kNamedTokenKeys[i];
-    if (map_overrides && special_tokens_map.contains(key)) {
-      settings.named[i] =
-          named_token_content(special_tokens_map[key], map_path.string() + ": " + key);
+    const auto by_default = defaults.find(static_cast<NamedToken>(i));
+    const bool default_lstrip = by_default != defaults.end() && by_default->second.lstrip;
+    const auto read = [&](const json& value, const std::string& file) {
+      const std::string where = file + ": " + key;
+      settings.named[i] = named_token_content(value, where);
+      settings.named_lstrip[i] =
+          value.is_object() ? config_flag(value, "lstrip", false, where) : default_lstrip;
+    };
+    if (files.special_tokens_map.contains(key)) {
+      read(files.special_tokens_map[key], files.map_file);
     } else if (config.contains(key)) {
-      settings.named[i] = named_token_content(config[key], config_path.string() + ": " + key);
-    } else if (const auto found = defaults.find(static_cast<NamedToken>(i));
-               found != defaults.end()) {
-      settings.named[i] = found->second.content;
+      read(config[key], files.config_file);
+    } else if (by_default != defaults.end()) {
+      settings.named[i] = by_default->second.content;
+      settings.named_lstrip[i] = default_lstrip;
     }
+  }
+  const bool map_has_additional = files.special_tokens_map.contains("additional_special_tokens");
+  const json& additional = map_has_additional
+                               ? files.special_tokens_map["additional_special_tokens"]
+                               : config.value("additional_special_tokens", json());
+  const std::string additional_where =
+      (map_has_additional ? files.map_file : files.config_file) + ": additional_special_tokens";
+  if (!additional.is_null() && !additional.is_array()) {
+    throw Error(additional_where + ": expected a list");
+  }
+  for (const json& token : additional) {
+    if (auto content = named_token_content(token, additional_where)) {
+      settings.additional_special_tokens.push_back(std::move(*content));
+    }
+  }
+  const fs::path added_tokens_path = files.dir / "added_tokens.json";
+  if (!config.contains("added_tokens_decoder") && entry_exists(added_tokens_path)) {
+    settings.added_tokens_file = added_tokens_path.string();
   }
   settings.add_bos_token = optional_flag(config, "add_bos_token", settings.config_file);
   settings.add_eos_token = optional_flag(config, "add_eos_token", settings.config_file);
-  settings.clean_up_tokenization_spaces =
-      config_flag(config, "clean_up_tokenization_spaces", true, settings.config_file);
+  // transformers 4.40's default, but LlamaTokenizer's and GemmaTokenizer's is false.
+  const bool cleans_up_by_default = settings.class_name != "LlamaTokenizer" &&
+                                    settings.class_name != "CodeLlamaTokenizer" &&
+                                    settings.class_name != "GemmaTokenizer";
+  settings.clean_up_tokenization_spaces = config_flag(config, "clean_up_tokenization_spaces",
+                                                      cleans_up_by_default, settings.config_file);
   settings.config = config;
   return settings;
 }
 
 // What PreTrainedTokenizerFast.__init__ adds to the file's added tokens: each entry of
-// tokenizer_config.json's added_tokens_decoder whose id the file's added_tokens do not have, in
+// tokenizer_config.json's added_tokens_decoder (the older added_tokens.json) whose id the file's
+// added_tokens do not have, in
 // the order of the ids, then each named special token the added tokens do not hold, as
 // add_tokens adds them (a token already added by its text stays as the file has it). Special
 // when the entry says so or the token is one of the named or additional special tokens; the id
 // is the library's to give: the model's id of the same text, else the next one.
 void add_config_tokens(json& file_json, const TransformersSettings& settings) {
-  const std::vector<AddedToken> declared =
-      read_added_tokens_decoder(settings.config, settings.config_file);
   if (!file_json.contains("added_tokens")) file_json["added_tokens"] = json::array();
   json& added = file_json["added_tokens"];
   if (!added.is_array()) return;  // the loader names what is wrong with it
@@ -111,18 +137,17 @@ void add_config_tokens(json& file_json, const TransformersSettings& settings) {
     if (entry.contains("content") && entry["content"].is_string())
       contents.insert(entry["content"].get<std::string>());
   }
-  std::set<std::string, std::less<>> special;
+  std::set<std::string, std::less<>> special(settings.additional_special_tokens.begin(),
+                                             settings.additional_special_tokens.end());
   for (const auto& named : settings.named) {
     if (named) special.insert(*named);
   }
-  if (settings.config.contains("additional_special_tokens")) {
-    const json& additional = settings.config["additional_special_tokens"];
-    const std::string where = settings.config_file + ": additional_special_tokens";
-    if (!additional.is_array()) throw Error(where + ": expected a list");
-    for (const json& token : additional) {
-      if (const auto content = named_token_content(token, where)) special.insert(*content);
-    }
-  }
+  const std::vector<AddedToken> declared =
+      settings.added_tokens_file.empty()
+          ? read_added_tokens_decoder(settings.config, settings.config_file)
+          : read_added_tokens_json(settings.added_tokens_file, [&](const std::string& content) {
+              return special.contains(content);
+            });
   const auto add = [&](const AddedToken& token) {
     if (contents.contains(token.content)) return;
     const bool is_special = token.special || special.contains(token.content);
@@ -138,8 +163,11 @@ void add_config_tokens(json& file_json, const TransformersSettings& settings) {
   for (const AddedToken& token : declared) {
     if (!file_ids.contains(token.id)) add(token);
   }
-  for (const auto& named : settings.named) {
-    if (named) add(AddedToken{.content = *named, .special = true});
+  for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
+    if (settings.named[i]) {
+      add(AddedToken{
+          .content = *settings.named[i], .special = true, .lstrip = settings.named_lstrip[i]});
+    }
   }
 }
 
@@ -229,7 +257,7 @@ std::vector<pipeline::ByteSpan> character_origin(std::string_view text, std::siz
 // The span of the original input that normalized bytes [start, end) come from, as the
 // library's convert_offsets gives it: from the first byte's origin to the last byte's. An empty
 // range stays where it is, relative to the piece's start.
-pipeline::ByteSpan original_span(const std::vector<pipeline::ByteSpan>& origin, std::size_t start,
+pipeline::ByteSpan original_span(std::span<const pipeline::ByteSpan> origin, std::size_t start,
                                  std::size_t end) {
   const std::uint32_t shift = origin.empty() ? 0 : origin.front().start;
   if (start >= end || end > origin.size()) {
@@ -238,10 +266,21 @@ pipeline::ByteSpan original_span(const std::vector<pipeline::ByteSpan>& origin, 
   return {origin[start].start, origin[end - 1].end};
 }
 
+// Whether a decoder description is of `type` or a Sequence holding one.
+bool has_decoder_type(const json& decoder, std::string_view type) {
+  if (!decoder.is_object()) return false;
+  if (decoder.value("type", "") == type) return true;
+  if (decoder.contains("decoders") && decoder["decoders"].is_array()) {
+    for (const json& step : decoder["decoders"]) {
+      if (has_decoder_type(step, type)) return true;
+    }
+  }
+  return false;
+}
+
 class JsonTokenizer final : public Tokenizer, public TokenOffsets {
  public:
-  JsonTokenizer(const fs::path& model_dir, const json& file_json, std::string file,
-                TransformersSettings settings)
+  JsonTokenizer(const json& file_json, std::string file, TransformersSettings settings)
       : file_(file), settings_(std::move(settings)) {
     const ConfigNode root(file_json, file);
     if (!file_json.is_object()) root.fail("expected a JSON object");
@@ -256,11 +295,14 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
     if (root.has("post_processor")) {
       post_processor_ = pipeline::make_post_processor(root.at("post_processor"));
     }
-    if (root.has("decoder")) decoder_ = pipeline::make_decoder(root.at("decoder"));
+    if (root.has("decoder")) {
+      decoder_ = pipeline::make_decoder(root.at("decoder"));
+      byte_fallback_ = has_decoder_type(file_json["decoder"], "ByteFallback");
+    }
     for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
       if (settings_.named[i]) named_ids_[i] = token_to_id(*settings_.named[i]);
     }
-    replace_post_processor_of_class(model_dir);
+    replace_post_processor_of_class();
   }
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
@@ -290,28 +332,34 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   }
 
   std::string decode_continuation(std::span<const int> previous_ids, int id) const override {
-    // Every decoder of the library is local: a token's text depends on its neighbours only
-    // (Metaspace and Strip on whether it comes first; ByteLevel and ByteFallback on the bytes
-    // of the same character). Decoding the last few tokens with and without the new one, from
-    // the same first token, gives what the new one adds without decoding the whole text.
-    constexpr std::size_t kWindow = 8;
-    const std::span<const int> window = previous_ids.last(std::min(previous_ids.size(), kWindow));
-    std::vector<int> ids(window.begin(), window.end());
+    // ByteFallback turns a run of byte tokens ("<0xE2>") into text only as a whole, so the text
+    // before a byte token can change when it comes: a byte token adds its raw byte, and the
+    // caller holds back incomplete UTF-8 (as for the slow tokenizers).
+    if (byte_fallback_) {
+      if (const std::optional<char> byte = fallback_byte(id)) return std::string(1, *byte);
+    }
+    // Every other decoder of the library is local: a token's text depends on its neighbours
+    // only (Metaspace and Strip on whether it comes first; ByteLevel on the bytes of the same
+    // character). Decoding the last few tokens with and without the new one, from the same
+    // first token, gives what the new one adds without decoding the whole text.
+    std::vector<int> ids = decode_window(previous_ids);
     std::string before = decode(ids, true);
     ids.push_back(id);
     std::string after = decode(ids, true);
-    // A character still missing bytes decodes as U+FFFD: held back until it is complete.
-    drop_trailing_replacement_chars(before);
-    drop_trailing_replacement_chars(after);
+    held_back_replacement_chars(before);
+    held_back_replacement_chars(after);
     const auto common = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
     return after.substr(static_cast<std::size_t>(common.second - after.begin()));
   }
 
-  std::string token_string(int id) const override {
-    if (const pipeline::AddedTokenEntry* added = added_.token(id)) return added->content;
-    const std::string* token = model_->id_to_token(id);
-    return token ? *token : std::string();
+  std::string decode_held_back(std::span<const int> ids) const override {
+    std::string text = decode(decode_window(ids), true);
+    std::string held = text;
+    held.erase(0, held.size() - held_back_replacement_chars(text));
+    return held;
   }
+
+  std::string token_string(int id) const override { return std::string(token_view(id)); }
 
   int vocab_size() const override { return std::max(model_->vocab_size(), added_.id_limit()); }
 
@@ -329,9 +377,9 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
     }
     if (!post_processor_) return encoding;
     if (const auto trim = post_processor_->offset_trim()) {
-      std::vector<std::string> tokens;
+      std::vector<std::string_view> tokens;
       tokens.reserve(encoding.ids.size());
-      for (const int id : encoding.ids) tokens.push_back(token_string(id));
+      for (const int id : encoding.ids) tokens.push_back(token_view(id));
       pipeline::trim_byte_level_offsets(tokens, encoding.offsets, trim->add_prefix_space);
     }
     return checked(post_processor_->process(std::move(encoding), std::nullopt, true));
@@ -353,6 +401,13 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   }
 
  private:
+  // An added token's text, else the model's token; empty for an id with neither.
+  std::string_view token_view(int id) const {
+    if (const pipeline::AddedTokenEntry* added = added_.token(id)) return added->content;
+    const std::string* token = model_->id_to_token(id);
+    return token ? std::string_view(*token) : std::string_view();
+  }
+
   std::optional<int> named_id(NamedToken token) const {
     return named_ids_[static_cast<std::size_t>(token)];
   }
@@ -374,9 +429,43 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
     return encoding;
   }
 
-  static void drop_trailing_replacement_chars(std::string& text) {
+  // The last few of `ids`, from which decode_continuation decodes: eight, and more when they
+  // would start inside a run of byte tokens, which ByteFallback decodes only as a whole.
+  std::vector<int> decode_window(std::span<const int> ids) const {
+    constexpr std::size_t kWindow = 8;
+    std::size_t start = ids.size() - std::min(ids.size(), kWindow);
+    while (byte_fallback_ && start > 0 && fallback_byte(ids[start])) --start;
+    return {ids.begin() + std::ptrdiff_t(start), ids.end()};
+  }
+
+  // The byte a byte token ("<0xE2>") stands for, as ByteFallback reads it; nullopt for others.
+  std::optional<char> fallback_byte(int id) const {
+    if (added_.token(id)) return std::nullopt;
+    const std::string* token = model_->id_to_token(id);
+    if (!token || token->size() != 6 || !token->starts_with("<0x") || !token->ends_with('>')) {
+      return std::nullopt;
+    }
+    unsigned value = 0;
+    const char* digits = token->data() + 3;
+    const auto [end, error] = std::from_chars(digits, digits + 2, value, 16);
+    if (error != std::errc() || end != digits + 2) return std::nullopt;
+    return static_cast<char>(value);
+  }
+
+  // A character still missing bytes decodes as U+FFFD: one for ByteLevel's lossy conversion, one
+  // per byte token for ByteFallback, so at most three (a character has at most four bytes). Up to
+  // three trailing U+FFFD are held back until the next token shows whether they complete a
+  // character; a run of invalid bytes is shown once it is no longer at the end. Returns the
+  // bytes taken off.
+  static std::size_t held_back_replacement_chars(std::string& text) {
     constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
-    while (text.ends_with(kReplacement)) text.resize(text.size() - kReplacement.size());
+    constexpr int kMaxIncompleteBytes = 3;
+    std::size_t removed = 0;
+    for (int i = 0; i < kMaxIncompleteBytes && text.ends_with(kReplacement); ++i) {
+      text.resize(text.size() - kReplacement.size());
+      removed += kReplacement.size();
+    }
+    return removed;
   }
 
   // LlamaTokenizerFast and GemmaTokenizerFast replace the file's post-processor in their
@@ -384,7 +473,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   // true), EOS after it when add_eos_token (default false); the pair's tokens have type 1.
   // DeepSeek-V3's file adds no BOS, while transformers, reading its tokenizer_config.json,
   // does.
-  void replace_post_processor_of_class(const fs::path& model_dir) {
+  void replace_post_processor_of_class() {
     if (settings_.class_name != "LlamaTokenizer" && settings_.class_name != "CodeLlamaTokenizer" &&
         settings_.class_name != "GemmaTokenizer") {
       return;
@@ -424,9 +513,8 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
                            {"single", single},
                            {"pair", pair},
                            {"special_tokens", special_tokens}};
-    post_processor_ = pipeline::make_post_processor(
-        ConfigNode(settings, (model_dir / "tokenizer_config.json").string(),
-                   *settings_.class_name + "Fast's post-processor"));
+    post_processor_ = pipeline::make_post_processor(ConfigNode(
+        settings, settings_.config_file, *settings_.class_name + "Fast's post-processor"));
   }
 
   // One sequence without special tokens: added tokens cut out of the raw text, each stretch
@@ -442,6 +530,8 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
     std::vector<pipeline::Piece> next;
     std::vector<pipeline::ByteSpan> spans;  // the model's, in bytes of one piece
     pipeline::Piece normalized;
+    std::vector<pipeline::ByteSpan> normalized_origin;  // with offsets: one per normalized byte
+    if (offsets) pipeline::OriginArena::reset();
     for (const pipeline::TextSplit& split : added_.split_raw(text)) {
       const auto split_start = static_cast<std::size_t>(split.text.data() - text.data());
       if (split.added_token_id >= 0) {
@@ -456,8 +546,9 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
       normalized.text.assign(split.text);
       normalized.at_input_start = split_start == 0;
       if (offsets) {
-        normalized.origin = character_origin(split.text, split_start);
-        if (normalizer_) normalizer_->normalize_aligned(normalized.text, normalized.origin);
+        normalized_origin = character_origin(split.text, split_start);
+        if (normalizer_) normalizer_->normalize_aligned(normalized.text, normalized_origin);
+        normalized.origin = normalized_origin;
       } else if (normalizer_) {
         normalizer_->normalize(normalized.text);
       }
@@ -533,6 +624,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   pipeline::AddedVocabulary added_;
   std::unique_ptr<pipeline::PostProcessor> post_processor_;
   std::unique_ptr<pipeline::Decoder> decoder_;
+  bool byte_fallback_ = false;  // the decoder has a ByteFallback step
   std::array<std::optional<int>, kNamedTokenCount> named_ids_;
 };
 
@@ -544,24 +636,24 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
   const std::string text = read_model_file(path, kMaxTokenizerJsonBytes);
   check_json_depth(text, file);
   json file_json = parse_json(text, file);
-  TransformersSettings settings = read_transformers_settings(model_dir);
+  TransformersSettings settings = read_transformers_settings(read_tokenizer_files(model_dir));
   if (file_json.is_object()) {
     apply_class_arguments(file_json, settings);
     add_config_tokens(file_json, settings);
   }
-  return std::make_unique<JsonTokenizer>(model_dir, file_json, file, std::move(settings));
+  return std::make_unique<JsonTokenizer>(file_json, file, std::move(settings));
 }
 
 std::unique_ptr<Tokenizer> load_converted_tokenizer(const fs::path& model_dir,
                                                     const fs::path& main_file,
                                                     std::string_view default_class,
                                                     const SlowFilesConverter& convert) {
-  TransformersSettings settings = read_transformers_settings(model_dir, default_class);
+  TransformersSettings settings =
+      read_transformers_settings(read_tokenizer_files(model_dir), default_class);
   json file_json = convert(settings.named);
   apply_class_arguments(file_json, settings);
   add_config_tokens(file_json, settings);
-  return std::make_unique<JsonTokenizer>(model_dir, file_json, main_file.string(),
-                                         std::move(settings));
+  return std::make_unique<JsonTokenizer>(file_json, main_file.string(), std::move(settings));
 }
 
 }  // namespace attn

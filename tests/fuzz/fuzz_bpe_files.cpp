@@ -1,6 +1,8 @@
 // GPT-2 byte-level BPE from vocab.json + merges.txt (+ tokenizer_config.json when the input has
-// a third part), the files separated by kFileSeparator. The outcome must be a tokenizer or an
-// attn::Error; a tokenizer that loads must satisfy check_tokenizer().
+// a third part), the files separated by kFileSeparator, converted into the tokenizer.json
+// pipeline as GPT2TokenizerFast (RobertaTokenizerFast, Qwen2TokenizerFast when the config names
+// the class) builds it. The outcome must be a tokenizer or an attn::Error; a tokenizer that loads
+// must satisfy check_tokenizer().
 
 #include "src/tokenizer/bpe.h"
 #include "tests/fuzz/fuzz_util.h"

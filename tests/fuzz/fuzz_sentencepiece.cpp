@@ -1,4 +1,5 @@
-// Arbitrary bytes as tokenizer.model (run by libsentencepiece), then as text, then (when the
+// Arbitrary bytes as tokenizer.model (checked by libsentencepiece, then converted into the
+// tokenizer.json pipeline as LlamaConverter converts it), then as text, then (when the
 // input has a third part, after kFileSeparator) as tokenizer_config.json. The outcome must be a
 // tokenizer or an attn::Error; a tokenizer that loads must satisfy check_tokenizer(), and with
 // the default settings the text it encodes must stream, token by token through

@@ -1,11 +1,40 @@
 #include "src/tokenizer/pipeline/alignment.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "src/base/unicode.h"
 
 namespace attn::pipeline {
+
+OriginArena::State& OriginArena::state() {
+  thread_local State arena;
+  return arena;
+}
+
+void OriginArena::reset() {
+  State& arena = state();
+  arena.chunk = 0;
+  arena.used = 0;
+}
+
+std::span<ByteSpan> OriginArena::allocate(std::size_t size) {
+  State& arena = state();
+  while (arena.chunk < arena.chunks.size() &&
+         arena.used + size > arena.chunks[arena.chunk].size()) {
+    ++arena.chunk;
+    arena.used = 0;
+  }
+  if (arena.chunk == arena.chunks.size()) {
+    arena.chunks.emplace_back(std::max(size, kChunkEntries));
+    arena.used = 0;
+  }
+  std::vector<ByteSpan>& chunk = arena.chunks[arena.chunk];
+  const std::span<ByteSpan> entries(chunk.data() + arena.used, size);
+  arena.used += size;
+  return entries;
+}
 
 char32_t next_code_point(std::string_view text, std::size_t& pos) {
   const auto lead = static_cast<unsigned char>(text[pos]);

@@ -46,7 +46,7 @@ void rewrite_aligned(std::string& text, std::vector<ByteSpan>& origin, Rewrite r
   for (std::size_t pos = 0; pos < text.size();) {
     const ByteSpan source = origin[pos];
     rewrite(next_code_point(text, pos), result);
-    result_origin.resize(result.size(), source);
+    while (result_origin.size() < result.size()) result_origin.push_back(source);
   }
   text = std::move(result);
   origin = std::move(result_origin);

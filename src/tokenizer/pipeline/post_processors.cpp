@@ -12,6 +12,7 @@
 #include "src/base/error.h"
 #include "src/base/unicode.h"
 #include "src/io/json_util.h"
+#include "src/tokenizer/pipeline/alignment.h"
 
 namespace attn::pipeline {
 namespace {
@@ -305,15 +306,27 @@ std::unique_ptr<PostProcessor> make_post_processor(const ConfigNode& node) {
   return make_step(node, 0);
 }
 
-void trim_byte_level_offsets(std::span<const std::string> tokens, std::vector<CharSpan>& offsets,
-                             bool add_prefix_space) {
+void trim_byte_level_offsets(std::span<const std::string_view> tokens,
+                             std::vector<CharSpan>& offsets, bool add_prefix_space) {
   const auto is_space = [](char32_t c) { return c == 0x120 || is_rust_whitespace(c); };
+  std::string replaced;
   for (std::size_t i = 0; i < tokens.size() && i < offsets.size(); ++i) {
-    const std::vector<char32_t> token = decode_utf8(replace_invalid_utf8(tokens[i]), "token");
+    // The token's leading and trailing runs of (byte-level) spaces, in characters; an invalid
+    // byte counts as U+FFFD, as the library's lossy conversion reads it.
+    std::string_view token = tokens[i];
+    if (!is_valid_utf8(token)) token = replaced = replace_invalid_utf8(token);
     std::size_t leading = 0;
-    while (leading < token.size() && is_space(token[leading])) ++leading;
     std::size_t trailing = 0;
-    while (trailing < token.size() && is_space(token[token.size() - 1 - trailing])) ++trailing;
+    bool other_seen = false;
+    for (std::size_t pos = 0; pos < token.size();) {
+      if (is_space(next_code_point(token, pos))) {
+        if (!other_seen) ++leading;
+        ++trailing;
+      } else {
+        other_seen = true;
+        trailing = 0;
+      }
+    }
     CharSpan& span = offsets[i];
     if (leading > 0) {
       const bool is_first = i == 0 || span.start == 0;

@@ -37,8 +37,8 @@ class PostProcessor {
 // The library's byte_level::process_offsets: each token's span loses the characters its text
 // (`tokens[i]`) begins and ends with that are a space, written as a space or as byte-level
 // 'Ġ'; the first token keeps a single leading space that add_prefix_space put there.
-void trim_byte_level_offsets(std::span<const std::string> tokens, std::vector<CharSpan>& offsets,
-                             bool add_prefix_space);
+void trim_byte_level_offsets(std::span<const std::string_view> tokens,
+                             std::vector<CharSpan>& offsets, bool add_prefix_space);
 
 std::unique_ptr<PostProcessor> make_post_processor(const ConfigNode& node);
 

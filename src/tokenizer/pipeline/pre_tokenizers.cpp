@@ -331,9 +331,10 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
       prefixed.text.append(piece.text);
       prefixed.at_input_start = piece.at_input_start;
       if (piece.aligned()) {
-        prefixed.origin.reserve(piece.origin.size() + 1);
-        prefixed.origin.push_back(piece.origin.front());
-        prefixed.origin.insert(prefixed.origin.end(), piece.origin.begin(), piece.origin.end());
+        const std::span<ByteSpan> origin = OriginArena::allocate(piece.origin.size() + 1);
+        origin[0] = piece.origin.front();
+        std::copy(piece.origin.begin(), piece.origin.end(), origin.begin() + 1);
+        prefixed.origin = origin;
       }
     }
     const Piece& text = prefix ? prefixed : piece;
@@ -343,11 +344,13 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
                  {}};
       // Every byte-level character of a byte takes that byte's origin.
       if (text.aligned()) {
-        part.origin.reserve(part.text.size());
+        const std::span<ByteSpan> origin = OriginArena::allocate(part.text.size());
+        auto at = origin.begin();
         for (std::size_t i = start; i < end; ++i) {
           const auto byte = static_cast<unsigned char>(text.text[i]);
-          part.origin.insert(part.origin.end(), byte_level_table()[byte].size, text.origin[i]);
+          at = std::fill_n(at, byte_level_table()[byte].size, text.origin[i]);
         }
+        part.origin = origin;
       }
       out.push_back(std::move(part));
     };
@@ -413,13 +416,13 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     }
     // A replaced space keeps its origin; the prepended replacement takes the first character's.
     if (piece.aligned()) {
-      std::vector<ByteSpan>& origin = replaced.origin;
-      origin.reserve(text.size());
-      if (prepend) origin.resize(replacement_.size(), piece.origin.front());
+      const std::span<ByteSpan> origin = OriginArena::allocate(text.size());
+      auto at = origin.begin();
+      if (prepend) at = std::fill_n(at, replacement_.size(), piece.origin.front());
       for (std::size_t i = 0; i < piece.text.size(); ++i) {
-        origin.resize(origin.size() + (piece.text[i] == ' ' ? replacement_.size() : 1),
-                      piece.origin[i]);
+        at = std::fill_n(at, piece.text[i] == ' ' ? replacement_.size() : 1, piece.origin[i]);
       }
+      replaced.origin = origin;
     }
     if (!split_) {
       out.push_back(std::move(replaced));
