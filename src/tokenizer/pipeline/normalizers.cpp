@@ -718,6 +718,15 @@ class BertNormalizer : public Normalizer {
 
   void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
     const bool ascii = is_ascii(text);
+    if (ascii) {
+      // Cleaning drops bytes (with their origins), lowercasing maps bytes one to one, and there
+      // is nothing Chinese and no accent.
+      if (clean_text_) clean_ascii_text(text, &origin);
+      if (lowercase_) {
+        for (char& c : text) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+      }
+      return;
+    }
     if (clean_text_) rewrite_aligned(text, origin, append_bert_cleaned);
     if (handle_chinese_chars_ && !ascii) {
       rewrite_aligned(text, origin, append_bert_spaced_chinese);
@@ -730,14 +739,17 @@ class BertNormalizer : public Normalizer {
   }
 
  private:
-  // clean_text on ASCII text, in place.
-  static void clean_ascii_text(std::string& text) {
+  // clean_text on ASCII text, in place; `origin`, when not null, follows.
+  static void clean_ascii_text(std::string& text, std::vector<ByteSpan>* origin = nullptr) {
     std::size_t kept = 0;
-    for (char c : text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
       if (c == 0 || c == 0x7F || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) continue;
+      if (origin) (*origin)[kept] = (*origin)[i];
       text[kept++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
     }
     text.resize(kept);
+    if (origin) origin->resize(kept);
   }
 
   bool clean_text_;
