@@ -8,6 +8,7 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
+#include "src/base/unicode.h"
 #include "src/io/json_util.h"
 
 namespace attn {
@@ -195,6 +196,11 @@ SentencePieceProto read_sentencepiece_proto(const std::filesystem::path& path) {
           std::memcpy(&entry.score, &bits, sizeof bits);
         }
         if (inner.number == 3) entry.type = static_cast<SentencePieceType>(inner.value);
+      }
+      // The pipeline's vocabulary is text, as tokenizer.json's (JSON strings) is.
+      if (!is_valid_utf8(entry.piece)) {
+        throw Error(file + ": piece " + std::to_string(proto.pieces.size()) + " (" +
+                    brief_text(entry.piece) + ") is not valid UTF-8");
       }
       proto.pieces.push_back(std::move(entry));
     } else if (field.number == 2) {
