@@ -384,6 +384,14 @@ TEST(JinjaFilters, IntReadsBasesPrefixesAndUnderscoresAsPython) {
   expect_error("{{ '1e400' | int(-1) }}");  // OverflowError
 }
 
+// Expected output from jinja2 3.1's ImmutableSandboxedEnvironment: LoopContext has a length.
+TEST(JinjaLoops, TheLoopHasALength) {
+  EXPECT_EQ(render("{% for x in [1, 2, 3] %}{{ loop|length }}{{ loop|count }}{% endfor %}",
+                   Json::object()),
+            "333333");
+  expect_error("{{ range|length }}");  // TypeError: object of type 'function' has no len()
+}
+
 TEST(JinjaLoops, RecursiveLoopsRunTheBodyOverNestedItems) {
   EXPECT_EQ(
       render(

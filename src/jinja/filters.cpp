@@ -64,6 +64,12 @@ std::size_t length_of(const Value& v) {
       return v.as_dict().entries.size();
     case Value::Kind::kNamespace:
       return v.namespace_attributes().entries.size();
+    case Value::Kind::kFunction:
+      // A for loop's `loop` has a length, as jinja2's LoopContext does; other callables have none.
+      if (const Value* length = v.as_function().attributes.find("length")) {
+        return static_cast<std::size_t>(length->as_int());
+      }
+      throw EvalError("object of type '" + v.type_name() + "' has no len()");
     default:
       throw EvalError("object of type '" + v.type_name() + "' has no len()");
   }
