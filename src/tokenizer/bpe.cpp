@@ -368,7 +368,7 @@ std::unique_ptr<Tokenizer> load_bpe_tokenizer(const fs::path& model_dir) {
                         config_flag(config.config, "add_bos_token", false, config.config_file);
   files.added_tokens = read_added_tokens_decoder(config.config, config.config_file);
   return load_converted_tokenizer(
-      model_dir, files.vocab, "GPT2Tokenizer",
+      config, files.vocab, "GPT2Tokenizer",
       [&](const NamedTokenTexts& named) { return converted_bpe(files, named); });
 }
 

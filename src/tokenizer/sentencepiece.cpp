@@ -642,7 +642,7 @@ std::unique_ptr<Tokenizer> load_sentencepiece_tokenizer(const fs::path& model_di
   sentencepiece_tokenizer_config(files);  // refuses sp_model_kwargs
   SpmConversion conversion(reader, std::move(proto), files);
   return load_converted_tokenizer(
-      model_dir, model_path, reader.class_name,
+      files, model_path, reader.class_name,
       [&](const NamedTokenTexts& named) { return conversion.convert(named); });
 }
 

@@ -628,6 +628,17 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   std::array<std::optional<int>, kNamedTokenCount> named_ids_;
 };
 
+// The tokenizer of a tokenizer.json description (`file` names it in errors) with what the
+// transformers class changes in it.
+std::unique_ptr<Tokenizer> with_transformers_settings(json file_json, const std::string& file,
+                                                      TransformersSettings settings) {
+  if (file_json.is_object()) {
+    apply_class_arguments(file_json, settings);
+    add_config_tokens(file_json, settings);
+  }
+  return std::make_unique<JsonTokenizer>(file_json, file, std::move(settings));
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
@@ -636,24 +647,17 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const fs::path& model_dir) {
   const std::string text = read_model_file(path, kMaxTokenizerJsonBytes);
   check_json_depth(text, file);
   json file_json = parse_json(text, file);
-  TransformersSettings settings = read_transformers_settings(read_tokenizer_files(model_dir));
-  if (file_json.is_object()) {
-    apply_class_arguments(file_json, settings);
-    add_config_tokens(file_json, settings);
-  }
-  return std::make_unique<JsonTokenizer>(file_json, file, std::move(settings));
+  return with_transformers_settings(std::move(file_json), file,
+                                    read_transformers_settings(read_tokenizer_files(model_dir)));
 }
 
-std::unique_ptr<Tokenizer> load_converted_tokenizer(const fs::path& model_dir,
+std::unique_ptr<Tokenizer> load_converted_tokenizer(const TokenizerFiles& files,
                                                     const fs::path& main_file,
                                                     std::string_view default_class,
                                                     const SlowFilesConverter& convert) {
-  TransformersSettings settings =
-      read_transformers_settings(read_tokenizer_files(model_dir), default_class);
+  TransformersSettings settings = read_transformers_settings(files, default_class);
   json file_json = convert(settings.named);
-  apply_class_arguments(file_json, settings);
-  add_config_tokens(file_json, settings);
-  return std::make_unique<JsonTokenizer>(file_json, main_file.string(), std::move(settings));
+  return with_transformers_settings(std::move(file_json), main_file.string(), std::move(settings));
 }
 
 }  // namespace attn

@@ -11,6 +11,7 @@
 
 #include "src/tokenizer/special_tokens.h"
 #include "src/tokenizer/tokenizer.h"
+#include "src/tokenizer/tokenizer_files.h"
 
 namespace attn {
 
@@ -32,10 +33,10 @@ using NamedTokenTexts = std::array<std::optional<std::string>, kNamedTokenCount>
 using SlowFilesConverter = std::function<nlohmann::json(const NamedTokenTexts& named)>;
 
 // The tokenizer a slow folder's files make once converted, run by the same pipeline as
-// tokenizer.json with the same settings from tokenizer_config.json. `main_file` names the slow
-// file in errors; `default_class` is the class whose defaults apply when the folder names none
-// (e.g. "BertTokenizer" for vocab.txt).
-std::unique_ptr<Tokenizer> load_converted_tokenizer(const std::filesystem::path& model_dir,
+// tokenizer.json with the same settings from the folder's `files` (read once by the caller).
+// `main_file` names the slow file in errors; `default_class` is the class whose defaults apply
+// when the folder names none (e.g. "BertTokenizer" for vocab.txt).
+std::unique_ptr<Tokenizer> load_converted_tokenizer(const TokenizerFiles& files,
                                                     const std::filesystem::path& main_file,
                                                     std::string_view default_class,
                                                     const SlowFilesConverter& convert);

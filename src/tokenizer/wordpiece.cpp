@@ -11,6 +11,7 @@
 #include "src/base/files.h"
 #include "src/base/unicode.h"
 #include "src/io/json_util.h"
+#include "src/tokenizer/tokenizer_files.h"
 #include "src/tokenizer/tokenizer_json.h"
 
 namespace attn {
@@ -111,10 +112,11 @@ std::unique_ptr<Tokenizer> load_wordpiece_tokenizer(const fs::path& model_dir) {
   if (!entry_exists(file)) {
     throw Error(model_dir.string() + ": no BERT vocabulary found (expected vocab.txt)");
   }
-  const bool mpnet_pairs = declared_tokenizer_class(model_dir) == "MPNetTokenizer";
-  return load_converted_tokenizer(
-      model_dir, file, "BertTokenizer",
-      [&](const NamedTokenTexts& named) { return converted_vocab_txt(file, named, mpnet_pairs); });
+  const TokenizerFiles files = read_tokenizer_files(model_dir);
+  const bool mpnet_pairs = files.class_name == "MPNetTokenizer";
+  return load_converted_tokenizer(files, file, "BertTokenizer", [&](const NamedTokenTexts& named) {
+    return converted_vocab_txt(file, named, mpnet_pairs);
+  });
 }
 
 }  // namespace attn

@@ -319,6 +319,20 @@ int library_combining_class(char32_t c) {
   return c < 0x300 || is_unknown_to_normalization(c) ? 0 : combining_class(c);
 }
 
+// The decomposition of `c` under `options` (UTF8PROC_DECOMPOSE, maybe with UTF8PROC_COMPAT),
+// written into `parts`; returns its length.
+std::size_t decompose_char(char32_t c, utf8proc_option_t options,
+                           std::array<utf8proc_int32_t, 32>& parts) {
+  int boundclass = 0;
+  const utf8proc_ssize_t count =
+      utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), parts.data(),
+                              static_cast<utf8proc_ssize_t>(parts.size()), options, &boundclass);
+  if (count <= 0 || count > static_cast<utf8proc_ssize_t>(parts.size())) {
+    throw Error("normalizer: Unicode decomposition failed");
+  }
+  return static_cast<std::size_t>(count);
+}
+
 void decompose_with_changes(std::string_view text, bool compatibility,
                             std::vector<DecomposedChar>& out) {
   const auto options =
@@ -334,19 +348,11 @@ void decompose_with_changes(std::string_view text, bool compatibility,
   std::array<utf8proc_int32_t, 32> parts{};
   for (std::size_t pos = 0; pos < text.size();) {
     const char32_t c = next_code_point(text, pos);
-    utf8proc_ssize_t count = 1;
+    std::size_t count = 1;
     parts[0] = static_cast<utf8proc_int32_t>(c);
-    if (c >= 0xC0 && !is_unknown_to_normalization(c)) {
-      int boundclass = 0;
-      count = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(c), parts.data(),
-                                      static_cast<utf8proc_ssize_t>(parts.size()), options,
-                                      &boundclass);
-      if (count <= 0 || count > static_cast<utf8proc_ssize_t>(parts.size())) {
-        throw Error("normalizer: Unicode decomposition failed");
-      }
-    }
-    for (utf8proc_ssize_t i = 0; i < count; ++i) {
-      const auto part = static_cast<char32_t>(parts[static_cast<std::size_t>(i)]);
+    if (c >= 0xC0 && !is_unknown_to_normalization(c)) count = decompose_char(c, options, parts);
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto part = static_cast<char32_t>(parts[i]);
       const int part_class = library_combining_class(part);
       if (part_class == 0) sort_pending();
       out.push_back({part, part_class, i == 0 ? 0 : 1});
@@ -358,15 +364,8 @@ void decompose_with_changes(std::string_view text, bool compatibility,
 // The canonical decomposition of `c`, in full, as UTF-32.
 std::u32string full_decomposition(char32_t c) {
   std::array<utf8proc_int32_t, 32> parts{};
-  int boundclass = 0;
-  const utf8proc_ssize_t count = utf8proc_decompose_char(
-      static_cast<utf8proc_int32_t>(c), parts.data(), static_cast<utf8proc_ssize_t>(parts.size()),
-      UTF8PROC_DECOMPOSE, &boundclass);
-  std::u32string result;
-  for (utf8proc_ssize_t i = 0; i < count && i < static_cast<utf8proc_ssize_t>(parts.size()); ++i) {
-    result.push_back(static_cast<char32_t>(parts[static_cast<std::size_t>(i)]));
-  }
-  return result;
+  const std::size_t count = decompose_char(c, UTF8PROC_DECOMPOSE, parts);
+  return std::u32string(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(count));
 }
 
 // The primary composite of `first` and `second` (Unicode's canonical composition of a pair, not
