@@ -256,7 +256,10 @@ SafeTensors::SafeTensors(const std::filesystem::path& path) : mapping_(path) {
   for (const auto& [name, tensor] : tensors_) {
     if (tensor.end > tensor.begin) ranges.emplace_back(tensor.begin, &name);
   }
-  std::sort(ranges.begin(), ranges.end());
+  // By start, then by name: the names' addresses would make the message depend on the heap.
+  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+  });
   for (std::size_t i = 1; i < ranges.size(); ++i) {
     const TensorInfo& previous = tensors_.at(*ranges[i - 1].second);
     if (ranges[i].first < previous.end) {
