@@ -845,7 +845,7 @@ fs::path treebank_file() { return shared_dir() / "data" / "ud-ewt-dev-300.conllu
 struct TokenPlacing {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Tokenizer> wordpiece;
-  const TokenOffsets* offsets() const { return wordpiece ? wordpiece->offsets() : nullptr; }
+  const TokenOffsets* offsets() const { return wordpiece ? &wordpiece->offsets() : nullptr; }
 };
 
 TokenPlacing token_placing(const std::string& model) {

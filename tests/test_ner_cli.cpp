@@ -3,6 +3,7 @@
 // --aggregation, the marked plain output, and the refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -167,10 +168,12 @@ TEST(NerCli, TokenizerJsonGivesWhatVocabTxtGives) {
   }
 }
 
-// The one tokenizer without character offsets: Marian's, read by SentencePiece itself. Here the
-// model's weights with tiny-marian-random's tokenizer files, its vocabulary cut to the model's
-// size (the <pad> it needs moved into it).
-TEST(NerCli, AggregationWithoutOffsetsIsRefused) {
+// A tokenizer without a continuing-subword prefix (here Marian's SentencePiece models, converted
+// into the pipeline like every other): the pipeline tells a word's pieces by the spaces around
+// them ("fallback heuristic") and warns for first, average and max. Here the model's weights
+// with tiny-marian-random's tokenizer files, its vocabulary cut to the model's size (the <pad> it
+// needs moved into it).
+TEST(NerCli, TokenizerWithoutSubwordPrefixTellsWordsBySpaces) {
   ATTN_REQUIRE_SHARED();
   TempDir dir;
   const fs::path model = dir.path() / "model";
@@ -201,23 +204,42 @@ TEST(NerCli, AggregationWithoutOffsetsIsRefused) {
   }
   write_file(model / "tokenizer_config.json", config.dump());
 
-  const CommandResult refused = run_attn({"ner", "-m", model.string(), "hello world"});
-  EXPECT_EQ(refused.exit_status, 2) << describe(refused);
-  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
-  EXPECT_TRUE(Contains(refused.err, "--aggregation simple")) << refused.err;
-  EXPECT_TRUE(Contains(refused.err, "MarianTokenizer")) << refused.err;
-  EXPECT_TRUE(Contains(refused.err, "no character offsets")) << refused.err;
-
-  // --aggregation none: the tokens, without start and end (null), as the pipeline gives them.
-  const CommandResult tokens = run_attn(
-      {"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", "hello world"});
+  // "Xanthippe" and "Pemberton" are each several pieces of the model (checked below).
+  const std::string text = "Xanthippe met Pemberton quickly.";
+  const CommandResult tokens =
+      run_attn({"ner", "-m", model.string(), "--json", "--aggregation", "none", "-q", text});
   ASSERT_EQ(tokens.exit_status, 0) << describe(tokens);
-  const json out = json::parse(tokens.out);
-  ASSERT_FALSE(out["entities"].empty()) << tokens.out;
-  for (const json& entity : out["entities"]) {
-    EXPECT_TRUE(entity["start"].is_null()) << tokens.out;
-    EXPECT_TRUE(entity["end"].is_null()) << tokens.out;
+  const json pieces = json::parse(tokens.out)["entities"];
+  ASSERT_GT(pieces.size(), 6u) << tokens.out;
+  for (const json& piece : pieces) {
+    EXPECT_LT(piece["start"].get<int>(), piece["end"].get<int>()) << tokens.out;
   }
+  // A SentencePiece token's span starts at the space its "▁" stands for.
+  const auto is_word_start = [&](int start) {
+    return start == 0 || text[start - 1] == ' ' || text[start] == ' ';
+  };
+  const auto is_word_end = [&](int end) { return end == int(text.size()) || text[end] == ' '; };
+  EXPECT_FALSE(std::all_of(pieces.begin(), pieces.end(),
+                           [&](const json& piece) {
+                             return is_word_start(piece["start"]) && is_word_end(piece["end"]);
+                           }))
+      << "every piece is a whole word: " << tokens.out;
+
+  // Words (not pieces) take one label: every entity starts and ends where a word does.
+  for (const char* aggregation : {"first", "average", "max"}) {
+    const CommandResult words =
+        run_attn({"ner", "-m", model.string(), "--json", "--aggregation", aggregation, text});
+    ASSERT_EQ(words.exit_status, 0) << describe(words);
+    EXPECT_TRUE(Contains(words.err, "does not mark the pieces inside a word")) << words.err;
+    for (const json& entity : json::parse(words.out)["entities"]) {
+      EXPECT_TRUE(is_word_start(entity["start"])) << aggregation << ": " << words.out;
+      EXPECT_TRUE(is_word_end(entity["end"])) << aggregation << ": " << words.out;
+    }
+  }
+  const CommandResult simple =
+      run_attn({"ner", "-m", model.string(), "--json", "--aggregation", "simple", text});
+  ASSERT_EQ(simple.exit_status, 0) << describe(simple);
+  EXPECT_FALSE(Contains(simple.err, "does not mark")) << simple.err;
 }
 
 TEST(NerCli, SequenceClassifierIsRefused) {

@@ -62,11 +62,8 @@ double expect_entities(const json& expected, const std::vector<Entity>& got,
         aggregation == Aggregation::kNone ? got[i].word : test::golden_stand_in_word(got[i].word),
         want["word"])
         << at;
-    EXPECT_TRUE(got[i].span.has_value()) << at;
-    if (got[i].span) {
-      EXPECT_EQ(got[i].span->start, want["start"]) << at;
-      EXPECT_EQ(got[i].span->end, want["end"]) << at;
-    }
+    EXPECT_EQ(got[i].span.start, want["start"]) << at;
+    EXPECT_EQ(got[i].span.end, want["end"]) << at;
     const double difference = std::abs(double(got[i].score) - want["score"].get<double>());
     EXPECT_LE(difference, score_tolerance) << at;
     worst = std::max(worst, difference);
@@ -96,8 +93,7 @@ float top1_margin(std::span<const float> row) {
 TEST(TokenClassifyGolden, PipelineOnGoldenLogits) {
   ATTN_REQUIRE_SHARED();
   const auto model = load_model(test::shared_model_dir(kModel));
-  const TokenOffsets* offsets = model->tokenizer->offsets();
-  ASSERT_NE(offsets, nullptr);
+  const TokenOffsets& offsets = model->tokenizer->offsets();
   const std::vector<json> lines = test::GoldenSet(kModel).jsonl("token_classify.jsonl");
   ASSERT_EQ(lines.size(), 50u);
   for (const auto& [aggregation, key] : kStrategies) {
@@ -105,7 +101,7 @@ TEST(TokenClassifyGolden, PipelineOnGoldenLogits) {
     for (std::size_t n = 0; n < lines.size(); ++n) {
       const std::string text = lines[n]["text"];
       const Encoding encoding = model->tokenizer->encode(text);
-      const std::vector<CharSpan> spans = offsets->token_offsets(text);
+      const std::vector<CharSpan> spans = offsets.token_offsets(text);
       const std::vector<float> logits = golden_logits(lines[n]);
       ASSERT_EQ(logits.size(), encoding.ids.size() * model->labels.size()) << "line " << n;
       const TokenLogits input{
@@ -134,8 +130,7 @@ TEST(TokenClassifyGolden, PipelineOnGoldenLogits) {
 TEST(TokenClassifyGolden, PipelineOnAttnLogits) {
   ATTN_REQUIRE_SHARED();
   const auto model = load_model(test::shared_model_dir(kModel));
-  const TokenOffsets* offsets = model->tokenizer->offsets();
-  ASSERT_NE(offsets, nullptr);
+  const TokenOffsets& offsets = model->tokenizer->offsets();
   const test::GoldenSet golden_set(kModel);
   const std::vector<json> lines = golden_set.jsonl("token_classify.jsonl");
   const json meta = golden_set.json("meta.json");
@@ -166,7 +161,7 @@ TEST(TokenClassifyGolden, PipelineOnAttnLogits) {
           std::max(largest_logit_change, std::abs(double(logits[n][i]) - double(golden[i])));
     }
     const std::string text = lines[n]["text"];
-    const std::vector<CharSpan> spans = offsets->token_offsets(text);
+    const std::vector<CharSpan> spans = offsets.token_offsets(text);
     const TokenLogits input{
         .text = text, .ids = encodings[n].ids, .logits = logits[n], .offsets = spans};
     for (std::size_t s = 0; s < std::size(kStrategies); ++s) {

@@ -78,8 +78,7 @@ TEST_P(RealTokenizerVectors, OffsetsOfEveryLineAreIdentical) {
   const auto dir = real_tokenizer_dir(name);
   ASSERT_FALSE(dir.empty()) << name << ": could not unpack the tokenizer";
   const auto tokenizer = load_tokenizer_json(dir);
-  const TokenOffsets* offsets = tokenizer->offsets();
-  ASSERT_NE(offsets, nullptr);
+  const TokenOffsets& offsets = tokenizer->offsets();
   const GoldenSet golden("tokenizer-vectors/real");
   const std::vector<json> vectors = golden.jsonl(name + ".jsonl");
   const std::vector<json> expected_lines = golden.jsonl("offsets/" + name + ".jsonl");
@@ -93,7 +92,7 @@ TEST_P(RealTokenizerVectors, OffsetsOfEveryLineAreIdentical) {
     if (vectors[line].contains("ids_transformers"))
       expected.insert(expected.begin(), json::array({0, 0}));
     json actual = json::array();
-    for (const CharSpan& span : offsets->token_offsets(text)) {
+    for (const CharSpan& span : offsets.token_offsets(text)) {
       actual.push_back({span.start, span.end});
     }
     if (actual != expected && ++failures <= 5) {

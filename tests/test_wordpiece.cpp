@@ -301,10 +301,9 @@ TEST(WordPieceOffsets, MatchTheFastTokenizer) {
        {{0, 0}, {0, 5}, {7, 13}, {13, 14}, {15, 18}, {18, 19}, {19, 20}, {0, 0}}},
       {"\u00c0\u00c9\u00ce \x01 end", {{0, 0}, {0, 2}, {2, 3}, {6, 9}, {0, 0}}},
   };
-  const TokenOffsets* offsets = tiny_bert().offsets();
-  ASSERT_NE(offsets, nullptr);
+  const TokenOffsets& offsets = tiny_bert().offsets();
   for (const auto& [text, expected] : cases) {
-    const std::vector<CharSpan> got = offsets->token_offsets(text);
+    const std::vector<CharSpan> got = offsets.token_offsets(text);
     ASSERT_EQ(got.size(), tiny_bert().encode(text).ids.size()) << text;
     for (std::size_t i = 0; i < expected.size() && i < got.size(); ++i) {
       EXPECT_EQ(got[i], expected[i])
@@ -317,10 +316,10 @@ TEST(WordPieceOffsets, MatchTheFastTokenizer) {
 TEST(WordPieceOffsets, UnknownWordSpansTheWholeWord) {
   // "\u5e02" alone and a word over 100 characters are each one [UNK].
   const std::string long_word(101, 'a');
-  const std::vector<CharSpan> got = tiny_bert().offsets()->token_offsets("\u5e02 " + long_word);
+  const std::vector<CharSpan> got = tiny_bert().offsets().token_offsets("\u5e02 " + long_word);
   const std::vector<CharSpan> expected = {{0, 0}, {0, 1}, {2, 103}, {0, 0}};
   EXPECT_EQ(got, expected);
-  EXPECT_EQ(tiny_bert().offsets()->unk_id(), 100);
+  EXPECT_EQ(tiny_bert().offsets().unk_id(), 100);
 }
 
 // Words of entities as the token-classification golden writes them (lines 2 and 28 of
@@ -329,7 +328,7 @@ TEST(WordPieceOffsets, UnknownWordSpansTheWholeWord) {
 // 0.23.2's decode of the same tokens): a continuation is glued to the token before it, the first
 // token keeps its "##", and each token is cleaned up alone.
 TEST(WordPieceOffsets, TokensToStringIsTheRustDecoder) {
-  const TokenOffsets& offsets = *tiny_bert().offsets();
+  const TokenOffsets& offsets = tiny_bert().offsets();
   const std::vector<std::string> tokens = {"le", "##an", "so", ",", "i", "'", "ll", "."};
   EXPECT_EQ(offsets.tokens_to_string(tokens), "lean so, i ' ll.");
   const std::vector<std::string> starts_inside = {"##quip", "sir"};
@@ -447,7 +446,7 @@ TEST(WordPieceGolden, TokenClassificationOffsets) {
     EXPECT_EQ(tokenizer->encode(text).ids, golden["input_ids"].get<std::vector<int>>()) << text;
     std::vector<CharSpan> expected;
     for (const json& span : golden["offsets"]) expected.push_back({span[0], span[1]});
-    EXPECT_EQ(tokenizer->offsets()->token_offsets(text), expected) << text;
+    EXPECT_EQ(tokenizer->offsets().token_offsets(text), expected) << text;
     ++checked;
   }
   EXPECT_EQ(checked, 50);

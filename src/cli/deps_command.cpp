@@ -328,9 +328,7 @@ int run_dependency_heads(const HeadsCommand& command) {
   auto model = load_model(command.common.model_dir, command.common.dtype, Passes::kManyRows);
   // An encoder-decoder's encoder reads the sentence; its decoder reads another language.
   const ArchSpec& spec = model->input_stack().spec();
-  // Where each token's characters are, when the tokenizer says; without, token_byte_spans finds
-  // them by spelling the text with the tokens.
-  const TokenOffsets* offsets = model->tokenizer->offsets();
+  const TokenOffsets* offsets = &model->tokenizer->offsets();
   const AttentionSelection all_heads = select_attention(spec, {});
 
   DependencyScorer scorer(spec.n_layer, spec.n_head, spec.causal);

@@ -32,29 +32,7 @@ const char* aggregation_name(Aggregation aggregation) {
   return "?";
 }
 
-// The tokenizer a folder's files make, for messages: "BertTokenizer (tokenizer.json)".
-std::string tokenizer_description(const Model& model) {
-  const std::string files =
-      entry_exists(model.dir / "tokenizer.json") ? "tokenizer.json" : "its tokenizer files";
-  const std::optional<std::string> declared = declared_tokenizer_class(model.dir);
-  return declared ? *declared + " (" + files + ")" : files;
-}
-
-// Each token's characters, from the folder's tokenizer, or a usage error when the aggregation
-// needs them and the tokenizer does not give them.
-const TokenOffsets* offsets_for(const NerCommand& command, const Model& model) {
-  const TokenOffsets* offsets = model.tokenizer->offsets();
-  if (!offsets && aggregation_needs_offsets(command.aggregation)) {
-    throw UsageError(fmt::format(
-        "--aggregation {}: {}: the tokenizer, {}, gives attn no character offsets (Marian's "
-        "SentencePiece models are not converted into the pipeline that gives them); "
-        "--aggregation none lists the tokens without them",
-        aggregation_name(command.aggregation), model.dir.string(), tokenizer_description(model)));
-  }
-  return offsets;
-}
-
-// A text ready for the model: its ids and, when the tokenizer gives them, each id's offsets.
+// A text ready for the model: its ids and each id's offsets.
 struct NerInput {
   const InputText* source = nullptr;
   Encoding encoding;
@@ -70,7 +48,7 @@ struct EncodedNerInputs {
 };
 
 EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
-                               const TokenOffsets* offsets, const std::vector<InputText>& texts) {
+                               const TokenOffsets& offsets, const std::vector<InputText>& texts) {
   EncodedNerInputs encoded;
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   encoded.failed = for_each_text(texts, [&](const InputText& source) {
@@ -83,14 +61,12 @@ EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
     } catch (const Error& e) {
       source.fail(e.what());
     }
-    NerInput input{
-        .source = &source, .encoding = std::move(classifier_input.encoding), .offsets = {}};
-    if (offsets) {
-      input.offsets = offsets->token_offsets(source.text);
-      // Truncation kept the first tokens and the closing special token.
-      const std::size_t kept = input.encoding.ids.size();
-      input.offsets.erase(input.offsets.begin() + long(kept) - 1, input.offsets.end() - 1);
-    }
+    NerInput input{.source = &source,
+                   .encoding = std::move(classifier_input.encoding),
+                   .offsets = offsets.token_offsets(source.text)};
+    // Truncation kept the first tokens and the closing special token.
+    const std::size_t kept = input.encoding.ids.size();
+    input.offsets.erase(input.offsets.begin() + long(kept) - 1, input.offsets.end() - 1);
     if (classifier_input.dropped_tokens > 0) {
       spdlog::warn("{}: {} tokens cut off by --truncate", source.source,
                    classifier_input.dropped_tokens);
@@ -106,12 +82,12 @@ std::string marked_text(std::string_view text, const std::vector<Entity>& entiti
   std::string marked;
   int done = 0;  // code points of the text already written
   for (const Entity& entity : entities) {
-    if (!entity.span || entity.span->start < done || entity.span->end <= entity.span->start) {
+    if (entity.span.start < done || entity.span.end <= entity.span.start) {
       continue;
     }
-    marked += text_slice(text, {done, entity.span->start});
-    marked += fmt::format("[{}]({})", text_slice(text, *entity.span), entity.label);
-    done = entity.span->end;
+    marked += text_slice(text, {done, entity.span.start});
+    marked += fmt::format("[{}]({})", text_slice(text, entity.span), entity.label);
+    done = entity.span.end;
   }
   marked += text_slice(text, {done, INT_MAX});
   return marked + "\n";
@@ -120,15 +96,13 @@ std::string marked_text(std::string_view text, const std::vector<Entity>& entiti
 std::string entity_lines(const std::vector<Entity>& entities) {
   std::string out;
   for (const Entity& entity : entities) {
-    const std::string span =
-        entity.span ? fmt::format("{}-{}", entity.span->start, entity.span->end) : "-";
-    out += fmt::format("{}\t{:.4f}\t{}\t{}\n", entity.label, entity.score, span, entity.word);
+    out += fmt::format("{}\t{:.4f}\t{}-{}\t{}\n", entity.label, entity.score, entity.span.start,
+                       entity.span.end, entity.word);
   }
   return out;
 }
 
-// The pipeline's fields: entity/entity_group, score, index (none only), word, start, end (null
-// without offsets, as the pipeline gives None).
+// The pipeline's fields: entity/entity_group, score, index (none only), word, start, end.
 nlohmann::ordered_json entities_json(const std::vector<Entity>& entities, Aggregation aggregation) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const Entity& entity : entities) {
@@ -137,8 +111,8 @@ nlohmann::ordered_json entities_json(const std::vector<Entity>& entities, Aggreg
     item["score"] = entity.score;
     if (aggregation == Aggregation::kNone) item["index"] = entity.index;
     item["word"] = entity.word;
-    item["start"] = entity.span ? nlohmann::ordered_json(entity.span->start) : nullptr;
-    item["end"] = entity.span ? nlohmann::ordered_json(entity.span->end) : nullptr;
+    item["start"] = entity.span.start;
+    item["end"] = entity.span.end;
     out.push_back(std::move(item));
   }
   return out;
@@ -163,7 +137,16 @@ int run_ner(const NerCommand& command) {
   const std::vector<InputText> texts = read_texts(command.input);
   auto model = load_model(command.common.model_dir, command.common.dtype);
   require_token_classifier(*model, "ner");
-  const TokenOffsets* offsets = offsets_for(command, *model);
+  const TokenOffsets& offsets = model->tokenizer->offsets();
+  if (!offsets.word_aware() && command.aggregation != Aggregation::kNone &&
+      command.aggregation != Aggregation::kSimple) {
+    // The pipeline's UserWarning "Tokenizer does not support real words, using fallback
+    // heuristic".
+    spdlog::warn(
+        "--aggregation {}: the tokenizer does not mark the pieces inside a word; a token starts a "
+        "word when a space is before it, as Hugging Face's pipeline guesses",
+        aggregation_name(command.aggregation));
+  }
   const EncodedNerInputs encoded = encode_inputs(command, *model, offsets, texts);
   Progress progress("ner", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;

@@ -12,7 +12,7 @@ namespace {
 struct PreEntity {
   std::string word;
   std::vector<float> scores;  // per label
-  std::optional<CharSpan> span;
+  CharSpan span;
   int index = 0;
   bool is_subword = false;  // continues the word of the token before it
 };
@@ -37,7 +37,7 @@ std::size_t code_points(std::string_view text) {
 }
 
 std::vector<PreEntity> gather_pre_entities(const TokenLogits& input, const Tokenizer& tokenizer,
-                                           const TokenOffsets* offsets, std::size_t n_labels) {
+                                           const TokenOffsets& offsets, std::size_t n_labels) {
   std::vector<PreEntity> entities;
   for (std::size_t i = 0; i < input.ids.size(); ++i) {
     const int id = input.ids[i];
@@ -45,20 +45,23 @@ std::vector<PreEntity> gather_pre_entities(const TokenLogits& input, const Token
     PreEntity entity{.word = tokenizer.token_string(id),
                      .scores = class_scores(input.logits.subspan(i * n_labels, n_labels),
                                             ScoreFunction::kSoftmax),
-                     .span = std::nullopt,
+                     .span = input.offsets[i],
                      .index = int(i),
                      .is_subword = false};
-    if (offsets) {
-      entity.span = input.offsets[i];
-      const std::string_view covered = text_slice(input.text, *entity.span);
-      // The fast-tokenizer branch for tokenizers with a continuing-subword prefix (WordPiece,
-      // the only ones attn has offsets for): a token is a subword when it is not spelled as the
-      // text it covers ("##an" for "an").
+    const std::string_view covered = text_slice(input.text, entity.span);
+    if (offsets.word_aware()) {
+      // A token is a subword when it is not spelled as the text it covers ("##an" for "an").
       entity.is_subword = code_points(entity.word) != code_points(covered);
-      if (id == offsets->unk_id()) {
-        entity.word = std::string(covered);
-        entity.is_subword = false;
-      }
+    } else {
+      // The pipeline's fallback heuristic: a subword neither starts the text nor has a space
+      // just before it or as its first character (" " not in sentence[start - 1:start + 1]).
+      const int start = entity.span.start;
+      entity.is_subword = start > 0 && text_slice(input.text, {start - 1, start + 1}).find(' ') ==
+                                           std::string_view::npos;
+    }
+    if (id == offsets.unk_id()) {
+      entity.word = std::string(covered);
+      entity.is_subword = false;
     }
     entities.push_back(std::move(entity));
   }
@@ -105,15 +108,11 @@ Entity aggregate_word(std::span<const PreEntity> tokens, Aggregation aggregation
       throw std::logic_error("aggregate_word: not a word-level strategy");
   }
   const int best = best_label(scores);
-  std::optional<CharSpan> span;
-  if (tokens.front().span && tokens.back().span) {
-    span = CharSpan{tokens.front().span->start, tokens.back().span->end};
-  }
   return {.label = labels[std::size_t(best)],
           .score = scores[std::size_t(best)],
           .index = tokens.front().index,
           .word = offsets.tokens_to_string(words),
-          .span = span};
+          .span = {tokens.front().span.start, tokens.back().span.end}};
 }
 
 std::vector<Entity> aggregate_words(const std::vector<PreEntity>& tokens, Aggregation aggregation,
@@ -151,15 +150,11 @@ Entity group_of(std::span<const Entity> entities, const TokenOffsets& offsets) {
     scores.push_back(entity.score);
     words.push_back(entity.word);
   }
-  std::optional<CharSpan> span;
-  if (entities.front().span && entities.back().span) {
-    span = CharSpan{entities.front().span->start, entities.back().span->end};
-  }
   return {.label = first.substr(first.rfind('-') == std::string::npos ? 0 : first.rfind('-') + 1),
           .score = mean(scores),
           .index = entities.front().index,
           .word = offsets.tokens_to_string(words),
-          .span = span};
+          .span = {entities.front().span.start, entities.back().span.end}};
 }
 
 // group_entities: an entity joins the group before it when it has the same type and does not
@@ -181,27 +176,20 @@ std::vector<Entity> group_entities(const std::vector<Entity>& entities,
 
 }  // namespace
 
-bool aggregation_needs_offsets(Aggregation aggregation) {
-  return aggregation != Aggregation::kNone;
-}
-
 std::vector<Entity> find_entities(const TokenLogits& input, const Tokenizer& tokenizer,
-                                  const TokenOffsets* offsets,
+                                  const TokenOffsets& offsets,
                                   const std::vector<std::string>& labels, Aggregation aggregation,
                                   const std::vector<std::string>& ignore_labels) {
-  if (aggregation_needs_offsets(aggregation) && !offsets) {
-    throw std::logic_error("find_entities: aggregation without the tokenizer's offsets");
-  }
   const std::vector<PreEntity> tokens =
       gather_pre_entities(input, tokenizer, offsets, labels.size());
   std::vector<Entity> entities;
   if (aggregation == Aggregation::kNone || aggregation == Aggregation::kSimple) {
     for (const PreEntity& token : tokens) entities.push_back(best_label_entity(token, labels));
   } else {
-    entities = aggregate_words(tokens, aggregation, *offsets, labels);
+    entities = aggregate_words(tokens, aggregation, offsets, labels);
   }
   if (aggregation != Aggregation::kNone && !entities.empty()) {
-    entities = group_entities(entities, *offsets);
+    entities = group_entities(entities, offsets);
   }
   std::erase_if(entities, [&](const Entity& entity) {
     return std::find(ignore_labels.begin(), ignore_labels.end(), entity.label) !=

@@ -23,11 +23,6 @@ enum class Aggregation {
   kMax,      // words take the label of their most confident token, then grouped
 };
 
-// Whether the strategy needs to know where the tokens come from (the tokenizer's offsets):
-// every one but kNone needs them, for the words of groups (and the pipeline refuses first,
-// average and max without them).
-bool aggregation_needs_offsets(Aggregation aggregation);
-
 // A token (kNone) or a group of tokens (the others), with the pipeline's fields.
 struct Entity {
   std::string label;  // the pipeline's "entity" (kNone) or "entity_group" (without "B-"/"I-")
@@ -35,7 +30,7 @@ struct Entity {
   int index = 0;  // the position of the (first) token among the input's ids ([CLS] is 0);
                   // the pipeline reports it for kNone only
   std::string word;
-  std::optional<CharSpan> span;  // start, end in code points; absent without offsets
+  CharSpan span;  // start, end in code points
 };
 
 // One input of a token classifier.
@@ -43,14 +38,14 @@ struct TokenLogits {
   std::string_view text;              // the text that was tokenized (UTF-8)
   std::span<const int> ids;           // its ids, special tokens included
   std::span<const float> logits;      // (ids, labels) row-major
-  std::span<const CharSpan> offsets;  // one per id; empty when the tokenizer gives none
+  std::span<const CharSpan> offsets;  // one per id
 };
 
 // The pipeline's postprocess: softmax per token (in float32, as its numpy code), special tokens
 // skipped, tokens aggregated as `aggregation` says, and entities whose label is in ignore_labels
-// left out. `offsets` may be null (and input.offsets empty) for kNone only.
+// left out.
 std::vector<Entity> find_entities(const TokenLogits& input, const Tokenizer& tokenizer,
-                                  const TokenOffsets* offsets,
+                                  const TokenOffsets& offsets,
                                   const std::vector<std::string>& labels, Aggregation aggregation,
                                   const std::vector<std::string>& ignore_labels);
 

@@ -1,5 +1,11 @@
+// Marian folders (source.spm, target.spm, vocab.json) converted at load into the tokenizer.json
+// pipeline. transformers has no fast MarianTokenizer, so this converter is attn's own, made to
+// give what the slow class (4.40) gives: each side's SentencePiece model as convert_slow_
+// tokenizer.py converts T5's, with vocab.json's ids over its pieces (the MarianVocabulary model),
+// the language codes taken out of the text, and </s> appended. Decoding is the slow class's.
 #include "src/tokenizer/marian.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +24,7 @@
 #include "src/tokenizer/sentencepiece.h"
 #include "src/tokenizer/sentencepiece_model.h"
 #include "src/tokenizer/special_tokens.h"
+#include "src/tokenizer/tokenizer_json.h"
 
 namespace attn {
 namespace {
@@ -27,6 +34,7 @@ using nlohmann::json;
 
 constexpr const char* kTargetModel = "target.spm";
 constexpr const char* kVocabulary = "vocab.json";
+constexpr std::string_view kClass = "MarianTokenizer";
 
 // The named tokens MarianTokenizer cannot do without, each of which vocab.json must hold
 // (transformers refuses a vocab.json without the unk or the pad token).
@@ -36,18 +44,19 @@ constexpr std::pair<NamedToken, const char*> kRequiredTokens[] = {{NamedToken::k
 
 // vocab.json: {piece: id}, the ids 0 .. n-1, each given once.
 struct MarianVocabulary {
+  json file;
   std::unordered_map<std::string, int> ids;
   std::vector<std::string> pieces;  // by id
 };
 
 MarianVocabulary read_marian_vocabulary(const fs::path& path) {
   const std::string file = path.string();
-  const json vocab = read_json_file(path, kMaxTokenizerBytes);
+  MarianVocabulary result{read_json_file(path, kMaxTokenizerBytes), {}, {}};
+  const json& vocab = result.file;
   if (!vocab.is_object() || vocab.empty()) {
     throw Error(file + ": expected a non-empty object mapping pieces to ids");
   }
   const auto count = static_cast<std::int64_t>(vocab.size());
-  MarianVocabulary result;
   result.pieces.resize(vocab.size());
   std::vector<bool> given(vocab.size());
   for (const auto& [piece, id] : vocab.items()) {
@@ -72,74 +81,129 @@ MarianVocabulary read_marian_vocabulary(const fs::path& path) {
 
 // vocab.json must be the vocabulary of the SentencePiece models: a piece it lacks is <unk> when
 // encoding. One that holds fewer than half of a model's pieces is another model's vocabulary.
-void check_model_pieces_in_vocabulary(const SentencePieceModel& model, const fs::path& model_path,
+void check_model_pieces_in_vocabulary(const SentencePieceProto& model, const fs::path& model_path,
                                       const MarianVocabulary& vocab, const fs::path& vocab_path) {
-  const int count = model.processor->GetPieceSize();
-  int found = 0;
-  for (int id = 0; id < count; ++id) {
-    if (vocab.ids.contains(model.processor->IdToPiece(id))) ++found;
-  }
-  if (2 * found < count) {
+  const auto found = std::count_if(
+      model.pieces.begin(), model.pieces.end(),
+      [&](const SentencePieceEntry& entry) { return vocab.ids.contains(entry.piece); });
+  if (2 * static_cast<std::size_t>(found) < model.pieces.size()) {
     throw Error(vocab_path.string() + ": holds only " + std::to_string(found) + " of the " +
-                std::to_string(count) + " pieces of " + model_path.filename().string() +
-                ", so it is not the vocabulary of that model");
+                std::to_string(model.pieces.size()) + " pieces of " +
+                model_path.filename().string() + ", so it is not the vocabulary of that model");
   }
 }
 
-// MarianTokenizer.language_code_re, ">>.+<<", on one line of text (no match crosses a newline):
-// from a ">>" to the last "<<" of the line, with at least one character between them.
-class LanguageCodes {
- public:
-  explicit LanguageCodes(std::string_view line) : line_(line), close_(line.rfind("<<")) {}
+// One side's pipeline: the added tokens cut out (from tokenizer_config.json, as the slow class
+// cuts them), then of each stretch of text between them the language code at its start a token
+// of its own (JsonTokenizer's MarianTokenizer step) and every code (">>.+<<") taken out; the
+// rest as SentencePiece encodes it (T5Converter's normalizer and Metaspace, a dummy prefix per
+// stretch); each piece's id from vocab.json (<unk> when it is not there); </s> after the text,
+// or after a pair (A B </s>), token types all 0.
+json convert_side(const SentencePieceProto& proto, const MarianVocabulary& vocab,
+                  const NamedTokenTexts& named) {
+  std::vector<std::pair<std::string, double>> scores;
+  scores.reserve(proto.pieces.size());
+  for (const SentencePieceEntry& entry : proto.pieces)
+    scores.emplace_back(entry.piece, entry.score);
+  const std::string& eos = *named[static_cast<std::size_t>(NamedToken::kEos)];
+  const std::string& unk = *named[static_cast<std::size_t>(NamedToken::kUnk)];
+  const json language_codes = {
+      {"type", "Replace"}, {"pattern", {{"Regex", ">>.+<<"}}}, {"content", ""}};
+  const auto sequence = [](const char* id) {
+    return json{{"Sequence", {{"id", id}, {"type_id", 0}}}};
+  };
+  const json end = {{"SpecialToken", {{"id", eos}, {"type_id", 0}}}};
+  return {
+      {"added_tokens", json::array()},
+      {"normalizer",
+       {{"type", "Sequence"}, {"normalizers", {language_codes, sentencepiece_normalizer(proto)}}}},
+      {"pre_tokenizer", sentencepiece_metaspace("always", true)},
+      {"model",
+       {{"type", "MarianVocabulary"},
+        {"pieces", sentencepiece_model_json(proto, scores, proto.unk_id, false)},
+        {"vocab", vocab.file},
+        {"unk_token", unk}}},
+      {"post_processor",
+       {{"type", "TemplateProcessing"},
+        {"single", {sequence("A"), end}},
+        {"pair", {sequence("A"), sequence("B"), end}},
+        {"special_tokens",
+         {{eos, {{"id", eos}, {"ids", {vocab.ids.at(eos)}}, {"tokens", {eos}}}}}}}},
+      {"decoder", sentencepiece_stripping_decoder("always")}};
+}
 
-  // Where the match that starts at `begin` ends (past its "<<"), or npos.
-  std::size_t match_end(std::size_t begin) const {
-    if (close_ == std::string_view::npos || close_ < begin + 3 || line_.substr(begin, 2) != ">>") {
-      return std::string_view::npos;
+// target.spm's decode_pieces (SentencePieceProcessor::Decode, libsentencepiece 0.1.97): "▁" a
+// space, the first ones dropped while nothing has been written (the model removes extra
+// whitespace) or the first one (it adds a dummy prefix); a control piece nothing; the unknown
+// piece its surface (" ⁇ "); a piece the model does not have written as it is.
+class TargetPieces {
+ public:
+  explicit TargetPieces(const SentencePieceProto& proto)
+      : unk_piece_(proto.unk_piece),
+        unk_surface_(proto.unk_surface),
+        strips_first_space_(proto.add_dummy_prefix || proto.remove_extra_whitespaces),
+        strips_leading_spaces_(proto.remove_extra_whitespaces) {
+    for (const SentencePieceEntry& entry : proto.pieces) types_.emplace(entry.piece, entry.type);
+  }
+
+  std::string decode(const std::vector<std::string>& pieces) const {
+    std::string text;
+    bool at_start = true;        // is_bos_ws: a first "▁" may still be dropped
+    bool dropped_space = false;  // the previous piece's "▁" was dropped
+    for (const std::string& piece : pieces) {
+      if (dropped_space || !text.empty()) at_start = false;
+      dropped_space = false;
+      const auto found = types_.find(piece);
+      if (found == types_.end()) {
+        text += piece;
+        continue;
+      }
+      if (found->second == SentencePieceType::kControl) continue;
+      if (found->second == SentencePieceType::kUnknown) {
+        text += piece == unk_piece_ ? unk_surface_ : piece;
+        continue;
+      }
+      std::string_view rest = piece;
+      if (at_start && strips_first_space_ && rest.starts_with(kSentencePieceSpace)) {
+        rest.remove_prefix(kSentencePieceSpace.size());
+        dropped_space = !strips_leading_spaces_;
+      }
+      append_with_spaces(text, rest);
     }
-    return close_ + 2;
+    return text;
   }
 
  private:
-  std::string_view line_;
-  std::size_t close_;
+  std::unordered_map<std::string, SentencePieceType> types_;
+  std::string unk_piece_;
+  std::string unk_surface_;
+  bool strips_first_space_;
+  bool strips_leading_spaces_;
 };
 
-// MarianTokenizer.remove_language_code: the code at the start of the text, if any, and the text
-// with every match taken out (re.sub removes them wherever they are).
-std::pair<std::optional<std::string>, std::string> remove_language_codes(std::string_view text) {
-  std::optional<std::string> code;
-  std::string rest;
-  for (std::size_t line_begin = 0; line_begin < text.size();) {
-    const std::size_t newline = text.find('\n', line_begin);
-    const std::size_t line_end = newline == std::string_view::npos ? text.size() : newline;
-    const std::string_view line = text.substr(line_begin, line_end - line_begin);
-    const LanguageCodes codes(line);
-    for (std::size_t i = 0; i < line.size();) {
-      const std::size_t end = codes.match_end(i);
-      if (end == std::string_view::npos) {
-        rest += line[i++];
-        continue;
-      }
-      if (line_begin == 0 && i == 0) code = std::string(line.substr(0, end));
-      i = end;
-    }
-    if (newline != std::string_view::npos) rest += '\n';
-    line_begin = line_end + 1;
-  }
-  return {std::move(code), std::move(rest)};
-}
+// PreTrainedTokenizer._decode (transformers 4.40) as MarianTokenizer inherits it.
+struct DecodeJoining {
+  bool spaces_between_special_tokens = true;
+  bool clean_up_tokenization_spaces = true;
+};
 
 class MarianTokenizer final : public Tokenizer {
  public:
-  MarianTokenizer(SentencePieceModel source, SentencePieceModel target, MarianVocabulary vocab,
-                  const SpecialTokenConfig& special_config, DecodeJoining joining,
-                  const std::string& config_file);
+  MarianTokenizer(std::unique_ptr<Tokenizer> source, std::unique_ptr<Tokenizer> target,
+                  TargetPieces target_pieces, std::unordered_set<std::string> own_texts,
+                  DecodeJoining joining)
+      : source_(std::move(source)),
+        target_(std::move(target)),
+        target_pieces_(std::move(target_pieces)),
+        own_texts_(std::move(own_texts)),
+        joining_(joining) {}
 
-  Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override;
-  Encoding encode_target(std::string_view text) const override;
+  Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
+    return source_->encode(text, pair);
+  }
+  Encoding encode_target(std::string_view text) const override { return target_->encode(text); }
   std::vector<int> encode_plain(std::string_view text) const override {
-    return sequence_ids(text, "text", *source_.processor);
+    return source_->encode_plain(text);
   }
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const override;
   // Decoding strips the text, so what a token adds can depend on what follows: decoded twice.
@@ -147,183 +211,80 @@ class MarianTokenizer final : public Tokenizer {
     check_id(id);
     return is_special(id) ? "" : decode_difference(*this, previous_ids, id);
   }
-  std::string token_string(int id) const override;
-  int vocab_size() const override { return vocab_size_; }
-  std::optional<int> eos_id() const override { return special_tokens_.id(NamedToken::kEos); }
-  std::optional<int> mask_id() const override { return special_tokens_.id(NamedToken::kMask); }
-  bool is_special(int id) const override { return special_tokens_.is_special(id); }
+  std::string token_string(int id) const override {
+    check_id(id);
+    return source_->token_string(id);
+  }
+  int vocab_size() const override { return source_->vocab_size(); }
+  std::optional<int> eos_id() const override { return source_->eos_id(); }
+  std::optional<int> mask_id() const override { return source_->mask_id(); }
+  bool is_special(int id) const override { return source_->is_special(id); }
+  const TokenOffsets& offsets() const override { return source_->offsets(); }
 
  private:
-  std::vector<int> sequence_ids(std::string_view sequence, std::string_view what,
-                                const sentencepiece::SentencePieceProcessor& model) const;
-  int token_id(const std::string& token) const;
-  std::string tokens_to_string(const std::vector<std::string>& tokens) const;
-  std::string decode_pieces(const std::vector<std::string>& pieces) const;
-  void check_id(int id) const;
+  std::string tokens_to_string(std::span<const int> ids) const;
+  void check_id(int id) const {
+    if (id < 0 || id >= vocab_size()) {
+      throw Error("Marian tokenizer: token id " + std::to_string(id) +
+                  " is outside the vocabulary (" + std::to_string(vocab_size()) + " ids)");
+    }
+  }
 
-  SentencePieceModel source_;
-  SentencePieceModel target_;
-  MarianVocabulary vocab_;
-  SpecialTokens special_tokens_;
+  std::unique_ptr<Tokenizer> source_;  // source.spm's pipeline: encode()
+  std::unique_ptr<Tokenizer> target_;  // target.spm's pipeline: encode_target()
+  TargetPieces target_pieces_;
+  std::unordered_set<std::string> own_texts_;  // decoded on their own (see decode)
   DecodeJoining joining_;
-  int vocab_size_ = 0;
-  int unk_id_ = 0;
-  int eos_id_ = 0;
-  std::unordered_map<int, std::string> added_texts_;  // convert_ids_to_tokens of added tokens
-  std::unordered_set<std::string> own_texts_;         // decoded on their own (decode_token_runs)
 };
 
-MarianTokenizer::MarianTokenizer(SentencePieceModel source, SentencePieceModel target,
-                                 MarianVocabulary vocab, const SpecialTokenConfig& special_config,
-                                 DecodeJoining joining, const std::string& config_file)
-    : source_(std::move(source)),
-      target_(std::move(target)),
-      vocab_(std::move(vocab)),
-      special_tokens_(special_config,
-                      [this](const std::string& text) -> std::optional<int> {
-                        const auto found = vocab_.ids.find(text);
-                        if (found == vocab_.ids.end()) return std::nullopt;
-                        return found->second;
-                      }),
-      joining_(joining),
-      vocab_size_(static_cast<int>(vocab_.pieces.size())),
-      unk_id_(special_tokens_.required_id(NamedToken::kUnk)),
-      eos_id_(special_tokens_.required_id(NamedToken::kEos)) {
-  const int pieces = vocab_size_;  // MarianTokenizer.vocab_size: len(vocab.json)
-  const auto id_limit = pieces + static_cast<int>(special_config.added_tokens.size());
-  for (const AddedToken& token : special_config.added_tokens) {
-    const std::string where = config_file + ": added token '" + brief_text(token.content) + "'";
-    if (token.id >= id_limit) {
-      throw Error(where + " has id " + std::to_string(token.id) + ", past the " +
-                  std::to_string(pieces) + " pieces of vocab.json and the added tokens");
-    }
-    // An added token that vocab.json numbers otherwise would encode and decode differently.
-    const auto in_vocab = vocab_.ids.find(token.content);
-    if (in_vocab != vocab_.ids.end() && in_vocab->second != token.id) {
-      throw Error(where + " has id " + std::to_string(token.id) + " but vocab.json gives it " +
-                  std::to_string(in_vocab->second));
-    }
-  }
-  for (const AddedToken& token : special_tokens_.split_tokens()) {
-    added_texts_[token.id] = token.content;
-    vocab_size_ = std::max(vocab_size_, token.id + 1);
-  }
-  // PreTrainedTokenizer._decode's "legacy added tokens" (see decode_token_runs).
-  for (const AddedToken& token : special_config.added_tokens) {
-    if (!special_tokens_.is_special_text(token.content)) own_texts_.insert(token.content);
-  }
-  for (const std::string& content : special_config.additional_special_tokens) {
-    const std::optional<int> id = special_tokens_.added_token_id(content);
-    if (id && *id >= pieces) own_texts_.insert(content);
-  }
-}
-
-Encoding MarianTokenizer::encode(std::string_view text,
-                                 std::optional<std::string_view> pair) const {
-  // build_inputs_with_special_tokens: A </s>, A B </s>; the class returns no token types.
-  Encoding encoding;
-  encoding.ids = sequence_ids(text, "text", *source_.processor);
-  if (pair) {
-    const std::vector<int> second = sequence_ids(*pair, "pair", *source_.processor);
-    encoding.ids.insert(encoding.ids.end(), second.begin(), second.end());
-  }
-  encoding.ids.push_back(eos_id_);
-  encoding.type_ids.assign(encoding.ids.size(), 0);
-  return encoding;
-}
-
-Encoding MarianTokenizer::encode_target(std::string_view text) const {
-  Encoding encoding;
-  encoding.ids = sequence_ids(text, "text", *target_.processor);
-  encoding.ids.push_back(eos_id_);
-  encoding.type_ids.assign(encoding.ids.size(), 0);
-  return encoding;
-}
-
-// PreTrainedTokenizer.tokenize + convert_tokens_to_ids with MarianTokenizer._tokenize: the added
-// tokens cut out, then each piece of text between them without its language codes (the one at
-// its start a token of its own), encoded by `model`.
-std::vector<int> MarianTokenizer::sequence_ids(
-    std::string_view sequence, std::string_view what,
-    const sentencepiece::SentencePieceProcessor& model) const {
-  decode_utf8(sequence, what);  // refuses text that is not UTF-8
-  std::vector<int> ids;
-  for (const TextSegment& segment : split_added_tokens(sequence, special_tokens_.split_tokens())) {
-    if (segment.token) {
-      ids.push_back(segment.token->id);
+// The ids' tokens (the special ones dropped when skip_special_tokens); of these the "legacy added
+// tokens" (added tokens that are not special, additional special tokens past vocab.json) are
+// written as they are, the runs of other tokens between them through convert_tokens_to_string;
+// the texts joined with a space (spaces_between_special_tokens), then cleaned up.
+std::string MarianTokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {
+  std::vector<std::string> sub_texts;
+  std::vector<int> run;
+  for (const int id : ids) {
+    std::string token = token_string(id);  // refuses an id outside the vocabulary
+    if (skip_special_tokens && is_special(id)) continue;
+    if (!own_texts_.contains(token)) {
+      run.push_back(id);
       continue;
     }
-    if (segment.text.empty()) continue;
-    const auto [code, rest] = remove_language_codes(segment.text);
-    if (code) ids.push_back(token_id(*code));
-    std::vector<std::string> pieces;
-    const sentencepiece::util::Status status = model.Encode(rest, &pieces);
-    if (!status.ok()) {
-      throw Error(std::string("Marian tokenizer: cannot encode the text (") +
-                  brief_text(status.message(), 200) + ")");
+    if (!run.empty()) {
+      std::string text = tokens_to_string(run);
+      if (!text.empty()) sub_texts.push_back(std::move(text));
+      run.clear();
     }
-    for (const std::string& piece : pieces) ids.push_back(token_id(piece));
+    sub_texts.push_back(std::move(token));
   }
-  return ids;
-}
-
-// convert_tokens_to_ids: an added token's id, else vocab.json's, else the unk token's.
-int MarianTokenizer::token_id(const std::string& token) const {
-  if (const std::optional<int> added = special_tokens_.added_token_id(token)) return *added;
-  const auto found = vocab_.ids.find(token);
-  return found == vocab_.ids.end() ? unk_id_ : found->second;
-}
-
-std::string MarianTokenizer::token_string(int id) const {
-  check_id(id);
-  if (const auto added = added_texts_.find(id); added != added_texts_.end()) {
-    return added->second;
+  if (!run.empty()) sub_texts.push_back(tokens_to_string(run));
+  std::string text;
+  for (std::size_t i = 0; i < sub_texts.size(); ++i) {
+    if (i > 0 && joining_.spaces_between_special_tokens) text += ' ';
+    text += sub_texts[i];
   }
-  if (static_cast<std::size_t>(id) < vocab_.pieces.size()) return vocab_.pieces[id];
-  throw Error("Marian tokenizer: token id " + std::to_string(id) +
-              " is neither a piece of vocab.json nor an added token");
-}
-
-void MarianTokenizer::check_id(int id) const {
-  if (id < 0 || id >= vocab_size_) {
-    throw Error("Marian tokenizer: token id " + std::to_string(id) +
-                " is outside the vocabulary (" + std::to_string(vocab_size_) + " ids)");
-  }
-}
-
-std::string MarianTokenizer::decode(std::span<const int> ids, bool skip_special_tokens) const {
-  return decode_token_runs(
-      *this, ids, skip_special_tokens, own_texts_,
-      [this](const std::vector<std::string>& run) { return tokens_to_string(run); }, joining_);
+  // A piece whose text is not UTF-8 shows as U+FFFD, as Python's decode with errors="replace"
+  // does; the text is then what streaming the same ids shows.
+  text = replace_invalid_utf8(text);
+  return joining_.clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
 }
 
 // MarianTokenizer.convert_tokens_to_string: the runs of pieces decoded by target.spm, each
 // special token written after its run, followed by a space; the whole stripped.
-std::string MarianTokenizer::tokens_to_string(const std::vector<std::string>& tokens) const {
+std::string MarianTokenizer::tokens_to_string(std::span<const int> ids) const {
   std::string text;
   std::vector<std::string> pieces;
-  for (const std::string& token : tokens) {
-    if (!special_tokens_.is_special_text(token)) {
-      pieces.push_back(token);
+  for (const int id : ids) {
+    if (!is_special(id)) {
+      pieces.push_back(token_string(id));
       continue;
     }
-    text += decode_pieces(pieces) + token + " ";
+    text += target_pieces_.decode(pieces) + token_string(id) + " ";
     pieces.clear();
   }
-  text += decode_pieces(pieces);
+  text += target_pieces_.decode(pieces);
   return python_strip(text, "decoded text");
-}
-
-// target.spm's decode_pieces: "▁" a space (the first one dropped), a piece the model does not
-// have written as it is.
-std::string MarianTokenizer::decode_pieces(const std::vector<std::string>& pieces) const {
-  std::string text;
-  const sentencepiece::util::Status status = target_.processor->Decode(pieces, &text);
-  if (!status.ok()) {
-    throw Error(std::string("Marian tokenizer: cannot decode the pieces (") +
-                brief_text(status.message(), 200) + ")");
-  }
-  return text;
 }
 
 }  // namespace
@@ -332,7 +293,6 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
   const fs::path source_path = model_dir / kMarianSourceModel;
   const fs::path target_path = model_dir / kTargetModel;
   const fs::path vocab_path = model_dir / kVocabulary;
-  constexpr std::string_view kClass = "MarianTokenizer";
   const TokenizerFiles files = read_tokenizer_files(model_dir);
   sentencepiece_class(files, source_path, std::span(&kClass, 1), true);
   const json& config = sentencepiece_tokenizer_config(files);
@@ -348,18 +308,18 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
                   "vocab.json");
     }
   }
-  SentencePieceModel source = read_sentencepiece_model(source_path);
-  SentencePieceModel target = read_sentencepiece_model(target_path);
-  MarianVocabulary vocab = read_marian_vocabulary(vocab_path);
+  const SentencePieceProto source = read_sentencepiece_proto(source_path);
+  const SentencePieceProto target = read_sentencepiece_proto(target_path);
+  const MarianVocabulary vocab = read_marian_vocabulary(vocab_path);
   check_model_pieces_in_vocabulary(source, source_path, vocab, vocab_path);
   check_model_pieces_in_vocabulary(target, target_path, vocab, vocab_path);
 
-  const SpecialTokenConfig special_config =
+  const SpecialTokenConfig special =
       read_special_token_config(files, class_named_token_defaults(kClass), kClass);
   for (const auto& [token, key] : kRequiredTokens) {
-    const std::optional<AddedToken>& named = special_config.named[static_cast<std::size_t>(token)];
+    const std::optional<AddedToken>& named = special.named[static_cast<std::size_t>(token)];
     if (!named || named->content.empty()) {
-      throw Error(special_config.named_where[static_cast<std::size_t>(token)] + ": no " + key +
+      throw Error(special.named_where[static_cast<std::size_t>(token)] + ": no " + key +
                   " is configured; MarianTokenizer needs one");
     }
     if (!vocab.ids.contains(named->content)) {
@@ -367,11 +327,44 @@ std::unique_ptr<Tokenizer> load_marian_tokenizer(const fs::path& model_dir) {
                   key + "), which MarianTokenizer needs");
     }
   }
+  const auto pieces = static_cast<int>(vocab.pieces.size());  // MarianTokenizer.vocab_size
+  const auto id_limit = pieces + static_cast<int>(special.added_tokens.size());
+  std::unordered_set<std::string> special_texts(special.additional_special_tokens.begin(),
+                                                special.additional_special_tokens.end());
+  for (const std::optional<AddedToken>& named : special.named) {
+    if (named) special_texts.insert(named->content);
+  }
+  std::unordered_set<std::string> own_texts;  // PreTrainedTokenizer._decode's legacy added tokens
+  for (const AddedToken& token : special.added_tokens) {
+    const std::string where = config_file + ": added token '" + brief_text(token.content) + "'";
+    if (token.id >= id_limit) {
+      throw Error(where + " has id " + std::to_string(token.id) + ", past the " +
+                  std::to_string(pieces) + " pieces of vocab.json and the added tokens");
+    }
+    // An added token that vocab.json numbers otherwise would encode and decode differently.
+    const auto in_vocab = vocab.ids.find(token.content);
+    if (in_vocab != vocab.ids.end() && in_vocab->second != token.id) {
+      throw Error(where + " has id " + std::to_string(token.id) + " but vocab.json gives it " +
+                  std::to_string(in_vocab->second));
+    }
+    const bool is_special = token.special || special_texts.contains(token.content);
+    const bool is_additional = std::find(special.additional_special_tokens.begin(),
+                                         special.additional_special_tokens.end(),
+                                         token.content) != special.additional_special_tokens.end();
+    if (!is_special || (is_additional && token.id >= pieces)) own_texts.insert(token.content);
+  }
+
+  const auto load_side = [&](const SentencePieceProto& proto, const fs::path& path) {
+    return load_converted_tokenizer(files, path, kClass, [&](const NamedTokenTexts& named) {
+      return convert_side(proto, vocab, named);
+    });
+  };
   const DecodeJoining joining{
       config_flag(config, "spaces_between_special_tokens", true, config_file),
       config_flag(config, "clean_up_tokenization_spaces", true, config_file)};
-  return std::make_unique<MarianTokenizer>(std::move(source), std::move(target), std::move(vocab),
-                                           special_config, joining, config_file);
+  return std::make_unique<MarianTokenizer>(load_side(source, source_path),
+                                           load_side(target, target_path), TargetPieces(target),
+                                           std::move(own_texts), joining);
 }
 
 }  // namespace attn

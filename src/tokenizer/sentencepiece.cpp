@@ -94,13 +94,6 @@ json spm_replace(const json& pattern, std::string_view content) {
 json spm_string(std::string_view text) { return {{"String", text}}; }
 json spm_regex(std::string_view text) { return {{"Regex", text}}; }
 json spm_sequence(json items) { return {{"type", "Sequence"}, {"normalizers", std::move(items)}}; }
-json spm_metaspace(std::string_view prepend_scheme, bool split) {
-  return {{"type", "Metaspace"},
-          {"replacement", kSentencePieceSpace},
-          {"prepend_scheme", prepend_scheme},
-          {"split", split}};
-}
-
 // More spaces than any text has: a Strip decoder with this count takes them all.
 constexpr int kAllSpaces = 1 << 30;
 
@@ -168,6 +161,64 @@ json spm_bpe_merges(const std::vector<std::pair<std::string, double>>& vocab_sco
   return out;
 }
 
+}  // namespace
+
+json sentencepiece_model_json(const SentencePieceProto& proto,
+                              const std::vector<std::pair<std::string, double>>& vocab_scores,
+                              int unk_id, bool byte_fallback) {
+  if (proto.model_type == 1) {
+    json pieces = json::array();
+    for (const auto& [piece, score] : vocab_scores) pieces.push_back({piece, score});
+    return {{"type", "Unigram"},
+            {"unk_id", unk_id},
+            {"vocab", std::move(pieces)},
+            {"byte_fallback", byte_fallback}};
+  }
+  std::unordered_map<std::string, int> piece_ids;  // the extractor's: the model's own pieces
+  for (std::size_t i = 0; i < proto.pieces.size(); ++i) {
+    piece_ids[proto.pieces[i].piece] = static_cast<int>(i);
+  }
+  json vocab = json::object();
+  for (std::size_t i = 0; i < vocab_scores.size(); ++i) vocab[vocab_scores[i].first] = i;
+  return {{"type", "BPE"},
+          {"dropout", nullptr},
+          {"unk_token", proto.unk_piece},
+          {"continuing_subword_prefix", nullptr},
+          {"end_of_word_suffix", nullptr},
+          {"fuse_unk", true},
+          {"byte_fallback", byte_fallback},
+          {"vocab", std::move(vocab)},
+          {"merges", spm_bpe_merges(vocab_scores, piece_ids)}};
+}
+
+json sentencepiece_normalizer(const SentencePieceProto& proto) {
+  json normalizers = json::array();
+  if (!proto.precompiled_charsmap.empty()) {
+    normalizers.push_back({{"type", "Precompiled"},
+                           {"precompiled_charsmap", spm_base64(proto.precompiled_charsmap)}});
+  }
+  normalizers.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
+  normalizers.push_back(spm_replace(spm_regex(" {2,}"), kSentencePieceSpace));
+  return spm_sequence(std::move(normalizers));
+}
+
+json sentencepiece_metaspace(std::string_view prepend_scheme, bool split) {
+  return {{"type", "Metaspace"},
+          {"replacement", kSentencePieceSpace},
+          {"prepend_scheme", prepend_scheme},
+          {"split", split}};
+}
+
+json sentencepiece_stripping_decoder(std::string_view prepend_scheme) {
+  return {{"type", "Sequence"},
+          {"decoders",
+           {sentencepiece_metaspace(prepend_scheme, true),
+            {{"type", "Fuse"}},
+            spm_strip_decoder(kAllSpaces, kAllSpaces)}}};
+}
+
+namespace {
+
 // The converter of one folder: its class, model and tokenizer_config.json.
 class SpmConversion {
  public:
@@ -194,7 +245,6 @@ class SpmConversion {
   json added_tokens(const std::vector<std::pair<std::string, double>>& vocab_scores,
                     const NamedTokenTexts& named) const;
   json normalizer() const;
-  json spm_normalizer() const;
   json pre_tokenizer() const;
   json decoder() const;
   json post_processor(const std::vector<std::pair<std::string, double>>& vocab_scores) const;
@@ -279,33 +329,11 @@ std::vector<std::pair<std::string, double>> SpmConversion::vocab() const {
 
 json SpmConversion::model(const std::vector<std::pair<std::string, double>>& vocab_scores) const {
   const bool byte_fallback = reader_.kind == SpmClass::kLlama || reader_.kind == SpmClass::kGemma;
-  if (proto_.model_type == 1) {
-    // unk_id: XLMRobertaConverter 3, LlamaConverter 0, the others the trainer's.
-    int unk_id = proto_.unk_id;
-    if (reader_.kind == SpmClass::kXlmRoberta) unk_id = 3;
-    if (reader_.kind == SpmClass::kLlama) unk_id = 0;
-    json pieces = json::array();
-    for (const auto& [piece, score] : vocab_scores) pieces.push_back({piece, score});
-    return {{"type", "Unigram"},
-            {"unk_id", unk_id},
-            {"vocab", std::move(pieces)},
-            {"byte_fallback", byte_fallback}};
-  }
-  std::unordered_map<std::string, int> piece_ids;  // the extractor's: the model's own pieces
-  for (std::size_t i = 0; i < proto_.pieces.size(); ++i) {
-    piece_ids[proto_.pieces[i].piece] = static_cast<int>(i);
-  }
-  json vocab = json::object();
-  for (std::size_t i = 0; i < vocab_scores.size(); ++i) vocab[vocab_scores[i].first] = i;
-  return {{"type", "BPE"},
-          {"dropout", nullptr},
-          {"unk_token", proto_.unk_piece},
-          {"continuing_subword_prefix", nullptr},
-          {"end_of_word_suffix", nullptr},
-          {"fuse_unk", true},
-          {"byte_fallback", byte_fallback},
-          {"vocab", std::move(vocab)},
-          {"merges", spm_bpe_merges(vocab_scores, piece_ids)}};
+  // unk_id: XLMRobertaConverter 3, LlamaConverter 0, the others the trainer's.
+  int unk_id = proto_.unk_id;
+  if (reader_.kind == SpmClass::kXlmRoberta) unk_id = 3;
+  if (reader_.kind == SpmClass::kLlama) unk_id = 0;
+  return sentencepiece_model_json(proto_, vocab_scores, unk_id, byte_fallback);
 }
 
 // The id convert_tokens_to_ids gives `token`: tokenizer_config.json's added token of that text,
@@ -418,19 +446,6 @@ json SpmConversion::added_tokens(const std::vector<std::pair<std::string, double
   return added;
 }
 
-// SpmConverter.normalizer: the model's character map, then a space at the end dropped and runs
-// of spaces made one "▁".
-json SpmConversion::spm_normalizer() const {
-  json normalizers = json::array();
-  if (!proto_.precompiled_charsmap.empty()) {
-    normalizers.push_back({{"type", "Precompiled"},
-                           {"precompiled_charsmap", spm_base64(proto_.precompiled_charsmap)}});
-  }
-  normalizers.push_back({{"type", "Strip"}, {"strip_left", false}, {"strip_right", true}});
-  normalizers.push_back(spm_replace(spm_regex(" {2,}"), kSentencePieceSpace));
-  return spm_sequence(std::move(normalizers));
-}
-
 json SpmConversion::normalizer() const {
   switch (reader_.kind) {
     case SpmClass::kLlama: {
@@ -447,7 +462,7 @@ json SpmConversion::normalizer() const {
       // GemmaConverter: spaces as "▁", nothing else, for Gemma's own models, which neither
       // normalize nor add a dummy prefix. A model that does (tiny-gemma's is T5's) is normalized
       // as the slow class's SentencePiece normalizes it, SpmConverter's way.
-      if (normalizes()) return spm_normalizer();
+      if (normalizes()) return sentencepiece_normalizer(proto_);
       return spm_replace(spm_string(" "), kSentencePieceSpace);
     case SpmClass::kAlbert: {
       json sequence = {spm_replace(spm_string("``"), "\""), spm_replace(spm_string("''"), "\"")};
@@ -470,7 +485,7 @@ json SpmConversion::normalizer() const {
     }
     case SpmClass::kT5:
     case SpmClass::kXlmRoberta:
-      return spm_normalizer();
+      return sentencepiece_normalizer(proto_);
   }
   return nullptr;
 }
@@ -481,16 +496,17 @@ json SpmConversion::pre_tokenizer() const {
   switch (reader_.kind) {
     case SpmClass::kLlama:
       if (flag("legacy", true)) return nullptr;
-      return spm_metaspace(spm_prepend_scheme(flag("add_prefix_space", true), false), false);
+      return sentencepiece_metaspace(spm_prepend_scheme(flag("add_prefix_space", true), false),
+                                     false);
     case SpmClass::kGemma:
-      if (normalizes()) return spm_metaspace("always", true);
+      if (normalizes()) return sentencepiece_metaspace("always", true);
       return nullptr;
     case SpmClass::kT5:
-      return spm_metaspace(spm_prepend_scheme(flag("add_prefix_space", true), flag("legacy", true)),
-                           true);
+      return sentencepiece_metaspace(
+          spm_prepend_scheme(flag("add_prefix_space", true), flag("legacy", true)), true);
     case SpmClass::kAlbert:
     case SpmClass::kXlmRoberta:
-      return spm_metaspace("always", true);
+      return sentencepiece_metaspace("always", true);
   }
   return nullptr;
 }
@@ -523,11 +539,7 @@ json SpmConversion::decoder() const {
       const std::string scheme = reader_.kind == SpmClass::kT5
                                      ? spm_prepend_scheme(flag("add_prefix_space", true), legacy)
                                      : std::string("always");
-      return {{"type", "Sequence"},
-              {"decoders",
-               {spm_metaspace(scheme, true),
-                {{"type", "Fuse"}},
-                spm_strip_decoder(kAllSpaces, kAllSpaces)}}};
+      return sentencepiece_stripping_decoder(scheme);
     }
   }
   return nullptr;

@@ -7,7 +7,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "src/tokenizer/sentencepiece_model.h"
 #include "src/tokenizer/tokenizer.h"
 #include "src/tokenizer/tokenizer_files.h"
 
@@ -53,6 +56,22 @@ std::string sentencepiece_class(const TokenizerFiles& files,
 // The folder's tokenizer_config.json, refused when it passes options to the library
 // (sp_model_kwargs), which would make the encoding differ from attn's.
 const nlohmann::json& sentencepiece_tokenizer_config(const TokenizerFiles& files);
+
+// The parts of the converted pipeline that the Marian converter shares:
+//  - the model: Unigram over `vocab_scores` (model_type 1), else BPE with the merges
+//    SentencePieceExtractor derives from the scores (2);
+//  - SpmConverter.normalizer: the model's character map, a space at the end dropped, runs of
+//    spaces made one "▁";
+//  - the Metaspace pre-tokenizer (and decoder) with "▁";
+//  - the decoder of the classes whose convert_tokens_to_string strips the text: Metaspace, Fuse,
+//    then every space off both ends.
+nlohmann::json sentencepiece_model_json(
+    const SentencePieceProto& proto,
+    const std::vector<std::pair<std::string, double>>& vocab_scores, int unk_id,
+    bool byte_fallback);
+nlohmann::json sentencepiece_normalizer(const SentencePieceProto& proto);
+nlohmann::json sentencepiece_metaspace(std::string_view prepend_scheme, bool split);
+nlohmann::json sentencepiece_stripping_decoder(std::string_view prepend_scheme);
 
 // U+2581, SentencePiece's stand-in for a space inside pieces.
 inline constexpr std::string_view kSentencePieceSpace = "\xE2\x96\x81";

@@ -208,6 +208,7 @@ SentencePieceProto read_sentencepiece_proto(const std::filesystem::path& path) {
       for (ProtoField inner; trainer.next(inner);) {
         if (inner.number == 3) proto.model_type = static_cast<int>(inner.value);
         if (inner.number == 40) proto.unk_id = static_cast<int>(inner.value);
+        if (inner.number == 44) proto.unk_surface = std::string(inner.bytes);
         if (inner.number == 45) proto.unk_piece = std::string(inner.bytes);
       }
     } else if (field.number == 3) {

@@ -41,13 +41,14 @@ struct SentencePieceEntry {
 };
 
 // What transformers' converters (convert_slow_tokenizer.py) read of a model file's ModelProto:
-// the pieces (field 1), TrainerSpec (2: model_type 3, unk_id 40, unk_piece 45)
+// the pieces (field 1), TrainerSpec (2: model_type 3, unk_id 40, unk_surface 44, unk_piece 45)
 // and NormalizerSpec (3: precompiled_charsmap 2, add_dummy_prefix 3, remove_extra_whitespaces 4).
 struct SentencePieceProto {
   std::vector<SentencePieceEntry> pieces;
   int model_type = 1;  // 1 UNIGRAM, 2 BPE (3 WORD and 4 CHAR are refused)
   int unk_id = 0;
   std::string unk_piece = "<unk>";
+  std::string unk_surface = " \xE2\x81\x87 ";  // what decoding writes for unk_piece (" ⁇ ")
   std::string precompiled_charsmap;
   bool add_dummy_prefix = true;
   bool remove_extra_whitespaces = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
 #include <utility>
 
 #include "src/base/error.h"
@@ -59,23 +60,6 @@ void read_named_tokens(const json& file_json, const std::string& file,
       if (content) config.additional_special_tokens.push_back(std::move(*content));
     }
   }
-}
-
-// Python's str.rstrip() (strip_end) or str.lstrip() of valid UTF-8 text, as a view of it.
-std::string_view strip_python_space(std::string_view text, bool strip_end) {
-  const std::vector<char32_t> chars = decode_utf8(text, "text");
-  if (strip_end) {
-    std::size_t end = text.size();
-    for (std::size_t i = chars.size(); i > 0 && is_python_space(chars[i - 1]); --i) {
-      end -= utf8_length(chars[i - 1]);
-    }
-    return text.substr(0, end);
-  }
-  std::size_t begin = 0;
-  for (std::size_t i = 0; i < chars.size() && is_python_space(chars[i]); ++i) {
-    begin += utf8_length(chars[i]);
-  }
-  return text.substr(begin);
 }
 
 }  // namespace
@@ -219,145 +203,6 @@ SpecialTokenConfig read_special_token_config(const TokenizerFiles& files,
         added_path, [&](const std::string& content) { return special.contains(content); });
   }
   return config;
-}
-
-SpecialTokens::SpecialTokens(const SpecialTokenConfig& config, const VocabularyLookup& vocabulary) {
-  // Of two added tokens with the same text the first is kept; it is special if either is.
-  auto add_split_token = [&](const AddedToken& token) {
-    if (added_ids_.emplace(token.content, token.id).second) split_tokens_.push_back(token);
-  };
-  auto mark_special = [&](int id, const std::string& content) {
-    special_ids_.insert(id);
-    special_texts_.insert(content);
-  };
-  for (const AddedToken& token : config.added_tokens) {
-    add_split_token(token);
-    if (token.special) mark_special(added_ids_.at(token.content), token.content);
-  }
-  // A named or additional special token found in the vocabulary becomes an added token too.
-  auto find = [&](const AddedToken& token) -> std::optional<int> {
-    if (auto added = added_ids_.find(token.content); added != added_ids_.end()) {
-      return added->second;
-    }
-    const std::optional<int> id = vocabulary(token.content);
-    if (id) {
-      AddedToken found = token;
-      found.id = *id;
-      add_split_token(found);
-    }
-    return id;
-  };
-  for (std::size_t i = 0; i < kNamedTokenCount; ++i) {
-    const std::optional<AddedToken>& named = config.named[i];
-    const std::string key = kNamedTokenKeys[i];
-    if (!named || named->content.empty()) {
-      missing_[i] = config.named_where[i] + ": no " + key + " is configured";
-      continue;
-    }
-    ids_[i] = find(*named);
-    if (ids_[i]) {
-      mark_special(*ids_[i], named->content);
-    } else {
-      missing_[i] = config.named_where[i] + ": " + key + " '" + brief_text(named->content) +
-                    "' is not in the vocabulary";
-    }
-  }
-  const std::optional<AddedToken>& mask = config.named[index(NamedToken::kMask)];
-  if (mask && !mask->content.empty() && !ids_[index(NamedToken::kMask)]) {
-    throw Error(missing_[index(NamedToken::kMask)] +
-                " (transformers would add it as a new token, for which the model has no "
-                "embedding)");
-  }
-  for (const std::string& content : config.additional_special_tokens) {
-    if (content.empty()) continue;
-    if (const std::optional<int> id = find(AddedToken{content, -1, true})) {
-      mark_special(*id, content);
-    }
-  }
-  for (AddedToken& token : split_tokens_) token.special = special_ids_.contains(token.id);
-  std::stable_sort(
-      split_tokens_.begin(), split_tokens_.end(),
-      [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
-}
-
-int SpecialTokens::required_id(NamedToken token) const {
-  if (!ids_[index(token)]) throw Error(missing_[index(token)]);
-  return *ids_[index(token)];
-}
-
-std::optional<int> SpecialTokens::added_token_id(const std::string& content) const {
-  const auto found = added_ids_.find(content);
-  if (found == added_ids_.end()) return std::nullopt;
-  return found->second;
-}
-
-std::vector<TextSegment> split_added_tokens(std::string_view text,
-                                            std::span<const AddedToken> tokens) {
-  std::vector<TextSegment> segments;
-  // next_match[i]: where tokens[i] next occurs at or after the current position (npos: never),
-  // searched again only once the position passes it.
-  std::vector<std::size_t> next_match(tokens.size());
-  for (std::size_t i = 0; i < tokens.size(); ++i) next_match[i] = text.find(tokens[i].content);
-  std::size_t position = 0;
-  while (true) {
-    std::size_t match_begin = std::string_view::npos;
-    const AddedToken* match = nullptr;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      if (next_match[i] < position) next_match[i] = text.find(tokens[i].content, position);
-      if (next_match[i] < match_begin) {
-        match_begin = next_match[i];
-        match = &tokens[i];
-      }
-    }
-    segments.push_back({text.substr(position, match_begin - position), nullptr});
-    if (!match) break;
-    segments.push_back({text.substr(match_begin, match->content.size()), match});
-    position = match_begin + match->content.size();
-  }
-  for (std::size_t i = 0; i < segments.size(); ++i) {
-    const AddedToken* token = segments[i].token;
-    if (!token) continue;
-    if (token->rstrip && i + 1 < segments.size()) {
-      segments[i + 1].text = strip_python_space(segments[i + 1].text, false);
-    }
-    if (token->lstrip && i > 0)
-      segments[i - 1].text = strip_python_space(segments[i - 1].text, true);
-  }
-  return segments;
-}
-
-std::string decode_token_runs(
-    const Tokenizer& tokenizer, std::span<const int> ids, bool skip_special_tokens,
-    const std::unordered_set<std::string>& own_texts,
-    const std::function<std::string(const std::vector<std::string>&)>& tokens_to_string,
-    DecodeJoining joining) {
-  std::vector<std::string> sub_texts;
-  std::vector<std::string> run;
-  for (int id : ids) {
-    std::string token = tokenizer.token_string(id);  // refuses an id outside the vocabulary
-    if (skip_special_tokens && tokenizer.is_special(id)) continue;
-    if (!own_texts.contains(token)) {
-      run.push_back(token);
-      continue;
-    }
-    if (!run.empty()) {
-      std::string text = tokens_to_string(run);
-      if (!text.empty()) sub_texts.push_back(std::move(text));
-      run.clear();
-    }
-    sub_texts.push_back(token);
-  }
-  if (!run.empty()) sub_texts.push_back(tokens_to_string(run));
-  std::string text;
-  for (std::size_t i = 0; i < sub_texts.size(); ++i) {
-    if (i > 0 && joining.spaces_between_special_tokens) text += ' ';
-    text += sub_texts[i];
-  }
-  // A piece whose text is not UTF-8 (a broken model, or a byte piece without the rest of its
-  // character) shows as U+FFFD, as Python's decode with errors="replace" does; the text is then
-  // what streaming the same ids shows.
-  text = replace_invalid_utf8(text);
-  return joining.clean_up_tokenization_spaces ? clean_up_tokenization(std::move(text)) : text;
 }
 
 }  // namespace attn

@@ -1,8 +1,8 @@
 #pragma once
 
-// Added and special tokens as transformers' slow tokenizers (4.40) handle them, shared by the
-// byte-level BPE and SentencePiece tokenizers: what a model folder's files say about them, how
-// they are cut out of the text, and the special tokens a tokenizer class wraps its sequences in.
+// Added and special tokens as transformers (4.40) reads them from a model folder's files, for the
+// converters, the tokenizer.json loader and the chat templates: tokenizer_config.json's
+// added_tokens_decoder, added_tokens.json, the named tokens and the classes' defaults.
 
 #include <array>
 #include <cstddef>
@@ -12,11 +12,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "src/tokenizer/tokenizer.h"
@@ -94,75 +91,5 @@ std::vector<AddedToken> read_added_tokens_json(
 SpecialTokenConfig read_special_token_config(const TokenizerFiles& files,
                                              const NamedTokenDefaults& defaults,
                                              std::string_view class_name);
-
-// The model's own id of a token text, without the added tokens (nullopt: not in the vocabulary).
-using VocabularyLookup = std::function<std::optional<int>(const std::string&)>;
-
-// The added and special tokens of a tokenizer, with their ids: what transformers' tokenizer
-// holds after its __init__ has added the special tokens to its added tokens.
-class SpecialTokens {
- public:
-  // Named and additional special tokens are the added token with the same text (flags and all),
-  // else get the id vocabulary(text). One found in neither is dropped (transformers would append it
-  // to the vocabulary, where the model has no embedding for it), except the mask token, which is
-  // refused with an Error naming the file and the token.
-  SpecialTokens(const SpecialTokenConfig& config, const VocabularyLookup& vocabulary);
-
-  std::optional<int> id(NamedToken token) const { return ids_[index(token)]; }
-  // The id of a named token the tokenizer cannot do without (e.g. the [CLS] of its template);
-  // an Error naming where the token was named when it is not in the vocabulary.
-  int required_id(NamedToken token) const;
-
-  // Every added and special token, longest first: what split_added_tokens cuts out of the text.
-  const std::vector<AddedToken>& split_tokens() const { return split_tokens_; }
-  // The added token with this text, if any (convert_tokens_to_ids looks there first).
-  std::optional<int> added_token_id(const std::string& content) const;
-  // all_special_ids / all_special_tokens: named, additional and added tokens marked special.
-  bool is_special(int id) const { return special_ids_.contains(id); }
-  bool is_special_text(const std::string& content) const {
-    return special_texts_.contains(content);
-  }
-
- private:
-  static std::size_t index(NamedToken token) { return static_cast<std::size_t>(token); }
-
-  std::array<std::optional<int>, kNamedTokenCount> ids_;
-  std::array<std::string, kNamedTokenCount> missing_;  // the errors of required_id
-  std::vector<AddedToken> split_tokens_;
-  std::unordered_map<std::string, int> added_ids_;
-  std::unordered_set<int> special_ids_;
-  std::unordered_set<std::string> special_texts_;
-};
-
-// A piece of the text between added tokens, or an added token.
-struct TextSegment {
-  std::string_view text;
-  const AddedToken* token = nullptr;  // null for text
-};
-
-// PreTrainedTokenizer.tokenize's first step: cuts the added tokens out of `text` (the earliest
-// occurrence of any; of those starting there, the longest, as `tokens` are longest first), then
-// lets each eat the whitespace beside it when it is lstrip / rstrip (Python's str.rstrip() of the
-// text before it, str.lstrip() of the text after it). Text segments may be empty. `text` must be
-// valid UTF-8.
-std::vector<TextSegment> split_added_tokens(std::string_view text,
-                                            std::span<const AddedToken> tokens);
-
-// PreTrainedTokenizer._decode (transformers 4.40): the tokenizer's token strings of the ids
-// (convert_ids_to_tokens; the special ones dropped when skip_special_tokens), of which those in
-// `own_texts` (its "legacy added tokens": added tokens that are not special, and additional
-// special tokens past the class's vocab_size) are written as they are, and the runs of other
-// tokens between them go through the class's convert_tokens_to_string (`tokens_to_string`); the
-// texts are joined with a space when spaces_between_special_tokens, then cleaned up
-// (clean_up_tokenization) when clean_up_tokenization_spaces.
-struct DecodeJoining {
-  bool spaces_between_special_tokens = true;
-  bool clean_up_tokenization_spaces = true;
-};
-std::string decode_token_runs(
-    const Tokenizer& tokenizer, std::span<const int> ids, bool skip_special_tokens,
-    const std::unordered_set<std::string>& own_texts,
-    const std::function<std::string(const std::vector<std::string>&)>& tokens_to_string,
-    DecodeJoining joining);
 
 }  // namespace attn

@@ -30,7 +30,7 @@ struct Encoding {
 };
 
 // What Hugging Face's token-classification pipeline asks of a fast tokenizer beyond ids: where
-// each token comes from and how tokens join into a word. Only some tokenizers can tell.
+// each token comes from and how tokens join into a word. Every tokenizer of attn can tell.
 class TokenOffsets {
  public:
   virtual ~TokenOffsets() = default;
@@ -50,6 +50,10 @@ class TokenOffsets {
 
   // The unknown token, whose word the pipeline shows as the text it covers.
   virtual int unk_id() const = 0;
+
+  // Whether the model marks the pieces inside a word (a continuing-subword prefix, WordPiece's
+  // "##"): the pipeline then tells a subword by its spelling, else by the spaces around it.
+  virtual bool word_aware() const = 0;
 };
 
 // One interface for every tokenizer family (byte-level BPE: GPT-2, RoBERTa; WordPiece: BERT,
@@ -111,9 +115,8 @@ class Tokenizer {
   virtual std::optional<int> mask_id() const = 0;
   virtual bool is_special(int id) const = 0;
 
-  // Where the tokens of a text come from, or nullptr when this tokenizer cannot tell (attn knows
-  // it for WordPiece from vocab.txt only).
-  virtual const TokenOffsets* offsets() const { return nullptr; }
+  // Where the tokens of a text come from.
+  virtual const TokenOffsets& offsets() const = 0;
 };
 
 // Loads the tokenizer whose files a Hugging Face model folder ships, the first found of:

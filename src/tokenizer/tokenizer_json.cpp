@@ -266,6 +266,14 @@ pipeline::ByteSpan original_span(std::span<const pipeline::ByteSpan> origin, std
   return {origin[start].start, origin[end - 1].end};
 }
 
+// MarianTokenizer.language_code_re, ">>.+<<", matched at the start of `text`: where the match
+// ends (past the last "<<" of the first line, with at least one character after the ">>"), or 0.
+std::size_t leading_language_code(std::string_view text) {
+  if (!text.starts_with(">>")) return 0;
+  const std::size_t close = text.substr(0, text.find('\n')).rfind("<<");
+  return close != std::string_view::npos && close >= 3 ? close + 2 : 0;
+}
+
 // Whether a decoder description is of `type` or a Sequence holding one.
 bool has_decoder_type(const json& decoder, std::string_view type) {
   if (!decoder.is_object()) return false;
@@ -303,6 +311,13 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
       if (settings_.named[i]) named_ids_[i] = token_to_id(*settings_.named[i]);
     }
     replace_post_processor_of_class();
+    splits_language_codes_ = settings_.class_name == "MarianTokenizer";
+    // getattr(tokenizer._tokenizer.model, "continuing_subword_prefix", None): WordPiece's ("##"
+    // when the file leaves it out), a BPE's when it has one; Unigram and WordLevel have none.
+    const json& model = file_json["model"];
+    const bool word_piece = model.value("type", "") == "WordPiece";
+    const json prefix = model.value("continuing_subword_prefix", word_piece ? json("##") : json());
+    word_aware_ = prefix.is_string() && !prefix.get<std::string>().empty();
   }
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
@@ -363,7 +378,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
 
   int vocab_size() const override { return std::max(model_->vocab_size(), added_.id_limit()); }
 
-  const TokenOffsets* offsets() const override { return this; }
+  const TokenOffsets& offsets() const override { return *this; }
 
   // encode(text) with each token's offsets, as the library's encode_char_offsets gives them.
   Encoding encode_with_offsets(std::string_view text) const override {
@@ -392,6 +407,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   }
 
   int unk_id() const override { return named_id(NamedToken::kUnk).value_or(-1); }
+  bool word_aware() const override { return word_aware_; }
 
   std::optional<int> eos_id() const override { return named_id(NamedToken::kEos); }
   std::optional<int> mask_id() const override { return named_id(NamedToken::kMask); }
@@ -542,11 +558,25 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
         }
         continue;
       }
-      if (split.text.empty()) continue;
-      normalized.text.assign(split.text);
-      normalized.at_input_start = split_start == 0;
+      std::string_view stretch = split.text;
+      std::size_t stretch_start = split_start;
+      if (const std::size_t code_end =
+              splits_language_codes_ ? leading_language_code(stretch) : 0) {
+        // MarianTokenizer.remove_language_code: the code at the start of a stretch of text is a
+        // token of its own (the converted normalizer takes every code out of the text).
+        ids.push_back(token_to_id(std::string(stretch.substr(0, code_end))).value_or(unk_id()));
+        if (offsets) {
+          offsets->push_back({static_cast<std::uint32_t>(stretch_start),
+                              static_cast<std::uint32_t>(stretch_start + code_end)});
+        }
+        stretch.remove_prefix(code_end);
+        stretch_start += code_end;
+      }
+      if (stretch.empty()) continue;
+      normalized.text.assign(stretch);
+      normalized.at_input_start = stretch_start == 0;
       if (offsets) {
-        normalized_origin = character_origin(split.text, split_start);
+        normalized_origin = character_origin(stretch, stretch_start);
         if (normalizer_) normalizer_->normalize_aligned(normalized.text, normalized_origin);
         normalized.origin = normalized_origin;
       } else if (normalizer_) {
@@ -624,7 +654,9 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   pipeline::AddedVocabulary added_;
   std::unique_ptr<pipeline::PostProcessor> post_processor_;
   std::unique_ptr<pipeline::Decoder> decoder_;
-  bool byte_fallback_ = false;  // the decoder has a ByteFallback step
+  bool byte_fallback_ = false;          // the decoder has a ByteFallback step
+  bool splits_language_codes_ = false;  // MarianTokenizer's ">>fra<<" codes
+  bool word_aware_ = false;             // the model has a continuing-subword prefix
   std::array<std::optional<int>, kNamedTokenCount> named_ids_;
 };
 

@@ -23,6 +23,7 @@ std::unique_ptr<Model> make_model(const ConfigNode& node) {
   if (type == "WordPiece") return make_wordpiece_model(node);
   if (type == "WordLevel") return make_wordlevel_model(node);
   if (type == "Unigram") return make_unigram_model(node);
+  if (type == "MarianVocabulary") return make_marian_vocabulary_model(node);
   node.at("type").refuse("model type \"" + type + "\"");
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // tokenizer.json's "model": BPE, WordPiece, WordLevel, Unigram — as the tokenizers library's
-// models module defines them. A model turns one pre-tokenized piece into ids.
+// models module defines them — and MarianVocabulary, which the Marian converter makes. A model
+// turns one pre-tokenized piece into ids.
 
 #include <memory>
 #include <optional>
@@ -41,5 +42,7 @@ std::unique_ptr<Model> make_bpe_model(const ConfigNode& node);
 std::unique_ptr<Model> make_wordpiece_model(const ConfigNode& node);
 std::unique_ptr<Model> make_wordlevel_model(const ConfigNode& node);
 std::unique_ptr<Model> make_unigram_model(const ConfigNode& node);
+// attn's own: MarianTokenizer's vocab.json ids over a SentencePiece model's pieces.
+std::unique_ptr<Model> make_marian_vocabulary_model(const ConfigNode& node);
 
 }  // namespace attn::pipeline
