@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev
-  libspdlog-dev libutf8proc-dev libsentencepiece-dev libonig-dev zlib1g-dev libedit-dev)
+  libspdlog-dev libutf8proc-dev libonig-dev zlib1g-dev libedit-dev)
 if [ "${1:-}" = "--test" ]; then
   # numpy writes the full-size random models; chromium renders the attention page; clang and
   # its runtime build the sanitizer and fuzzer builds (libFuzzer).

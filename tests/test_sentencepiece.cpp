@@ -401,15 +401,63 @@ TEST_F(BrokenTokenizerModelTest, TruncatedBeforeItsNormalizerSettings) {
 
 TEST_F(BrokenTokenizerModelTest, TruncatedAfterItsPieces) {
   ATTN_REQUIRE_SHARED();
-  // Pieces only: the byte pieces are refused since byte_fallback (in the trainer settings) is
-  // then off.
+  // Pieces only: libsentencepiece would refuse the byte pieces, byte_fallback (in the trainer
+  // settings) being then off; attn names what is missing first.
   const std::string bytes = test::read_file(llama_dir() / "tokenizer.model");
-  expect_refused(bytes.substr(0, 499437), "libsentencepiece: ");
+  expect_refused(bytes.substr(0, 499437), "no trainer settings: is the file cut short?");
+}
+
+// A ModelProto of `pieces` ({text, type}) with empty trainer and normalizer settings.
+std::string model_proto(const std::vector<std::pair<std::string, int>>& pieces) {
+  const auto length_delimited = [](int number, const std::string& payload) {
+    std::string out(1, static_cast<char>(number << 3 | 2));
+    for (std::size_t length = payload.size();; length >>= 7) {
+      out += static_cast<char>((length & 0x7F) | (length >= 0x80 ? 0x80 : 0));
+      if (length < 0x80) break;
+    }
+    return out + payload;
+  };
+  std::string proto;
+  for (const auto& [text, type] : pieces) {
+    proto += length_delimited(
+        1, length_delimited(1, text) + std::string("\x18") + static_cast<char>(type));
+  }
+  return proto + length_delimited(2, "") + length_delimited(3, "");
+}
+
+// libsentencepiece's checks of the pieces (ModelInterface::InitializePieces), which attn makes
+// itself: types 1 normal, 2 unknown, 3 control, 6 byte.
+TEST_F(BrokenTokenizerModelTest, PieceGivenTwice) {
+  expect_refused(model_proto({{"<unk>", 2}, {"a", 1}, {"a", 1}}), "piece 2 (a) is given twice");
+}
+TEST_F(BrokenTokenizerModelTest, NoUnknownPiece) {
+  expect_refused(model_proto({{"a", 1}}), "it has no unknown piece");
+}
+TEST_F(BrokenTokenizerModelTest, TwoUnknownPieces) {
+  expect_refused(model_proto({{"<unk>", 2}, {"<u>", 2}}), "piece 1 is a second unknown piece");
+}
+TEST_F(BrokenTokenizerModelTest, EmptyPiece) {
+  expect_refused(model_proto({{"<unk>", 2}, {"", 1}}), "piece 1 is empty");
+}
+TEST_F(BrokenTokenizerModelTest, BytePieceWithoutByteFallback) {
+  expect_refused(model_proto({{"<unk>", 2}, {"<0x41>", 6}}),
+                 "byte piece <0x41> although byte_fallback is false");
+}
+TEST_F(BrokenTokenizerModelTest, UnknownPieceType) {
+  expect_refused(model_proto({{"<unk>", 2}, {"a", 9}}), "piece 1 has type 9");
+}
+
+// The same text as a normal and as a control piece is allowed, as the library allows it.
+TEST_F(BrokenTokenizerModelTest, NormalAndControlPieceOfTheSameText) {
+  const fs::path model = copy_model_without_tokenizer_json("tiny-gpt2-brown");
+  test::write_file(model / "tokenizer.model", model_proto({{"<unk>", 2}, {"a", 1}, {"a", 3}}));
+  test::write_file(model / "tokenizer_config.json", R"({"tokenizer_class": "LlamaTokenizer"})");
+  EXPECT_EQ(run({"tokenize", "-m", model.string(), "a"}).exit_status, 0);
 }
 
 TEST_F(BrokenTokenizerModelTest, PieceStartingWithANulByte) {
-  // Found by fuzz_sentencepiece: a 128-byte model whose third piece is "\0\x96\x81t". The
-  // library's trie builder throws on it (an empty key to it) instead of returning a status.
+  // Found by fuzz_sentencepiece: a 128-byte model whose third piece is "\0\x96\x81t", on which
+  // libsentencepiece's trie builder threw (an empty key to it); it is not UTF-8.
   const std::string bytes(
       "\x0A\x0E\x0A\x05\x3C\x75\x6E\x6B\x3E\x15\x00\x00\x00\x00\x18\x02\x15\x00\x00\x00\x00\x18"
       "\x06\x0A\x09\x0A\x02\x68\x65\x15\x00\x00\x00\x80\x0A\x0B\x0A\x04\x00\x96\x81\x74\x15\x00"
@@ -418,7 +466,7 @@ TEST_F(BrokenTokenizerModelTest, PieceStartingWithANulByte) {
       "\x41\x74\x15\x00\x00\xA0\xC0\x0A\x09\x0A\x02\x49\x74\x15\x00\x00\xC0\xC0\x0A\x09\x0A\x02"
       "\x61\x64\x15\x00\x00\xE0\xC0\x0A\x09\x0A\x02\x61\x69\x15\x00\x00\x00\xC1",
       128);
-  expect_refused(bytes, "libsentencepiece: ");
+  expect_refused(bytes, "piece 2 (");
 }
 
 }  // namespace

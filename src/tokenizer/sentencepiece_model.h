@@ -1,28 +1,15 @@
 #pragma once
 
 // A SentencePiece model file (tokenizer.model, spiece.model, sentencepiece.bpe.model, Marian's
-// source.spm and target.spm) loaded with Debian's libsentencepiece, with the settings of the file
-// that the library does not expose; and the same file's ModelProto as transformers' converters
-// read it.
-
-#include <sentencepiece_processor.h>
+// source.spm and target.spm): its ModelProto as transformers' converters read it, checked as
+// libsentencepiece checks a model when the slow classes load it.
 
 #include <cstdint>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace attn {
-
-struct SentencePieceModel {
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor;
-};
-
-// Reads and loads `path`. Errors name the file: "<path>: not a SentencePiece model (...)" for a
-// file the library refuses, one cut short before its settings, or an empty one; the settings
-// attn does not implement (treat_whitespace_as_suffix, a denormalizer) are refused too.
-SentencePieceModel read_sentencepiece_model(const std::filesystem::path& path);
 
 // ModelProto.SentencePiece.Type.
 enum class SentencePieceType : std::uint8_t {
@@ -54,8 +41,13 @@ struct SentencePieceProto {
   bool remove_extra_whitespaces = true;
 };
 
-// Reads `path` as the slow class does (libsentencepiece must load it, with the checks of
-// read_sentencepiece_model), then its ModelProto as the converters read it. Errors name the file.
+// Reads `path`'s ModelProto. Errors name the file: "<path>: not a SentencePiece model (...)" for
+// an empty file, one that is not a protocol buffer, one cut short before its settings, and
+// pieces libsentencepiece (0.1.97) refuses (empty, given twice, no unknown piece or two, a
+// byte piece without byte_fallback or not of the form <0xNN>, byte_fallback without all 256);
+// pieces that are not UTF-8 (the pipeline's vocabulary is text), the settings attn does not
+// implement (treat_whitespace_as_suffix, a denormalizer) and model types transformers does not
+// convert (WORD, CHAR) are refused too.
 SentencePieceProto read_sentencepiece_proto(const std::filesystem::path& path);
 
 }  // namespace attn

@@ -1,10 +1,10 @@
-// Arbitrary bytes as tokenizer.model (checked by libsentencepiece, then converted into the
-// tokenizer.json pipeline as LlamaConverter converts it), then as text, then (when the
-// input has a third part, after kFileSeparator) as tokenizer_config.json. The outcome must be a
-// tokenizer or an attn::Error; a tokenizer that loads must satisfy check_tokenizer(), and with
-// the default settings the text it encodes must stream, token by token through
-// decode_continuation, to exactly what decoding all its ids gives. The seed model is a
-// 300-piece BPE model with byte fallback, trained with libsentencepiece on one English sentence.
+// Arbitrary bytes as tokenizer.model (checked as libsentencepiece checks it, then converted into
+// the tokenizer.json pipeline as LlamaConverter converts it), then as text, then (when the input
+// has a third part, after kFileSeparator) as tokenizer_config.json. The outcome must be a tokenizer
+// or an attn::Error; a tokenizer that loads must satisfy check_tokenizer(), and with the default
+// settings the text it encodes must stream, token by token through decode_continuation, to exactly
+// what decoding all its ids gives. The seed model is a 300-piece BPE model with byte fallback,
+// trained with libsentencepiece on one English sentence.
 
 #include <string>
 #include <vector>
