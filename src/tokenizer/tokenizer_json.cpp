@@ -16,6 +16,7 @@
 #include "src/base/unicode.h"
 #include "src/io/json_util.h"
 #include "src/tokenizer/pipeline/added_vocabulary.h"
+#include "src/tokenizer/pipeline/alignment.h"
 #include "src/tokenizer/pipeline/config_node.h"
 #include "src/tokenizer/pipeline/decoders.h"
 #include "src/tokenizer/pipeline/models.h"
@@ -212,23 +213,32 @@ void apply_class_arguments(json& file_json, const TransformersSettings& settings
   }
 }
 
+// Whether `byte` continues a UTF-8 character (10xxxxxx) rather than starting one.
+bool is_continuation_byte(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
+
 // Converts byte offsets into a text to code point offsets as the library's
 // BytesToCharOffsetConverter does: a start or end inside a character counts as that character,
 // an end at the text's end as one past its last character; a start at the end is left in bytes.
 class ByteToCharOffsets {
  public:
-  explicit ByteToCharOffsets(std::string_view text) : char_of_byte_(text.size()) {
-    int index = 0;
-    for (std::size_t pos = 0; pos < text.size(); ++index) {
-      const std::size_t length =
-          std::min(utf8_sequence_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
-      for (std::size_t i = 0; i < length; ++i) char_of_byte_[pos + i] = index;
-      pos += length;
+  // `text` is valid UTF-8.
+  explicit ByteToCharOffsets(std::string_view text) : size_(text.size()) {
+    // In ASCII text, the common case, a byte is a character: no table.
+    if (pipeline::is_ascii(text)) return;
+    char_of_byte_.resize(text.size());
+    // A byte belongs to the character of the last lead byte (any but 10xxxxxx) up to it.
+    int index = -1;
+    for (std::size_t pos = 0; pos < text.size(); ++pos) {
+      index += !is_continuation_byte(text[pos]);
+      char_of_byte_[pos] = index;
     }
   }
 
   CharSpan convert(pipeline::ByteSpan span) const {
-    const std::size_t size = char_of_byte_.size();
+    if (char_of_byte_.empty()) {
+      return {static_cast<int>(span.start), static_cast<int>(span.end)};
+    }
+    const std::size_t size = size_;
     if (span.start >= size) return {static_cast<int>(span.start), static_cast<int>(span.end)};
     const int start = char_of_byte_[span.start];
     if (span.end < size) return {start, char_of_byte_[span.end]};
@@ -236,22 +246,35 @@ class ByteToCharOffsets {
   }
 
  private:
-  std::vector<int> char_of_byte_;  // byte -> index of the character it belongs to
+  std::size_t size_;               // of the text, in bytes
+  std::vector<int> char_of_byte_;  // byte -> index of the character it belongs to; empty: ASCII
 };
 
 // Where each byte of `text` comes from before any normalizer: the character it belongs to,
 // [start, end) in bytes of the whole input, of which `text` begins at byte `shift`.
-std::vector<pipeline::ByteSpan> character_origin(std::string_view text, std::size_t shift) {
-  std::vector<pipeline::ByteSpan> origin(text.size());
-  for (std::size_t pos = 0; pos < text.size();) {
-    const std::size_t length =
-        std::min(utf8_sequence_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
-    const pipeline::ByteSpan span{static_cast<std::uint32_t>(shift + pos),
-                                  static_cast<std::uint32_t>(shift + pos + length)};
-    std::fill_n(origin.begin() + static_cast<std::ptrdiff_t>(pos), length, span);
-    pos += length;
+// `text` is valid UTF-8.
+void character_origin(std::string_view text, std::size_t shift,
+                      std::vector<pipeline::ByteSpan>& origin) {
+  origin.resize(text.size());
+  if (pipeline::is_ascii(text)) {
+    for (std::size_t pos = 0; pos < text.size(); ++pos) {
+      origin[pos] = {static_cast<std::uint32_t>(shift + pos),
+                     static_cast<std::uint32_t>(shift + pos + 1)};
+    }
+    return;
   }
-  return origin;
+  // Each byte's character starts at the last lead byte (any but 10xxxxxx) up to it and ends at
+  // the first lead byte after it: one pass forward for the starts, one backward for the ends.
+  auto start = static_cast<std::uint32_t>(shift);
+  for (std::size_t pos = 0; pos < text.size(); ++pos) {
+    if (!is_continuation_byte(text[pos])) start = static_cast<std::uint32_t>(shift + pos);
+    origin[pos].start = start;
+  }
+  auto end = static_cast<std::uint32_t>(shift + text.size());
+  for (std::size_t pos = text.size(); pos-- > 0;) {
+    origin[pos].end = end;
+    if (!is_continuation_byte(text[pos])) end = static_cast<std::uint32_t>(shift + pos);
+  }
 }
 
 // The span of the original input that normalized bytes [start, end) come from, as the
@@ -382,7 +405,9 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
 
   // encode(text) with each token's offsets, as the library's encode_char_offsets gives them.
   Encoding encode_with_offsets(std::string_view text) const override {
-    std::vector<pipeline::ByteSpan> byte_spans;
+    // One buffer per thread, rather than a vector grown anew for every text.
+    thread_local std::vector<pipeline::ByteSpan> byte_spans;
+    byte_spans.clear();
     Encoding encoding{encode_sequence(text, "text", &byte_spans), {}};
     encoding.type_ids.assign(encoding.ids.size(), 0);
     const ByteToCharOffsets converter(text);
@@ -576,7 +601,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
       normalized.text.assign(stretch);
       normalized.at_input_start = stretch_start == 0;
       if (offsets) {
-        normalized_origin = character_origin(stretch, stretch_start);
+        character_origin(stretch, stretch_start, normalized_origin);
         if (normalizer_) normalizer_->normalize_aligned(normalized.text, normalized_origin);
         normalized.origin = normalized_origin;
       } else if (normalizer_) {

@@ -51,6 +51,13 @@ char32_t next_code_point(std::string_view text, std::size_t& pos) {
   return code_point;
 }
 
+bool is_ascii(std::string_view text) {
+  // Without an early exit the loop vectorizes, and most texts are ASCII to the end anyway.
+  unsigned char bits = 0;
+  for (const char byte : text) bits |= static_cast<unsigned char>(byte);
+  return bits < 0x80;
+}
+
 void apply_changes(std::string& text, std::vector<ByteSpan>& origin,
                    std::span<const CharChange> changes, std::size_t initial_removed) {
   const auto skip_characters = [&](std::size_t& pos, std::size_t count) {

@@ -37,6 +37,9 @@ void rewrite_aligned(std::string& text, std::vector<ByteSpan>& origin, Rewrite r
 // The code point starting at text[pos] (valid UTF-8), advancing `pos` past it.
 char32_t next_code_point(std::string_view text, std::size_t& pos);
 
+// Whether every byte of `text` is ASCII (below 0x80).
+bool is_ascii(std::string_view text);
+
 template <typename Rewrite>
 void rewrite_aligned(std::string& text, std::vector<ByteSpan>& origin, Rewrite rewrite) {
   std::string result;

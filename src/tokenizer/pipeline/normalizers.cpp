@@ -26,11 +26,6 @@ namespace {
 
 // ---- Text helpers -------------------------------------------------------------------------------
 
-bool is_ascii(std::string_view text) {
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-}
-
 // Rewrites `text` character by character: `rewrite(c, out)` appends what c becomes.
 template <typename Rewrite>
 void rewrite_characters(std::string& text, Rewrite rewrite) {
@@ -40,20 +35,13 @@ void rewrite_characters(std::string& text, Rewrite rewrite) {
   text = std::move(result);
 }
 
-// A rewrite (for rewrite_characters or rewrite_aligned) that drops the characters for which
-// `remove(c)` holds and keeps the others.
-template <typename Predicate>
-auto keep_unless(Predicate remove) {
-  return [remove](char32_t c, std::string& out) {
-    if (!remove(c)) append_utf8(out, c);
-  };
-}
-
 void append_rust_lowercase_to(char32_t c, std::string& out) { append_rust_lowercase(out, c); }
 
-// Removes the characters for which `remove(c)` holds.
+// Removes the characters for which `remove(c)` holds, in place; `origin`, when not null, follows
+// (the characters kept keep theirs).
 template <typename Predicate>
-void remove_characters(std::string& text, Predicate remove) {
+void remove_characters(std::string& text, Predicate remove,
+                       std::vector<ByteSpan>* origin = nullptr) {
   std::size_t kept = 0;
   for (std::size_t pos = 0; pos < text.size();) {
     const std::size_t start = pos;
@@ -61,9 +49,15 @@ void remove_characters(std::string& text, Predicate remove) {
     std::copy(text.begin() + static_cast<std::ptrdiff_t>(start),
               text.begin() + static_cast<std::ptrdiff_t>(pos),
               text.begin() + static_cast<std::ptrdiff_t>(kept));
+    if (origin) {
+      std::copy(origin->begin() + static_cast<std::ptrdiff_t>(start),
+                origin->begin() + static_cast<std::ptrdiff_t>(pos),
+                origin->begin() + static_cast<std::ptrdiff_t>(kept));
+    }
     kept += pos - start;
   }
   text.resize(kept);
+  if (origin) origin->resize(kept);
 }
 
 // ---- The Unicode tables of the library's crates -------------------------------------------------
@@ -339,10 +333,13 @@ void decompose_with_changes(std::string_view text, bool compatibility,
       static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compatibility ? UTF8PROC_COMPAT : 0));
   std::size_t unsorted_from = 0;
   const auto sort_pending = [&] {
-    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(unsorted_from), out.end(),
-                     [](const DecomposedChar& a, const DecomposedChar& b) {
-                       return a.combining_class < b.combining_class;
-                     });
+    // std::stable_sort allocates a buffer even for one element, and most runs are one starter.
+    if (out.size() - unsorted_from > 1) {
+      std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(unsorted_from), out.end(),
+                       [](const DecomposedChar& a, const DecomposedChar& b) {
+                         return a.combining_class < b.combining_class;
+                       });
+    }
     unsorted_from = out.size();
   };
   std::array<utf8proc_int32_t, 32> parts{};
@@ -446,8 +443,19 @@ void recompose_with_changes(const std::vector<DecomposedChar>& decomposed,
   flush();
 }
 
+// Whether normalizing to `form` leaves `text` as it is, every character being stable.
+bool is_stable_text(std::string_view text, Form form) {
+  if (is_ascii(text)) return true;
+  for (std::size_t pos = 0; pos < text.size();) {
+    if (!is_stable(next_code_point(text, pos), form)) return false;
+  }
+  return true;
+}
+
 void normalize_form_aligned(std::string& text, std::vector<ByteSpan>& origin, Form form) {
-  if (is_ascii(text)) return;
+  // A stable character decomposes to itself and composes with nothing: its change is 0, so it
+  // keeps its origin.
+  if (is_stable_text(text, form)) return;
   const bool compatibility = form == Form::kNfkc || form == Form::kNfkd;
   std::vector<DecomposedChar> decomposed;
   decompose_with_changes(text, compatibility, decomposed);
@@ -556,7 +564,7 @@ class StripAccents : public Normalizer {
   }
   void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
     if (is_ascii(text)) return;
-    rewrite_aligned(text, origin, keep_unless(is_library_combining_mark));
+    remove_characters(text, is_library_combining_mark, &origin);
   }
 };
 
@@ -567,28 +575,32 @@ void replace_matches(std::string& text, std::vector<ByteSpan>* origin,
                      std::span<const Match> matches, std::string_view content) {
   if (matches.empty()) return;
   std::string result;
-  std::vector<ByteSpan> result_origin;
   result.reserve(text.size());
   std::size_t position = 0;
   for (const auto& [start, end] : matches) {
     result.append(text, position, start - position).append(content);
-    if (origin) {
-      result_origin.insert(result_origin.end(),
-                           origin->begin() + static_cast<std::ptrdiff_t>(position),
-                           origin->begin() + static_cast<std::ptrdiff_t>(start));
-      const ByteSpan source =
-          end > 0 ? (*origin)[end - 1] : ByteSpan{origin->front().start, origin->front().start};
-      result_origin.resize(result.size(), source);
-    }
     position = end;
   }
   result.append(text, position);
-  text = std::move(result);
   if (origin) {
-    result_origin.insert(result_origin.end(),
-                         origin->begin() + static_cast<std::ptrdiff_t>(position), origin->end());
+    // Filled in place once the result's length is known: grown match by match, it cost several
+    // times the replacement itself.
+    std::vector<ByteSpan> result_origin(result.size());
+    auto at = result_origin.begin();
+    const auto old_origin = origin->begin();
+    position = 0;
+    for (const auto& [start, end] : matches) {
+      at = std::copy(old_origin + static_cast<std::ptrdiff_t>(position),
+                     old_origin + static_cast<std::ptrdiff_t>(start), at);
+      const ByteSpan source =
+          end > 0 ? (*origin)[end - 1] : ByteSpan{origin->front().start, origin->front().start};
+      at = std::fill_n(at, content.size(), source);
+      position = end;
+    }
+    std::copy(old_origin + static_cast<std::ptrdiff_t>(position), origin->end(), at);
     *origin = std::move(result_origin);
   }
+  text = std::move(result);
 }
 
 // Replace with {"String": s}: the library escapes s into a regex, which matches the same
@@ -732,7 +744,7 @@ class BertNormalizer : public Normalizer {
     }
     if (strip_accents_ && !ascii) {
       normalize_form_aligned(text, origin, Form::kNfd);
-      rewrite_aligned(text, origin, keep_unless(is_library_nonspacing_mark));
+      remove_characters(text, is_library_nonspacing_mark, &origin);
     }
     if (lowercase_) lowercase_aligned(text, origin);
   }

@@ -338,17 +338,19 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
       }
     }
     const Piece& text = prefix ? prefixed : piece;
+    const auto& table = byte_level_table();
     auto sink = [&](std::size_t start, std::size_t end) {
       Piece part{to_byte_level(std::string_view(text.text).substr(start, end - start)),
                  text.at_input_start && start == 0,
                  {}};
-      // Every byte-level character of a byte takes that byte's origin.
+      // Every byte-level character of a byte (one or two bytes of UTF-8) takes that byte's
+      // origin.
       if (text.aligned()) {
         const std::span<ByteSpan> origin = OriginArena::allocate(part.text.size());
         auto at = origin.begin();
         for (std::size_t i = start; i < end; ++i) {
-          const auto byte = static_cast<unsigned char>(text.text[i]);
-          at = std::fill_n(at, byte_level_table()[byte].size, text.origin[i]);
+          *at++ = text.origin[i];
+          if (table[static_cast<unsigned char>(text.text[i])].size == 2) *at++ = text.origin[i];
         }
         part.origin = origin;
       }
