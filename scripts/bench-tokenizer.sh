@@ -4,9 +4,10 @@
 # to load a tokenizer.json, and to encode a file of texts (one per line) single-threaded.
 #   scripts/bench-tokenizer.sh TOKENIZER_DIR TEXT_FILE [REPETITIONS]
 # Run after scripts/build.sh. Both sides must give the same ids: the script checks that first.
+# ATTN=path/to/attn times another build (an older commit's, say) in place of build/attn.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=$1 text=$2 repetitions=${3:-3}
+dir=$1 text=$2 repetitions=${3:-3} attn_binary=${ATTN:-build/attn}
 peer=build/peer-cache/tokenizers-node
 if [ ! -d "$peer/node_modules/tokenizers" ]; then
   mkdir -p "$peer"
@@ -34,7 +35,7 @@ JS
 node_module=$PWD/$peer/node_modules/tokenizers
 # Same ids first: attn's --json lines against the library's.
 TOKENIZERS_PARALLELISM=false node "$work/bench.js" "$node_module" "$dir" "$text" "$work/hf.ids" >/dev/null
-build/attn tokenize -m "$dir" --file "$text" --json -q | sed 's/^{"ids":\(\[[^]]*\]\).*/\1/' \
+"$attn_binary" tokenize -m "$dir" --file "$text" --json -q | sed 's/^{"ids":\(\[[^]]*\]\).*/\1/' \
   | tr -d ' ' >"$work/attn.ids"
 if ! cmp -s "$work/hf.ids" "$work/attn.ids"; then
   echo "attn and the tokenizers library give different ids on $text; not timing" >&2
@@ -46,7 +47,7 @@ echo "|---|---|---|---|---|"
 for run in $(seq "$repetitions"); do
   hf=$(TOKENIZERS_PARALLELISM=false node "$work/bench.js" "$node_module" "$dir" "$text" "")
   # attn tokenize -v's timings line on stderr: "load X ms | encode N texts, T tokens, Y ms".
-  attn=$(build/attn tokenize -m "$dir" --file "$text" -v 2>&1 >/dev/null | grep -o 'load.*')
+  attn=$("$attn_binary" tokenize -m "$dir" --file "$text" -v 2>&1 >/dev/null | grep -o 'load.*')
   echo "| $run | $(echo "$hf" | sed 's/.*"load_ms":\([0-9.]*\).*/\1/') | $(echo "$hf" | sed 's/.*"encode_ms":\([0-9.]*\).*/\1/') | $(echo "$attn" | sed 's/load \([0-9.]*\) ms.*/\1/') | $(echo "$attn" | sed 's/.*tokens, \([0-9.]*\) ms/\1/') |"
 done
 echo "($bytes bytes of text, single-threaded)"
