@@ -344,11 +344,11 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   }
 
   Encoding encode(std::string_view text, std::optional<std::string_view> pair) const override {
-    Encoding first{encode_sequence(text, "text", nullptr), {}};
+    Encoding first{encode_sequence(text, "text", nullptr, nullptr), {}};
     first.type_ids.assign(first.ids.size(), 0);
     std::optional<Encoding> second;
     if (pair) {
-      second = Encoding{encode_sequence(*pair, "pair", nullptr), {}};
+      second = Encoding{encode_sequence(*pair, "pair", nullptr, nullptr), {}};
       second->type_ids.assign(second->ids.size(), 0);
     }
     if (!post_processor_)
@@ -357,7 +357,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
   }
 
   std::vector<int> encode_plain(std::string_view text) const override {
-    Encoding plain{encode_sequence(text, "text", nullptr), {}};
+    Encoding plain{encode_sequence(text, "text", nullptr, nullptr), {}};
     plain.type_ids.assign(plain.ids.size(), 0);
     if (!post_processor_) return plain.ids;
     return checked(post_processor_->process(std::move(plain), std::nullopt, false)).ids;
@@ -408,7 +408,10 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
     // One buffer per thread, rather than a vector grown anew for every text.
     thread_local std::vector<pipeline::ByteSpan> byte_spans;
     byte_spans.clear();
-    Encoding encoding{encode_sequence(text, "text", &byte_spans), {}};
+    const auto trim = post_processor_ ? post_processor_->offset_trim() : std::nullopt;
+    std::vector<TokenText> token_texts;
+    Encoding encoding{encode_sequence(text, "text", &byte_spans, trim ? &token_texts : nullptr),
+                      {}};
     encoding.type_ids.assign(encoding.ids.size(), 0);
     const ByteToCharOffsets converter(text);
     encoding.offsets.reserve(byte_spans.size());
@@ -416,10 +419,13 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
       encoding.offsets.push_back(converter.convert(span));
     }
     if (!post_processor_) return encoding;
-    if (const auto trim = post_processor_->offset_trim()) {
+    if (trim) {
+      // The library trims by each token's text in its encoding: the vocabulary's, except where
+      // encode_sequence found another.
       std::vector<std::string_view> tokens;
       tokens.reserve(encoding.ids.size());
       for (const int id : encoding.ids) tokens.push_back(token_view(id));
+      for (const TokenText& token : token_texts) tokens[token.index] = token.text;
       pipeline::trim_byte_level_offsets(tokens, encoding.offsets, trim->add_prefix_space);
     }
     return checked(post_processor_->process(std::move(encoding), std::nullopt, true));
@@ -558,13 +564,24 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
         settings, settings_.config_file, *settings_.class_name + "Fast's post-processor"));
   }
 
+  // A token whose text in the library's encoding is not its vocabulary entry: the token at
+  // `index` of a sequence.
+  struct TokenText {
+    std::size_t index;
+    std::string text;
+  };
+
   // One sequence without special tokens: added tokens cut out of the raw text, each stretch
   // between them normalized, normalized added tokens cut out of that, pre-tokenized, and
   // tokenized by the model. When `offsets` is not null it receives each id's [start, end) in
-  // bytes of `text`: the origin of the first and the last byte the token came from.
+  // bytes of `text`: the origin of the first and the last byte the token came from; and when
+  // `texts` is not null too, the tokens whose text in the library's encoding is what they
+  // matched rather than their vocabulary entry: every added token (with the spaces its lstrip
+  // and rstrip took) and the model's id_named_by_text.
   // `what` names the text in the error for bytes that are not UTF-8.
   std::vector<int> encode_sequence(std::string_view text, std::string_view what,
-                                   std::vector<pipeline::ByteSpan>* offsets) const {
+                                   std::vector<pipeline::ByteSpan>* offsets,
+                                   std::vector<TokenText>* texts) const {
     if (!is_valid_utf8(text)) decode_utf8(text, what);  // throws, naming the first bad byte
     std::vector<int> ids;
     std::vector<pipeline::Piece> pieces;
@@ -573,6 +590,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
     pipeline::Piece normalized;
     std::vector<pipeline::ByteSpan> normalized_origin;  // with offsets: one per normalized byte
     if (offsets) pipeline::OriginArena::reset();
+    const int named_by_text = texts ? model_->id_named_by_text().value_or(-1) : -1;
     for (const pipeline::TextSplit& split : added_.split_raw(text)) {
       const auto split_start = static_cast<std::size_t>(split.text.data() - text.data());
       if (split.added_token_id >= 0) {
@@ -580,6 +598,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
         if (offsets) {
           offsets->push_back({static_cast<std::uint32_t>(split_start),
                               static_cast<std::uint32_t>(split_start + split.text.size())});
+          if (texts) texts->push_back({ids.size() - 1, std::string(split.text)});
         }
         continue;
       }
@@ -602,7 +621,10 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
       normalized.at_input_start = stretch_start == 0;
       if (offsets) {
         character_origin(stretch, stretch_start, normalized_origin);
-        if (normalizer_) normalizer_->normalize_aligned(normalized.text, normalized_origin);
+        if (normalizer_) {
+          normalizer_->normalize_aligned(normalized.text, normalized_origin,
+                                         static_cast<std::uint32_t>(stretch_start));
+        }
         normalized.origin = normalized_origin;
       } else if (normalizer_) {
         normalizer_->normalize(normalized.text);
@@ -613,6 +635,7 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
         if (part.added_token_id >= 0) {
           ids.push_back(part.added_token_id);
           if (offsets) offsets->push_back(original_span(normalized.origin, part_start, part_end));
+          if (offsets && texts) texts->push_back({ids.size() - 1, std::string(part.text)});
           continue;
         }
         if (part.text.empty()) continue;
@@ -630,9 +653,15 @@ class JsonTokenizer final : public Tokenizer, public TokenOffsets {
             continue;
           }
           spans.clear();
+          const std::size_t first_id = ids.size();
           model_->tokenize(piece.text, ids, &spans);
-          for (const pipeline::ByteSpan& span : spans) {
+          for (std::size_t i = 0; i < spans.size(); ++i) {
+            const pipeline::ByteSpan span = spans[i];
             offsets->push_back(original_span(piece.origin, span.start, span.end));
+            if (texts && ids[first_id + i] == named_by_text) {
+              texts->push_back(
+                  {first_id + i, piece.text.substr(span.start, span.end - span.start)});
+            }
           }
         }
       }

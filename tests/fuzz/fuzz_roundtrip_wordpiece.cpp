@@ -5,9 +5,12 @@
 // - any other bytes encode or are refused with attn::Error;
 // - decoding the encoding, or the input read as ids (two bytes each, modulo vocab_size), gives
 //   valid UTF-8;
-// - a single valid text through the tokenizer converted from the folder's vocab.txt gives one
-//   character span per id: (0, 0) for [CLS] and [SEP], every other inside the text's code
-//   points, its start at or after the start before it.
+// - a single valid text through the tokenizer converted from the folder's vocab.txt passes
+//   fuzz_util.h's check_offsets (one span per id, inside the text, (0, 0) for [CLS] and [SEP],
+//   the others in order), and the spans cover the text as the library's do for BERT: every
+//   other token spans at least one character, and every character outside all spans is one
+//   that BERT drops (whitespace, a control character, an accent stripped): alone it encodes to
+//   no token.
 
 #include <string>
 #include <vector>
@@ -48,17 +51,21 @@ const attn::Tokenizer& bert_vocab_txt() {
 
 void check_offsets(std::string_view text) {
   const attn::Tokenizer& tokenizer = bert_vocab_txt();
-  const std::vector<int> ids = tokenizer.encode(text).ids;
-  const std::vector<attn::CharSpan> spans = tokenizer.offsets()->token_offsets(text);
-  FUZZ_CHECK(spans.size() == ids.size(), "not one span per id");
-  FUZZ_CHECK(spans.front() == attn::CharSpan{} && spans.back() == attn::CharSpan{},
-             "[CLS] or [SEP] has a span");
-  int code_points = 0;
-  for (char c : text) code_points += (uint8_t(c) & 0xC0) != 0x80;
+  const std::vector<attn::CharSpan> spans =
+      attn::fuzz::check_offsets(tokenizer.offsets(), tokenizer, text, tokenizer.encode(text))
+          .offsets;
+  const std::vector<char32_t> characters = attn::decode_utf8(text, "text");
+  std::vector<bool> covered(characters.size(), false);
+  // [CLS] first and [SEP] last (check_encoding): the others are the text's.
   for (std::size_t i = 1; i + 1 < spans.size(); ++i) {
-    FUZZ_CHECK(0 <= spans[i].start && spans[i].start <= spans[i].end && spans[i].end <= code_points,
-               "span " + std::to_string(i) + " is outside the text");
-    FUZZ_CHECK(i == 1 || spans[i].start >= spans[i - 1].start, "spans go backwards");
+    FUZZ_CHECK(spans[i].start < spans[i].end, "token " + std::to_string(i) + " spans nothing");
+    std::fill(covered.begin() + spans[i].start, covered.begin() + spans[i].end, true);
+  }
+  for (std::size_t at = 0; at < characters.size(); ++at) {
+    if (covered[at]) continue;
+    const std::string character = attn::encode_utf8(std::u32string(1, characters[at]));
+    FUZZ_CHECK(tokenizer.encode_plain(character).empty(),
+               "character " + std::to_string(at) + " is in no span, yet BERT keeps it");
   }
 }
 

@@ -106,11 +106,71 @@ constexpr std::string_view kSampleText =
     "Hello, world! The jury said \"it's 1,234.5%\" -- naïve café, Ωmega, 東京, 🙂\t\r\n  x  "
     "<|endoftext|> [CLS] a [SEP] b [MASK] [UNK] ##ing";
 
+// Where in `encoding` the ids of encode_plain can sit: the post-processor adds its special
+// tokens around them, each spanning {0, 0}.
+inline std::vector<std::size_t> plain_positions(const Encoding& encoding,
+                                                const std::vector<int>& plain) {
+  std::vector<std::size_t> positions;
+  for (std::size_t at = 0; at + plain.size() <= encoding.ids.size(); ++at) {
+    bool fits = std::equal(plain.begin(), plain.end(), encoding.ids.begin() + std::ptrdiff_t(at));
+    for (std::size_t i = 0; fits && i < encoding.ids.size(); ++i) {
+      fits = (i >= at && i < at + plain.size()) || encoding.offsets[i] == CharSpan{};
+    }
+    if (fits) positions.push_back(at);
+  }
+  return positions;
+}
+
+// Why the spans of the text's own tokens, encoding.offsets[first, first + count) (encode_plain's
+// tokens, added tokens written in the text included), are out of the order the library keeps, or
+// "" when they are not.
+// The library's span of a token runs from the origin of its first normalized byte to that of its
+// last, and each byte's origin is one character of the text (or the empty span at the start
+// of the text for what a normalizer inserts before its first character), never before the
+// origin of the byte before it. So before the ByteLevel or RobertaProcessing post-processor trims
+// spaces off the spans, starts and ends never decrease, and a token shares at most one character
+// with the tokens before it (the character both came from: byte-fallback pieces of a character,
+// pieces of a character a normalizer expanded), unless it has the very span of the token before
+// it (Unigram's byte fallback gives each <0xNN> token the span of the whole run of unknown
+// characters; fuzz_tokenizer_pipeline: "\n\n" as <0x0A> <0x0A>, both [39, 41)). Trimming moves a
+// start right or an end left, within the span; a trimmed start can only pass a later start by
+// landing on the end it shared with that token, which leaves its span empty (after Digits,
+// ByteLevel's prefix space before the "1" of kSampleText's "1,234" has the span of that "1",
+// [34, 35), which trimming leaves [35, 35), before the "1"'s [34, 35), as the library does).
+// The order that holds for the spans given, of tokens i < j:
+// - start(i) <= start(j), or start(i) - 1 <= start(j) if span i is empty;
+// - end(i) <= end(j), or end(i) - 1 <= end(j) if span j is empty;
+// - end(i) - 1 <= start(j) unless span j is span j - 1.
+inline std::string plain_span_error(const Encoding& encoding, std::size_t first,
+                                    std::size_t count) {
+  int latest_start = 0;        // of the non-empty spans before
+  int latest_empty_start = 0;  // of the empty spans before
+  int latest_end = 0;
+  for (std::size_t j = first; j < first + count; ++j) {
+    const CharSpan span = encoding.offsets[j];
+    const bool empty = span.start == span.end;
+    const std::string where = "token " + std::to_string(j) + " [" + std::to_string(span.start) +
+                              ", " + std::to_string(span.end) + ")";
+    if (span.start < latest_start || span.start < latest_empty_start - 1) {
+      return where + " starts before a token before it";
+    }
+    if (span.end < latest_end - (empty ? 1 : 0)) return where + " ends before a token before it";
+    const bool same_as_before = j > first && span == encoding.offsets[j - 1];
+    if (!same_as_before && span.start < latest_end - 1) {
+      return where + " shares more than a character with the tokens before it";
+    }
+    int& latest = empty ? latest_empty_start : latest_start;
+    latest = std::max(latest, span.start);
+    latest_end = std::max(latest_end, span.end);
+  }
+  return "";
+}
+
 // encode_with_offsets gives encode's ids and one span per id, each inside the text (in code
-// points). Not that they come in order: the fuzzer finds pipelines whose spans do not, and
-// whether the tokenizers library's do not either is still to be checked.
-inline void check_offsets(const TokenOffsets& offsets, std::string_view text,
-                          const Encoding& encoding) {
+// points); the special tokens the post-processor adds around encode_plain's ids span {0, 0};
+// and the spans of the text's own tokens are in order (plain_span_error). Returns that encoding.
+inline Encoding check_offsets(const TokenOffsets& offsets, const Tokenizer& tokenizer,
+                              std::string_view text, const Encoding& encoding) {
   const Encoding with_offsets = offsets.encode_with_offsets(text);
   FUZZ_CHECK(with_offsets.ids == encoding.ids, "encode_with_offsets gave other ids");
   FUZZ_CHECK(with_offsets.offsets.size() == encoding.ids.size(),
@@ -122,6 +182,19 @@ inline void check_offsets(const TokenOffsets& offsets, std::string_view text,
                "offsets [" + std::to_string(span.start) + ", " + std::to_string(span.end) +
                    ") in a text of " + std::to_string(characters) + " characters");
   }
+  const std::vector<int> plain = tokenizer.encode_plain(text);
+  const std::vector<std::size_t> positions = plain_positions(with_offsets, plain);
+  FUZZ_CHECK(!positions.empty(),
+             "encode's ids are not encode_plain's between special tokens spanning {0, 0}");
+  // A special token whose id is also one of the text's can make the text's place ambiguous:
+  // the spans must be in order for one of the places.
+  std::string error;
+  for (std::size_t at : positions) {
+    error = plain_span_error(with_offsets, at, plain.size());
+    if (error.empty()) return with_offsets;
+  }
+  FUZZ_CHECK(false, error);
+  return with_offsets;
 }
 
 // What any tokenizer that loaded without an error must do: special ids in range, every id
@@ -159,7 +232,7 @@ inline void check_tokenizer(const Tokenizer& tokenizer, std::string_view extra_t
     for (int id : encoding.ids) FUZZ_CHECK(in_range(id), "encode gave id " + std::to_string(id));
     (void)tokenizer.decode(encoding.ids, false);
     (void)tokenizer.decode(encoding.ids, true);
-    check_offsets(tokenizer.offsets(), text, encoding);
+    check_offsets(tokenizer.offsets(), tokenizer, text, encoding);
   }
 }
 

@@ -29,6 +29,11 @@ class Model {
   virtual const std::string* id_to_token(int id) const = 0;
   // One past the highest id of the model's vocabulary.
   virtual int vocab_size() const = 0;
+  // The id whose token, in the library's encoding, is the text it came from rather than its
+  // vocabulary entry: Unigram's unknown token (model.rs's tokenize names each token by its piece
+  // of the text, which differs from the entry only for the unknown token). The ByteLevel and
+  // RobertaProcessing post-processors trim a token's span by that text.
+  virtual std::optional<int> id_named_by_text() const { return std::nullopt; }
 };
 
 // `node` is tokenizer.json's "model" object. A file without model.type is read by its fields,

@@ -342,12 +342,17 @@ void decompose_with_changes(std::string_view text, bool compatibility,
     }
     unsorted_from = out.size();
   };
+  // Below these no character decomposes: U+00C0 canonically (À), U+00A0 with compatibility
+  // (no-break space to a space, "²" to "2", "¼" to "1⁄4").
+  const char32_t first_decomposable = compatibility ? 0xA0 : 0xC0;
   std::array<utf8proc_int32_t, 32> parts{};
   for (std::size_t pos = 0; pos < text.size();) {
     const char32_t c = next_code_point(text, pos);
     std::size_t count = 1;
     parts[0] = static_cast<utf8proc_int32_t>(c);
-    if (c >= 0xC0 && !is_unknown_to_normalization(c)) count = decompose_char(c, options, parts);
+    if (c >= first_decomposable && !is_unknown_to_normalization(c)) {
+      count = decompose_char(c, options, parts);
+    }
     for (std::size_t i = 0; i < count; ++i) {
       const auto part = static_cast<char32_t>(parts[i]);
       const int part_class = library_combining_class(part);
@@ -476,7 +481,8 @@ class UnicodeForm : public Normalizer {
  public:
   explicit UnicodeForm(Form form) : form_(form) {}
   void normalize(std::string& text) const override { normalize_form(text, form_); }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     normalize_form_aligned(text, origin, form_);
   }
 
@@ -505,7 +511,8 @@ void lowercase_aligned(std::string& text, std::vector<ByteSpan>& origin) {
 class Lowercase : public Normalizer {
  public:
   void normalize(std::string& text) const override { lowercase(text); }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     lowercase_aligned(text, origin);
   }
 };
@@ -521,7 +528,8 @@ class Strip : public Normalizer {
   }
 
   // The characters kept keep their origin (the library's lrstrip).
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     const auto [begin, end] = kept_bytes(text);
     origin.resize(end);
     origin.erase(origin.begin(), origin.begin() + static_cast<std::ptrdiff_t>(begin));
@@ -562,7 +570,8 @@ class StripAccents : public Normalizer {
     if (is_ascii(text)) return;
     remove_characters(text, is_library_combining_mark);
   }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     if (is_ascii(text)) return;
     remove_characters(text, is_library_combining_mark, &origin);
   }
@@ -570,9 +579,11 @@ class StripAccents : public Normalizer {
 
 // Replaces each match of a pattern ([start, end) byte ranges, in order, not overlapping) with
 // `content`. The library inserts the content's characters after removing the match (change 1
-// each), so they take the origin of the match's last byte.
+// each), so they take the origin of the match's last byte; after an empty match at the start,
+// with no byte before, the empty span at `text_start`.
 void replace_matches(std::string& text, std::vector<ByteSpan>* origin,
-                     std::span<const Match> matches, std::string_view content) {
+                     std::span<const Match> matches, std::string_view content,
+                     std::uint32_t text_start) {
   if (matches.empty()) return;
   std::string result;
   result.reserve(text.size());
@@ -592,8 +603,7 @@ void replace_matches(std::string& text, std::vector<ByteSpan>* origin,
     for (const auto& [start, end] : matches) {
       at = std::copy(old_origin + static_cast<std::ptrdiff_t>(position),
                      old_origin + static_cast<std::ptrdiff_t>(start), at);
-      const ByteSpan source =
-          end > 0 ? (*origin)[end - 1] : ByteSpan{origin->front().start, origin->front().start};
+      const ByteSpan source = end > 0 ? (*origin)[end - 1] : ByteSpan{text_start, text_start};
       at = std::fill_n(at, content.size(), source);
       position = end;
     }
@@ -610,13 +620,14 @@ class ReplaceString : public Normalizer {
   ReplaceString(std::string pattern, std::string content)
       : pattern_(std::move(pattern)), content_(std::move(content)) {}
 
-  void normalize(std::string& text) const override { replace(text, nullptr); }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
-    replace(text, &origin);
+  void normalize(std::string& text) const override { replace(text, nullptr, 0); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t text_start) const override {
+    replace(text, &origin, text_start);
   }
 
  private:
-  void replace(std::string& text, std::vector<ByteSpan>* origin) const {
+  void replace(std::string& text, std::vector<ByteSpan>* origin, std::uint32_t text_start) const {
     if (text.empty()) return;
     thread_local std::vector<Match> matches;
     matches.clear();
@@ -631,7 +642,7 @@ class ReplaceString : public Normalizer {
         matches.push_back({hit, hit + pattern_.size()});
       }
     }
-    replace_matches(text, origin, matches, content_);
+    replace_matches(text, origin, matches, content_, text_start);
   }
 
   std::string pattern_;
@@ -643,19 +654,20 @@ class ReplaceRegex : public Normalizer {
   ReplaceRegex(Regex regex, std::string content)
       : regex_(std::move(regex)), content_(std::move(content)) {}
 
-  void normalize(std::string& text) const override { replace(text, nullptr); }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
-    replace(text, &origin);
+  void normalize(std::string& text) const override { replace(text, nullptr, 0); }
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t text_start) const override {
+    replace(text, &origin, text_start);
   }
 
  private:
-  void replace(std::string& text, std::vector<ByteSpan>* origin) const {
+  void replace(std::string& text, std::vector<ByteSpan>* origin, std::uint32_t text_start) const {
     // The library's regex Pattern reports no match in an empty text.
     if (text.empty()) return;
     thread_local std::vector<Match> matches;
     matches.clear();
     regex_.find_all(text, matches);
-    replace_matches(text, origin, matches, content_);
+    replace_matches(text, origin, matches, content_, text_start);
   }
 
   Regex regex_;
@@ -669,8 +681,16 @@ class Prepend : public Normalizer {
     if (!text.empty()) text.insert(0, prefix_);
   }
   // The prefix takes the origin of the character it is put before (NormalizedString::prepend).
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  // An empty prefix still moves that character: the library re-inserts it as the first
+  // character, which takes the empty span at the text's start.
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t text_start) const override {
     if (text.empty()) return;
+    if (prefix_.empty()) {
+      const std::size_t first = utf8_sequence_length(static_cast<unsigned char>(text[0]));
+      std::fill_n(origin.begin(), std::min(first, origin.size()), ByteSpan{text_start, text_start});
+      return;
+    }
     origin.insert(origin.begin(), prefix_.size(), origin.front());
     normalize(text);
   }
@@ -727,7 +747,8 @@ class BertNormalizer : public Normalizer {
     if (lowercase_) lowercase(text);
   }
 
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     const bool ascii = is_ascii(text);
     if (ascii) {
       // Cleaning drops bytes (with their origins), lowercasing maps bytes one to one, and there
@@ -773,7 +794,8 @@ class Precompiled : public Normalizer {
  public:
   explicit Precompiled(PrecompiledCharsmap charsmap) : charsmap_(std::move(charsmap)) {}
   void normalize(std::string& text) const override { charsmap_.normalize(text); }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     charsmap_.normalize_aligned(text, origin);
   }
 
@@ -805,7 +827,8 @@ void append_byte_level(char32_t c, std::string& out) {
 class ByteLevel : public Normalizer {
  public:
   void normalize(std::string& text) const override { rewrite_characters(text, append_byte_level); }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     rewrite_aligned(text, origin, append_byte_level);
   }
 };
@@ -832,7 +855,8 @@ class Nmt : public Normalizer {
   void normalize(std::string& text) const override {
     rewrite_characters(text, append_nmt_normalized);
   }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t) const override {
     rewrite_aligned(text, origin, append_nmt_normalized);
   }
 };
@@ -844,8 +868,11 @@ class Sequence : public Normalizer {
   void normalize(std::string& text) const override {
     for (const auto& normalizer : normalizers_) normalizer->normalize(text);
   }
-  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const override {
-    for (const auto& normalizer : normalizers_) normalizer->normalize_aligned(text, origin);
+  void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                         std::uint32_t text_start) const override {
+    for (const auto& normalizer : normalizers_) {
+      normalizer->normalize_aligned(text, origin, text_start);
+    }
   }
 
  private:

@@ -5,6 +5,7 @@
 // module defines them. A normalizer maps text to text, and when offsets are asked for it keeps
 // each byte's origin in the original text in step, as the library's NormalizedString does.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,7 +21,12 @@ class Normalizer {
   // Rewrites `text` (valid UTF-8) in place.
   virtual void normalize(std::string& text) const = 0;
   // The same rewrite, with `origin` (one entry per byte of `text`) rewritten alongside.
-  virtual void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin) const = 0;
+  // `text_start` is where the text begins in the input, whatever a normalizer before this one
+  // removed from its start: a character inserted before all the others (by Replace's empty
+  // match, or Prepend's empty prefix) takes the empty span there, the library's (0, 0) of its
+  // NormalizedString's original.
+  virtual void normalize_aligned(std::string& text, std::vector<ByteSpan>& origin,
+                                 std::uint32_t text_start) const = 0;
 };
 
 // The normalizer a tokenizer.json object describes (`node` is that object). A type or option

@@ -158,6 +158,7 @@ class UnigramModel final : public Model {
   }
 
   int vocab_size() const override { return static_cast<int>(pieces_.size()); }
+  std::optional<int> id_named_by_text() const override { return unk_id_; }
 
  private:
   void read_vocab(const ConfigNode& vocab) {
