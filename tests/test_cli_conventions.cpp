@@ -442,6 +442,55 @@ class TextInputTest : public testing::Test {
   TempDir scratch_;
 };
 
+// A text is taken as typed: CLI11 read an argument in brackets as a list ("[MASK]" became
+// "MASK", "[a,b]" two texts), here checked on the tokens tokenize --json gives for it.
+TEST_F(TextInputTest, TextsInBracketsAreTakenAsTyped) {
+  const auto tokens_of = [](const std::vector<std::string>& args) {
+    std::vector<std::string> full = {"tokenize", "-m", bert(), "--json"};
+    full.insert(full.end(), args.begin(), args.end());
+    const CommandResult result = run_attn(full);
+    EXPECT_EQ(result.exit_status, 0) << describe(result);
+    std::vector<json> lines;
+    for (const std::string& line : split_lines_of(result.out)) lines.push_back(json::parse(line));
+    return lines;
+  };
+  std::vector<json> lines = tokens_of({"[MASK]", "[a,b]", "[CLS] [SEP]"});
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["tokens"], json({"[CLS]", "[MASK]", "[SEP]"}));
+  EXPECT_EQ(lines[1]["tokens"], json({"[CLS]", "[", "a", ",", "b", "]", "[SEP]"}));
+  EXPECT_EQ(lines[2]["tokens"], json({"[CLS]", "[CLS]", "[SEP]", "[SEP]"}));
+  // The same through -p, and after "--", where a text may start with "-".
+  // Arguments come before --prompt texts.
+  lines = tokens_of({"-p", "[MASK]", "--", "[a,b]", "-x"});
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["tokens"], json({"[CLS]", "[", "a", ",", "b", "]", "[SEP]"}));
+  EXPECT_EQ(lines[1]["tokens"], json({"[CLS]", "-", "x", "[SEP]"}));
+  EXPECT_EQ(lines[2]["tokens"], json({"[CLS]", "[MASK]", "[SEP]"}));
+  // An argument that is not an option's name is a text wherever it is, as CLI11 reads it.
+  lines = tokens_of({"-- a, b", "-1.5"});
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["tokens"], json({"[CLS]", "-", "-", "a", ",", "b", "[SEP]"}));
+  EXPECT_EQ(lines[1]["tokens"], json({"[CLS]", "-", "1", ".", "5", "[SEP]"}));
+}
+
+// An option takes one value; the text after it is a text, not another of its values.
+TEST_F(TextInputTest, AnOptionDoesNotSwallowTheTextAfterIt) {
+  const std::filesystem::path input = scratch_ / "stdin.txt";
+  write_file(input, "It was a dark night\n");
+  const CommandResult stop = run_attn(
+      {"generate", "-m", gpt2(), "--temp", "0", "-n", "5", "--json", "--stop", ".", "The jury"},
+      input);
+  const CommandResult given =
+      run_attn({"generate", "-m", gpt2(), "--temp", "0", "-n", "5", "--json", "-p", "The jury"});
+  ASSERT_EQ(stop.exit_status, 0) << describe(stop);
+  ASSERT_EQ(given.exit_status, 0) << describe(given);
+  EXPECT_EQ(json::parse(stop.out)["prompt_ids"], json::parse(given.out)["prompt_ids"]);
+  const CommandResult repeated =
+      run_attn({"tokenize", "-m", bert(), "--json", "-p", "a", "-p", "b", "c"});
+  ASSERT_EQ(repeated.exit_status, 0) << describe(repeated);
+  EXPECT_EQ(split_lines_of(repeated.out).size(), 3u) << repeated.out;
+}
+
 // --prompt-file is one prompt, the whole file less one final newline (llama.cpp's -f).
 TEST_F(TextInputTest, PromptFileIsOnePromptLessItsFinalNewline) {
   const std::filesystem::path path = scratch_ / "prompt.txt";

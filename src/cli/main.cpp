@@ -208,6 +208,7 @@ void add_generation_options(CLI::App& command, GenerateCommand& generate,
       ->check(whole_number<std::int64_t>())
       ->check(seed_check());
   command.add_option("--stop", generate.options.stop, "stop at this string (repeatable)")
+      ->allow_extra_args(false)  // one string per --stop, as typed ("[" included)
       ->check(CLI::Validator(
           [](std::string& value) { return value.empty() ? "must not be empty" : ""; }, "",
           "non-empty"));
@@ -956,8 +957,20 @@ int run_command_line(int argc, char** argv) {
       ->excludes(bench_format);
 
   check_command_name(app, argc, argv);
+  // The texts are taken out first, as typed; CLI11 parses the rest.
+  std::vector<std::string> arguments(argv + 1, argv + argc);
+  std::vector<std::string> texts;
+  const std::vector<CLI::App*> named =
+      app.get_subcommands([&](CLI::App* command) { return command->get_name() == argv[1]; });
+  if (!named.empty()) {
+    arguments.erase(arguments.begin());
+    texts = take_text_arguments(*named.front(), arguments);
+    arguments.insert(arguments.begin(), argv[1]);
+  }
+  std::vector<char*> rest = {argv[0]};
+  for (std::string& argument : arguments) rest.push_back(argument.data());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(rest.size()), rest.data());
   } catch (const CLI::Success& e) {  // --help, --version
     app.exit(e);
     flush_stdout();
@@ -978,29 +991,32 @@ int run_command_line(int argc, char** argv) {
     CLI::App* app;
     CommonOptions& common;
     std::function<int()> run;
+    TextSources* input = nullptr;  // for the commands that read texts
   } subcommands[] = {
       {generate_app, generate.common,
        [&] {
          generate.given = generation_flags_given(*generate_app);
          return run_generate(generate);
-       }},
+       },
+       &generate.input},
       {chat_app, chat.common,
        [&] {
          chat.generate.given = generation_flags_given(*chat_app);
          return run_chat(chat);
        }},
-      {classify_app, classify.common, [&] { return run_classify(classify); }},
-      {rerank_app, rerank.common, [&] { return run_rerank(rerank); }},
-      {ner_app, ner.common, [&] { return run_ner(ner); }},
-      {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }},
+      {classify_app, classify.common, [&] { return run_classify(classify); }, &classify.input},
+      {rerank_app, rerank.common, [&] { return run_rerank(rerank); }, &rerank.input},
+      {ner_app, ner.common, [&] { return run_ner(ner); }, &ner.input},
+      {tokenize_app, tokenize.common, [&] { return run_tokenize(tokenize); }, &tokenize.input},
       {info_app, info, [&] { return run_info(info); }},
-      {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }},
+      {fill_mask_app, fill_mask.common, [&] { return run_fill_mask(fill_mask); }, &fill_mask.input},
       {attention_app, attention.common,
        [&] {
          if (attention.common.json) attention.format = AttentionFormat::kJson;
          return run_attention(attention);
-       }},
-      {embed_app, embed.common, [&] { return run_embed(embed); }},
+       },
+       &attention.input},
+      {embed_app, embed.common, [&] { return run_embed(embed); }, &embed.input},
       {heads_app, heads.common,
        [&] {
          if (heads.common.json) heads.format = HeadsFormat::kJson;
@@ -1008,19 +1024,23 @@ int run_command_line(int argc, char** argv) {
                                      heads_app->count("--probe-length") > 0 ||
                                      heads_app->count("--seed") > 0;
          return run_heads(heads);
-       }},
+       },
+       &heads.input},
       {ablate_app, ablate.common,
        [&] {
          if (ablate.common.json) ablate.format = AblateFormat::kJson;
          return run_ablate(ablate);
-       }},
+       },
+       &ablate.input},
       {lens_app, lens.common,
        [&] {
          if (lens.common.json) lens.format = LensFormat::kJson;
          return run_lens(lens);
-       }},
-      {similarity_app, similarity.common, [&] { return run_embed(similarity); }},
-      {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); }},
+       },
+       &lens.input},
+      {similarity_app, similarity.common, [&] { return run_embed(similarity); }, &similarity.input},
+      {perplexity_app, perplexity.common, [&] { return run_perplexity(perplexity); },
+       &perplexity.input},
       {bench_app, bench.common,
        [&] { return bench.kernels ? run_kernel_bench(bench) : run_bench(bench); }},
       {translate_app, translate.common,
@@ -1030,10 +1050,12 @@ int run_command_line(int argc, char** argv) {
                                         translate_app->count("--length-penalty") > 0 ||
                                         translate_app->count("--early-stopping") > 0;
          return run_translate(translate);
-       }},
+       },
+       &translate.input},
   };
   for (const auto& subcommand : subcommands) {
     if (!subcommand.app->parsed()) continue;
+    if (subcommand.input) subcommand.input->arguments = texts;
     configure(subcommand.common);
     // -o: the results go to a file, opened before the work so that a bad path fails at once.
     std::optional<OutputFile> results;

@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <iterator>
 
 #include "src/base/error.h"
 #include "src/base/files.h"
@@ -16,11 +19,67 @@ void InputText::fail(const std::string& problem) const { throw Error(source + ":
 
 void add_text_options(CLI::App& command, TextSources& sources, const std::string& texts) {
   command.add_option("text", sources.arguments, texts + ", one per argument")->type_name("TEXT");
-  command.add_option("-p,--prompt", sources.prompts, "a text (repeatable)")->type_name("TEXT");
+  // One value per -p, taken as typed (a value in brackets is not a list).
+  command.add_option("-p,--prompt", sources.prompts, "a text (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("TEXT");
   command
       .add_option("-f,--file", sources.file,
                   "one text per line ('-': standard input; the default when no text is given)")
       ->type_name("PATH");
+}
+
+namespace {
+
+// Whether CLI11 reads `argument` as an option: "-x..." or "--name[=value]" with a name of
+// letters, digits, "_", "-" and "."; not "-" (standard input), "-1.5" (a number) or
+// "-- George Kerr, ..." (a text).
+bool is_option(std::string_view argument) {
+  const auto is_name_start = [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+  };
+  const auto is_name_char = [&](char c) {
+    return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+  };
+  if (argument.size() < 2 || argument[0] != '-') return false;
+  if (argument[1] != '-') return is_name_start(argument[1]);
+  const std::string_view name = argument.substr(2, argument.find('=') - 2);
+  return !name.empty() && is_name_start(name[0]) &&
+         std::all_of(name.begin(), name.end(), is_name_char);
+}
+
+// Whether `argument` (an option) is followed by its value: an option of `command` that takes
+// one, written without "=value".
+bool takes_next_argument(const CLI::App& command, std::string_view argument) {
+  if (argument.find('=') != std::string_view::npos) return false;
+  const CLI::Option* option = command.get_option_no_throw(std::string(argument));
+  return option != nullptr && option->get_expected_max() > 0;
+}
+
+}  // namespace
+
+std::vector<std::string> take_text_arguments(const CLI::App& command,
+                                             std::vector<std::string>& arguments) {
+  if (command.get_option_no_throw("text") == nullptr) return {};
+  std::vector<std::string> texts;
+  std::vector<std::string> options;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    std::string& argument = arguments[i];
+    if (argument == "--") {
+      std::move(arguments.begin() + std::ptrdiff_t(i) + 1, arguments.end(),
+                std::back_inserter(texts));
+      break;
+    }
+    if (!is_option(argument)) {
+      texts.push_back(std::move(argument));
+      continue;
+    }
+    const bool value_follows = takes_next_argument(command, argument);
+    options.push_back(std::move(argument));
+    if (value_follows && i + 1 < arguments.size()) options.push_back(std::move(arguments[++i]));
+  }
+  arguments = std::move(options);
+  return texts;
 }
 
 bool is_blank(std::string_view text) {

@@ -47,6 +47,15 @@ enum class TextUnit {
 // ("texts to embed").
 void add_text_options(CLI::App& command, TextSources& sources, const std::string& texts);
 
+// Takes the positional texts out of a command's arguments (those after its name, in order),
+// leaving the options and their values: CLI11 would read an argument in brackets ("[MASK]",
+// "[a,b]") as a list and split it, and an option that takes several values would swallow the
+// texts after it. A text is every argument that is neither an option nor the value after one
+// (each option takes one value; repeat it for more), and every argument after "--". Returned as
+// typed. For a command without texts (add_text_options), nothing is taken.
+std::vector<std::string> take_text_arguments(const CLI::App& command,
+                                             std::vector<std::string>& arguments);
+
 // The texts, in the order given. Arguments and --prompt texts must be UTF-8 and not empty (exit
 // status 1 otherwise). Lines are returned as they are, blank ones included, for the command to
 // check one by one, but an input with no text at all is an error. Giving texts two ways
