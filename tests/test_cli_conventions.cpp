@@ -877,6 +877,26 @@ TEST(FriendlyCliTest, UnknownOptionsAndCommandsGetASuggestion) {
   EXPECT_FALSE(contains(far.err, "did you mean")) << far.err;
 }
 
+// Options before the command, a model folder without -m, and `attn help [COMMAND]`.
+TEST(FriendlyCliTest, MisplacedArgumentsSayWhereTheyGo) {
+  const CommandResult before = run_attn({"-m", bert(), "fill-mask", "A [MASK]."});
+  EXPECT_EQ(before.exit_status, 2) << describe(before);
+  EXPECT_TRUE(contains(before.err, "options go after it: attn fill-mask -m ...")) << before.err;
+  EXPECT_EQ(split_lines_of(before.err).size(), 1u) << before.err;
+  const CommandResult folder = run_attn({"info", bert()});
+  EXPECT_EQ(folder.exit_status, 2) << describe(folder);
+  EXPECT_TRUE(contains(folder.err, "a model folder goes after -m: -m " + bert())) << folder.err;
+  const CommandResult not_folder = run_attn({"info", "no-such-folder"});
+  EXPECT_EQ(not_folder.exit_status, 2) << describe(not_folder);
+  EXPECT_FALSE(contains(not_folder.err, "goes after -m")) << not_folder.err;
+  const CommandResult help = run_attn({"help"});
+  EXPECT_EQ(help.exit_status, 0) << describe(help);
+  EXPECT_EQ(help.out, run_attn({"--help"}).out);
+  const CommandResult help_info = run_attn({"help", "info"});
+  EXPECT_EQ(help_info.exit_status, 0) << describe(help_info);
+  EXPECT_EQ(help_info.out, run_attn({"info", "--help"}).out);
+}
+
 // Help shows each option as "-n, --max-new-tokens INT  description": no validator ranges
 // ("INT:INT", ":>= 0"), no "=default", no "{false}" on negated flags, no Excludes/Needs.
 TEST(FriendlyCliTest, HelpHasNoParserInternals) {

@@ -1,6 +1,7 @@
 #include "src/cli/cli_help.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 
 namespace attn {
@@ -85,7 +86,12 @@ std::string describe_parse_error(const CLI::ParseError& error, const CLI::App& c
   if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
     for (const std::string& extra : command.remaining()) {
       if (!extra.starts_with('-') || extra == "-") {
-        return "unexpected argument '" + extra + "' (" + help_hint(command) + ")";
+        // A model folder given without -m, as `attn info DIR`.
+        const bool model_folder =
+            command.get_option_no_throw("-m") != nullptr && std::filesystem::is_directory(extra);
+        return "unexpected argument '" + extra + "'" +
+               (model_folder ? " (a model folder goes after -m: -m " + extra + "; " : " (") +
+               help_hint(command) + ")";
       }
       const std::string name = extra.substr(0, extra.find('='));
       const std::string suggestion = closest_name(name, option_names(command));

@@ -146,7 +146,19 @@ void check_command_name(const CLI::App& app, int argc, char** argv) {
   commands = "(commands: " + commands + ")";
   if (argc < 2) throw UsageError("no command given " + commands);
   const std::string_view name = argv[1];
-  if (known || name.starts_with('-')) return;
+  if (known || name == "-h" || name == "--help" || name == "--version") return;
+  if (name.starts_with('-')) {
+    // Options before the command (attn -m DIR fill-mask ...): say where they go.
+    for (int i = 2; i < argc; ++i) {
+      for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (command->get_name() != argv[i]) continue;
+        throw UsageError("'" + std::string(name) +
+                         "' comes before the command; options go after it: attn " +
+                         command->get_name() + " " + std::string(name) + " ...");
+      }
+    }
+    return;
+  }
   const std::string shown =
       name.size() > 40 ? std::string(name.substr(0, 40)) + "..." : std::string(name);
   std::vector<std::string> names;
@@ -956,6 +968,16 @@ int run_command_line(int argc, char** argv) {
           "the same as -o json: one JSON object, or JSON Lines for several combinations")
       ->excludes(bench_format);
 
+  // `attn help [COMMAND]` is `attn [COMMAND] --help`.
+  std::vector<char*> help_arguments;
+  if (argc >= 2 && std::string_view(argv[1]) == "help" && argc <= 3) {
+    static char help_flag[] = "--help";
+    help_arguments = {argv[0]};
+    if (argc == 3) help_arguments.push_back(argv[2]);
+    help_arguments.push_back(help_flag);
+    argc = static_cast<int>(help_arguments.size());
+    argv = help_arguments.data();
+  }
   check_command_name(app, argc, argv);
   // The texts are taken out first, as typed; CLI11 parses the rest.
   std::vector<std::string> arguments(argv + 1, argv + argc);
