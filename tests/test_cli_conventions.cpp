@@ -484,6 +484,7 @@ TEST_F(TextInputTest, AnOptionDoesNotSwallowTheTextAfterIt) {
       run_attn({"generate", "-m", gpt2(), "--temp", "0", "-n", "5", "--json", "-p", "The jury"});
   ASSERT_EQ(stop.exit_status, 0) << describe(stop);
   ASSERT_EQ(given.exit_status, 0) << describe(given);
+  EXPECT_EQ(json::parse(stop.out)["prompt"], "The jury");
   EXPECT_EQ(json::parse(stop.out)["prompt_ids"], json::parse(given.out)["prompt_ids"]);
   const CommandResult repeated =
       run_attn({"tokenize", "-m", bert(), "--json", "-p", "a", "-p", "b", "c"});

@@ -174,7 +174,8 @@ void run_beam_search(const GenerateCommand& command, const Model& model, const I
                         continuation);
   }
   if (command.common.json) {
-    write_stdout(json_text(nlohmann::json{{"prompt_ids", ids},
+    write_stdout(json_text(nlohmann::json{{"prompt", prompt.text},
+                                          {"prompt_ids", ids},
                                           {"beams", beam.beams},
                                           {"steps", result.steps},
                                           {"stop_reason", result.stop_reason},
@@ -231,7 +232,8 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
     attention_out->commit();
   }
   if (json) {
-    nlohmann::ordered_json out = {{"prompt_ids", ids},
+    nlohmann::ordered_json out = {{"prompt", prompt.text},
+                                  {"prompt_ids", ids},
                                   {"seed", options.sampling.seed},
                                   {"generated_ids", result.generated_ids},
                                   {"text", result.text},
