@@ -195,6 +195,17 @@ TEST(ChatCli, AConversationOnStandardInputGetsTheNextMessage) {
   EXPECT_EQ(text.out, reply["message"]["content"].get<std::string>() + "\n");
 }
 
+// Plain text on standard input is not a conversation: the error says what is read and that -i
+// reads plain lines.
+TEST(ChatCli, PlainTextOnStandardInputSaysWhatChatReads) {
+  TempDir dir;
+  const CommandResult chat =
+      run_attn(chat_args({}), file_with(dir, "plain.txt", "Tell me about the jury.\n"));
+  expect_one_line_error(chat, 1, "standard input: not valid JSON");
+  EXPECT_NE(chat.err.find("a JSON list of messages"), std::string::npos) << chat.err;
+  EXPECT_NE(chat.err.find("-i reads one plain line per turn"), std::string::npos) << chat.err;
+}
+
 TEST(ChatCli, TurnsReuseTheCacheAndReplyAsIfComputedWhole) {
   TempDir dir;
   const std::string turns = file_with(dir, "turns.txt",

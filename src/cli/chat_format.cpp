@@ -17,7 +17,8 @@ constexpr std::size_t kMaxConversationBytes = 64u << 20;
 
 // How errors name a file given to option `what`: "--chat c.json", "--chat (standard input)".
 std::string input_name(const std::filesystem::path& path, const std::string& what) {
-  return path == "-" ? what + " (standard input)" : what + " " + path.string();
+  if (path != "-") return what + " " + path.string();
+  return what == "standard input" ? what : what + " (standard input)";
 }
 
 // JSON text of a file given on the command line ("-": standard input), parsed keeping the order
@@ -64,7 +65,16 @@ ordered_json chat_tools(const ChatFormatOptions& format) {
 }
 
 ordered_json read_conversation(const std::filesystem::path& path, const std::string& what) {
-  ordered_json messages = read_json_input(path, what);
+  const std::string text = read_input_text(path, what, kMaxConversationBytes);
+  try {
+    check_json(text, input_name(path, what));
+  } catch (const Error& error) {
+    // Plain text piped in (echo 'Hello' | attn chat) is the likely cause: say what is expected.
+    throw Error(std::string(error.what()) +
+                "; chat reads a conversation, a JSON list of messages ([{\"role\": \"user\", "
+                "\"content\": \"...\"}]); -i reads one plain line per turn");
+  }
+  ordered_json messages = ordered_json::parse(text);
   check_messages(messages, input_name(path, what));
   return messages;
 }
