@@ -231,7 +231,8 @@ TEST(NerCli, TokenizerWithoutSubwordPrefixTellsWordsBySpaces) {
         run_attn({"ner", "-m", model.string(), "--json", "--aggregation", aggregation, text});
     ASSERT_EQ(words.exit_status, 0) << describe(words);
     EXPECT_TRUE(Contains(words.err, "does not mark the pieces inside a word")) << words.err;
-    for (const json& entity : json::parse(words.out)["entities"]) {
+    const json entities = json::parse(words.out)["entities"];
+    for (const json& entity : entities) {
       EXPECT_TRUE(is_word_start(entity["start"])) << aggregation << ": " << words.out;
       EXPECT_TRUE(is_word_end(entity["end"])) << aggregation << ": " << words.out;
     }
