@@ -473,6 +473,26 @@ TEST_F(TextInputTest, TextsInBracketsAreTakenAsTyped) {
   EXPECT_EQ(lines[1]["tokens"], json({"[CLS]", "-", "1", ".", "5", "[SEP]"}));
 }
 
+// A text of spaces given as an argument is a text, run as Hugging Face runs it; a blank line of a
+// file is skipped.
+TEST_F(TextInputTest, SpacesGivenAsAnArgumentAreAText) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"generate", "-m", gpt2(), "--temp", "0", "-n", "2", "--json", "   "},
+           {"lens", "-m", gpt2(), "--json", "   "},
+           {"embed", "-m", bert(), "--json", "   "},
+           {"tokenize", "-m", bert(), "--json", "   "}}) {
+    const CommandResult result = run_attn(args);
+    ASSERT_EQ(result.exit_status, 0) << args[0] << ": " << describe(result);
+    ASSERT_EQ(split_lines_of(result.out).size(), 1u) << args[0] << ": " << result.out;
+  }
+  const std::filesystem::path path = scratch_ / "blank.txt";
+  write_file(path, "   \nThe cat\n");
+  const CommandResult file =
+      run_attn({"generate", "-m", gpt2(), "--temp", "0", "-n", "2", "--json", "-f", path.string()});
+  ASSERT_EQ(file.exit_status, 0) << describe(file);
+  EXPECT_EQ(split_lines_of(file.out).size(), 1u) << file.out;
+}
+
 // An option takes one value; the text after it is a text, not another of its values.
 TEST_F(TextInputTest, AnOptionDoesNotSwallowTheTextAfterIt) {
   const std::filesystem::path input = scratch_ / "stdin.txt";

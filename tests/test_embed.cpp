@@ -644,16 +644,21 @@ TEST_F(EmbedCliTest, EmptyTextAndFiles) {
   // An empty argument is refused before anything runs.
   expect_clean_failure(run({"embed", "-m", bert, "--pooling", "mean", "a", ""}), kBadInput,
                        {"argument 2: the text is empty\n"});
-  // An argument empty once stripped (as sentence-transformers strips it) is an error in that
-  // text: reported, and the other texts still run; exit status 1.
+  // An argument empty once stripped (as sentence-transformers strips it) is embedded as
+  // sentence-transformers embeds it: [CLS] [SEP].
   const CommandResult stripped =
       run({"embed", "-m", bert, "--pooling", "mean", "--json", "a", " \u2028"});
-  EXPECT_EQ(stripped.exit_status, kBadInput) << describe(stripped);
-  EXPECT_EQ(stripped.err, "attn: error: argument 2: the text is empty\n");
+  EXPECT_EQ(stripped.exit_status, 0) << describe(stripped);
   const std::vector<json> out = json_lines(stripped.out);
-  ASSERT_EQ(out.size(), 1u) << stripped.out;
+  ASSERT_EQ(out.size(), 2u) << stripped.out;
   EXPECT_EQ(out[0]["text"], "a");
-  EXPECT_EQ(out[0]["embedding"].size(), 128u);
+  EXPECT_EQ(out[1]["text"], " \u2028");
+  EXPECT_EQ(out[1]["embedding"].size(), 128u);
+  // The same vector as the text of nothing but a space.
+  const std::vector<json> space =
+      json_lines(run({"embed", "-m", bert, "--pooling", "mean", "--json", " "}).out);
+  ASSERT_EQ(space.size(), 1u);
+  EXPECT_EQ(out[1]["embedding"], space[0]["embedding"]);
   write_file(scratch_ / "empty.txt", "");
   expect_clean_failure(
       run({"embed", "-m", bert, "--pooling", "mean", "--file", scratch_ / "empty.txt"}), kBadInput,

@@ -425,7 +425,7 @@ int run_encoder_decoder_ablation(const AblateCommand& command, const Model& mode
 int run_ablate(const AblateCommand& command) {
   std::vector<InputText> texts;
   for (InputText& text : read_texts(command.input)) {
-    if (is_blank(text.text)) continue;
+    if (is_blank_line(text)) continue;
     require_utf8(text.text, text.source);
     texts.push_back(std::move(text));
   }

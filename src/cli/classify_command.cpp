@@ -118,7 +118,7 @@ EncodedInputs encode_inputs(const ClassifyCommand& command, const Model& model,
   EncodedInputs encoded;
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   encoded.failed = for_each_text(texts, [&](const InputText& source) {
-    if (source.line > 0 && is_blank(source.text)) return;
+    if (is_blank_line(source)) return;
     PairedText input = paired_text(source, command.pair);
     ClassifierInput classifier_input;
     try {
@@ -207,7 +207,7 @@ int classify_zero_shot(const ClassifyCommand& command, const Model& model,
   std::int64_t tokens_done = 0;
   std::size_t done = 0;
   return for_each_text(texts, [&](const InputText& source) {
-    if (source.line > 0 && is_blank(source.text)) return;
+    if (is_blank_line(source)) return;
     PairedText input = paired_text(source, std::nullopt);
     if (input.pair) source.fail("a TAB-separated pair: zero-shot takes one text per line");
     std::vector<Encoding> pairs;

@@ -155,9 +155,9 @@ struct EncodedTexts {
 EncodedTexts encode_texts(const Embedder& embedder, const std::vector<InputText>& texts) {
   EncodedTexts encoded;
   encoded.failed = for_each_text(texts, [&](const InputText& text) {
-    // python_strip also refuses text that is not UTF-8, naming the source.
-    if (python_strip(text.text, text.source).empty()) {
-      if (text.line == 0) text.fail("the text is empty");
+    // A blank line is skipped (python_strip also refuses text that is not UTF-8, naming the
+    // source); a blank argument is embedded, as sentence-transformers embeds it.
+    if (text.line > 0 && python_strip(text.text, text.source).empty()) {
       encoded.skipped.push_back(&text);
       return;
     }

@@ -88,7 +88,7 @@ int fill_many(const FillMaskCommand& command, const Model& model, const FillMask
   std::vector<MaskedInput> inputs;
   std::vector<const InputText*> sources;
   const int failed = for_each_text(texts, [&](const InputText& text) {
-    if (is_blank(text.text)) return;
+    if (is_blank_line(text)) return;
     require_utf8(text.text, text.source);
     try {
       inputs.push_back(encode_masked_input(model, text.text, std::nullopt, command.truncate));

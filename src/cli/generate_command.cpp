@@ -318,8 +318,8 @@ int run_generate(const GenerateCommand& command) {
   catch_interrupts();
   bool first = true;
   const int status = for_each_text(prompts, [&](const InputText& prompt) {
-    // A blank line of a prompt file is no prompt.
-    if (is_blank(prompt.text) || interrupt_requested()) return;
+    // A blank line of a prompt file is no prompt; a blank argument is one.
+    if (is_blank_line(prompt) || interrupt_requested()) return;
     require_utf8(prompt.text, prompt.source);
     const std::vector<int> ids = prompt_ids(command, *model, encode(prompt.text), prompt, options);
     // Text output: a blank line between one prompt's text and the next prompt.

@@ -26,7 +26,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> heads_texts(const HeadsCommand& command) {
   std::vector<std::pair<std::string, std::string>> texts;
   for (InputText& text : read_texts(command.input)) {
-    if (!is_blank(text.text)) texts.emplace_back(std::move(text.text), std::move(text.source));
+    if (!is_blank_line(text)) texts.emplace_back(std::move(text.text), std::move(text.source));
   }
   return texts;
 }

@@ -206,7 +206,7 @@ int run_lens(const LensCommand& command) {
   int done = 0;
   std::int64_t tokens_done = 0;
   const int failed = for_each_text(texts, [&](const InputText& text) {
-    if (is_blank(text.text)) return;
+    if (is_blank_line(text)) return;
     require_utf8(text.text, text.source);
     const Encoding encoding = model->tokenizer->encode(text.text);
     if (encoding.ids.empty()) text.fail("gives no tokens");

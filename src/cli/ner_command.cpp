@@ -52,7 +52,7 @@ EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
   EncodedNerInputs encoded;
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   encoded.failed = for_each_text(texts, [&](const InputText& source) {
-    if (source.line > 0 && is_blank(source.text)) return;
+    if (is_blank_line(source)) return;
     require_utf8(source.text, source.source);
     if (source.text.empty()) source.fail("the text is empty");
     ClassifierInput classifier_input;

@@ -65,7 +65,7 @@ EncodedPassages encode_passages(const RerankCommand& command, const Model& model
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   int corpus_id = 0;
   encoded.failed = for_each_text(passages, [&](const InputText& source) {
-    if (source.line > 0 && is_blank(source.text)) return;
+    if (is_blank_line(source)) return;
     const int id = corpus_id++;
     require_utf8(source.text, source.source);
     if (source.text.empty()) source.fail("the passage is empty");

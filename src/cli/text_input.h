@@ -62,8 +62,12 @@ std::vector<std::string> take_text_arguments(const CLI::App& command,
 // (arguments or --prompt, and --file) is a usage error.
 std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit = TextUnit::kLine);
 
-// Whether a line holds nothing but spaces and tabs: commands skip such lines of a file.
+// Whether a line holds nothing but spaces and tabs.
 bool is_blank(std::string_view text);
+
+// Whether `text` is a blank line of a file or standard input, which every command skips (a blank
+// text given as an argument or with -p is run, as Hugging Face runs it: "[CLS] [SEP]").
+inline bool is_blank_line(const InputText& text) { return text.line > 0 && is_blank(text.text); }
 
 // Runs `work` on each text. A text that fails (an attn::Error: not UTF-8, too long, no mask...)
 // is reported on stderr as one line naming its source, and the others still run; a usage error

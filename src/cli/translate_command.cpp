@@ -193,13 +193,13 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
   const TranslateCommand& command = translator.command;
   if (command.attention_out) throw UsageError("--attention-out: only with one text");
   std::int64_t total = 0;
-  for (const InputText& text : texts) total += !is_blank(text.text);
+  for (const InputText& text : texts) total += !is_blank_line(text);
   std::optional<Progress> progress(std::in_place, "translate", "texts", command.common.quiet);
   std::int64_t done = 0, tokens = 0;
   const int status = for_each_text(texts, [&](const InputText& text) {
     // Ctrl-C: the text being translated was ended early and printed; the rest are not run.
     if (interrupt_requested()) return;
-    if (is_blank(text.text)) {
+    if (is_blank_line(text)) {
       if (!command.common.json) write_stdout("\n");
       return;
     }
