@@ -910,6 +910,16 @@ TEST(FriendlyCliTest, MisplacedArgumentsSayWhereTheyGo) {
   const CommandResult not_folder = run_attn({"info", "no-such-folder"});
   EXPECT_EQ(not_folder.exit_status, 2) << describe(not_folder);
   EXPECT_FALSE(contains(not_folder.err, "goes after -m")) << not_folder.err;
+  // A weights file where its folder is meant.
+  TempDir dir;
+  write_file(dir / "model.gguf", "GGUF");
+  const CommandResult gguf = run_attn({"generate", "-m", (dir / "model.gguf").string(), "x"});
+  EXPECT_EQ(gguf.exit_status, 1) << describe(gguf);
+  EXPECT_TRUE(contains(gguf.err, "not GGUF files")) << gguf.err;
+  const CommandResult weights = run_attn(
+      {"generate", "-m", (shipped_model("tiny-gpt2-brown") / "model.safetensors").string(), "x"});
+  EXPECT_EQ(weights.exit_status, 1) << describe(weights);
+  EXPECT_TRUE(contains(weights.err, "-m takes the folder that holds config.json")) << weights.err;
   const CommandResult help = run_attn({"help"});
   EXPECT_EQ(help.exit_status, 0) << describe(help);
   EXPECT_EQ(help.out, run_attn({"--help"}).out);

@@ -637,7 +637,14 @@ std::unique_ptr<Model> load_model(const std::filesystem::path& dir, std::optiona
     throw Error(dir.string() + ": cannot open model folder (" + status_error.message() + ")");
   }
   if (status.type() != std::filesystem::file_type::directory) {
-    throw Error(dir.string() + ": model folder not found (not a folder)");
+    // -m model.gguf, -m model.safetensors: a file where the folder that holds it is meant.
+    const std::string extension = dir.extension().string();
+    const std::string hint = extension == ".gguf"
+                                 ? "; attn reads Hugging Face model folders, not GGUF files"
+                             : status.type() == std::filesystem::file_type::regular
+                                 ? "; -m takes the folder that holds config.json and the weights"
+                                 : "";
+    throw Error(dir.string() + ": model folder not found (not a folder" + hint + ")");
   }
   const JsonFile config(dir / "config.json");
   auto model = std::make_unique<Model>();
