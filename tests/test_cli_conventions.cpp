@@ -871,6 +871,19 @@ TEST(GenerateAliasTest, LlamaCppSpellings) {
   EXPECT_EQ(out({"--temp", "0", "--max-new-tokens", "3"}), three);
   EXPECT_EQ(out({"--temp", "0", "-n", "3", "--color"}), three);  // standard output is a file
   EXPECT_EQ(out({"-n", "6", "-s", "11"}), out({"-n", "6", "--seed", "11"}));
+  // --no-display-prompt: the continuation alone.
+  EXPECT_EQ(out({"--temp", "0", "-n", "3", "--no-display-prompt"}), ", and the\n");
+  // Spellings attn does not take are refused saying what to use (-ngl was read as -n gl).
+  for (const auto& [option, instead] : std::vector<std::pair<std::string, std::string>>{
+           {"-ngl", "no layers to offload"},
+           {"--temperature", "attn spells it --temp"},
+           {"--max-tokens", "attn spells it -n"},
+           {"--repeat-last-n", "covers the whole text"}}) {
+    const CommandResult refused = run_attn({"generate", "-m", gpt2(), option, "3", "The cat"});
+    EXPECT_EQ(refused.exit_status, 2) << describe(refused);
+    EXPECT_TRUE(contains(refused.err, instead)) << refused.err;
+    EXPECT_EQ(split_lines_of(refused.err).size(), 1u) << refused.err;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/base/error.h"
 
 namespace attn {
 namespace {
@@ -101,6 +107,26 @@ std::string describe_parse_error(const CLI::ParseError& error, const CLI::App& c
     }
   }
   return std::string(error.what()) + "; " + help_hint(command);
+}
+
+void refuse_other_tools_options(const CLI::App& command,
+                                const std::vector<std::string>& arguments) {
+  static const std::pair<std::string_view, std::string_view> kOtherTools[] = {
+      {"-ngl", "attn runs on the CPU, with no layers to offload: leave it out"},
+      {"--n-gpu-layers", "attn runs on the CPU, with no layers to offload: leave it out"},
+      {"--temperature", "attn spells it --temp"},
+      {"--max-tokens", "attn spells it -n (--max-new-tokens)"},
+      {"--repeat-last-n",
+       "attn's --repeat-penalty covers the whole text, as Hugging Face's does: leave it out"}};
+  for (const std::string& argument : arguments) {
+    if (argument == "--") return;
+    const std::string name = argument.substr(0, argument.find('='));
+    for (const auto& [spelling, instead] : kOtherTools) {
+      if (name != spelling || command.get_option_no_throw(name) != nullptr) continue;
+      throw UsageError("unknown option '" + name + "': " + std::string(instead) + "; " +
+                       help_hint(command));
+    }
+  }
 }
 
 }  // namespace attn

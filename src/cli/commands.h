@@ -89,8 +89,9 @@ struct GenerateCommand {
   std::optional<int> context_size;  // -c: generation stops when the sequence reaches this
   std::int64_t seed = -1;           // --seed; -1: a random one
   bool truncate = false;
-  bool color = false;   // --color: the generated text in colour, on a terminal
-  bool stream = false;  // with json: JSON Lines, one per token, before the summary
+  bool color = false;        // --color: the generated text in colour, on a terminal
+  bool hide_prompt = false;  // --no-display-prompt: the continuation alone
+  bool stream = false;       // with json: JSON Lines, one per token, before the summary
   // JSON Lines with the attention row behind each generated token, when given.
   std::optional<std::filesystem::path> attention_out;
   AttentionOptions attention;

@@ -170,8 +170,8 @@ void run_beam_search(const GenerateCommand& command, const Model& model, const I
                          {"score", hypothesis.score},
                          {"finished", hypothesis.finished}});
     // --chat shows the reply alone: the prompt is the template's, not the user's text.
-    text += fmt::format("[{:.4f}] {}{}\n", hypothesis.score, command.chat ? "" : prompt.text,
-                        continuation);
+    text += fmt::format("[{:.4f}] {}{}\n", hypothesis.score,
+                        command.chat || command.hide_prompt ? "" : prompt.text, continuation);
   }
   if (command.common.json) {
     write_stdout(json_text(nlohmann::json{{"prompt", prompt.text},
@@ -217,7 +217,7 @@ void run_sampling(const GenerateCommand& command, const Model& model, const Inpu
     };
   }
   if (!json) {
-    if (!command.chat) write_stdout(prompt.text);
+    if (!command.chat && !command.hide_prompt) write_stdout(prompt.text);
     if (color) write_stdout(kGeneratedColor);
     flush_stdout();
     callbacks.on_text = [](std::string_view text) {

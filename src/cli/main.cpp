@@ -425,6 +425,9 @@ int run_command_line(int argc, char** argv) {
   generate_app->add_flag("--stream", generate.stream,
                          "with --json: first a JSON line {token_id, text} per token as it comes "
                          "(text output always streams)");
+  generate_app->add_flag("--no-display-prompt", generate.hide_prompt,
+                         "print the continuation alone (llama.cpp's --no-display-prompt, Hugging "
+                         "Face's return_full_text=False)");
   generate_app->add_flag("--color", generate.color,
                          "show the generated text in colour after the prompt (on a terminal)");
   CLI::Option* generate_chat =
@@ -986,6 +989,7 @@ int run_command_line(int argc, char** argv) {
       app.get_subcommands([&](CLI::App* command) { return command->get_name() == argv[1]; });
   if (!named.empty()) {
     arguments.erase(arguments.begin());
+    refuse_other_tools_options(*named.front(), arguments);
     texts = take_text_arguments(*named.front(), arguments);
     arguments.insert(arguments.begin(), argv[1]);
   }
