@@ -679,6 +679,13 @@ TEST(OutputOptionTest, AFailedRunLeavesTheFileAsItWas) {
     names.push_back(entry.path().filename().string());
   }
   EXPECT_EQ(names, std::vector<std::string>{"out.txt"});
+  // A run in which one text of several fails (exit status 1) leaves it as it was too.
+  const std::filesystem::path texts = scratch / "texts.txt";
+  write_file(texts, "The man went to the [MASK].\n\xFF[MASK]\n");
+  const CommandResult one_failed =
+      run_attn({"fill-mask", "-m", bert(), "-q", "-f", texts.string(), "-o", path.string()});
+  EXPECT_EQ(one_failed.exit_status, 1) << describe(one_failed);
+  EXPECT_EQ(read_file(path), "before\n");
   // A run that succeeds replaces it whole.
   const CommandResult done = run_attn(
       {"generate", "-m", gpt2(), "-q", "--temp", "0", "-n", "2", "-o", path.string(), "The cat"});

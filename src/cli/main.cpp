@@ -1094,7 +1094,8 @@ int run_command_line(int argc, char** argv) {
       send_results_to(&*results);
     }
     const int status = subcommand.run();
-    if (results) results->commit();
+    // Whole or not at all: a run in which a text failed (exit status 1) leaves no file either.
+    if (results && status == 0) results->commit();
     flush_stdout();  // whatever is still buffered: a full disk shows up here at the latest
     return status;
   }
