@@ -236,7 +236,8 @@ TEST_F(FillMaskCliTest, JsonMatchesTheLibrary) {
   const std::string text = "He went to the [MASK] to buy some bread.";
   const CommandResult result = run_attn({"fill-mask", "--json", "-k", "4", text});
   ASSERT_EQ(result.exit_status, 0) << describe(result);
-  const json out = json::parse(result.out);
+  EXPECT_EQ(json::parse(result.out)["text"], text);
+  const json out = json::parse(result.out)["masks"];
   const MaskedInput input = encode_masked_input(tiny_bert(), text);
   const auto masks = fill_mask(tiny_bert(), std::span(&input, 1), FillMaskOptions{.top_k = 4})[0];
   ASSERT_EQ(out.size(), 1u);
@@ -272,11 +273,14 @@ TEST_F(FillMaskCliTest, PairIsTheSecondSegment) {
   const CommandResult filled =
       run_attn({"fill-mask", "--json", "He went to the [MASK].", "--pair", "He bought bread."});
   ASSERT_EQ(filled.exit_status, 0) << describe(filled);
-  const json masks = json::parse(filled.out);
+  EXPECT_EQ(json::parse(filled.out)["pair"], "He bought bread.");
+  const json masks = json::parse(filled.out)["masks"];
   ASSERT_EQ(masks.size(), 1u) << filled.out;
   EXPECT_EQ(masks[0]["position"], 5);
-  EXPECT_NE(filled.out,
-            run_attn({"fill-mask", "--json", "He went to the [MASK]. [SEP] He bought bread."}).out)
+  EXPECT_NE(
+      masks,
+      json::parse(run_attn({"fill-mask", "--json", "He went to the [MASK]. [SEP] He bought bread."})
+                      .out)["masks"])
       << "the type ids of the second segment change the model's output";
 }
 
@@ -380,7 +384,7 @@ TEST_F(FillMaskCliTest, LongerThanTheContext) {
                        {"argument: ", "max_position_embeddings", "--truncate"});
   const CommandResult truncated = run_attn({"fill-mask", "--truncate", "--json", text});
   ASSERT_EQ(truncated.exit_status, 0) << describe(truncated);
-  EXPECT_EQ(json::parse(truncated.out)[0]["position"], 2);
+  EXPECT_EQ(json::parse(truncated.out)["masks"][0]["position"], 2);
   // The only mask is cut off.
   const std::string late_mask = text.substr(text.find("said")) + " [MASK]";
   expect_clean_failure(run_attn({"fill-mask", "--truncate", late_mask}), kBadInput,

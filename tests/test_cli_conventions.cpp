@@ -62,9 +62,8 @@ struct TextCommand {
   std::vector<std::string> texts;
   SourceMark source_mark = SourceMark::kNone;
   JsonShape json_shape = JsonShape::kPerText;
-  bool corpus = false;              // a file or standard input is one text (perplexity)
-  bool one_text = false;            // exactly one text (attention)
-  bool one_argument_array = false;  // fill-mask --json with one argument: the legacy array
+  bool corpus = false;    // a file or standard input is one text (perplexity)
+  bool one_text = false;  // exactly one text (attention)
 };
 
 const std::vector<TextCommand>& text_commands() {
@@ -79,8 +78,7 @@ const std::vector<TextCommand>& text_commands() {
        .shared_model = false,
        .options = {"-k", "3"},
        .texts = {"The [MASK] sat on the mat."},
-       .source_mark = SourceMark::kTextAbove,
-       .one_argument_array = true},
+       .source_mark = SourceMark::kTextAbove},
       {.name = "classify",
        .model = "tiny-bert-seqcls-random",
        .shared_model = true,
@@ -354,12 +352,7 @@ TEST_P(TextCommandTest, JsonParsesWithTheSameKeysWhateverTheSource) {
     line_keys = keys_of(from_lines[i]);
     line_keys.erase("line");
   }
-  if (command.one_argument_array) {
-    // fill-mask: one text as an argument prints its masks, the shape old scripts read.
-    EXPECT_TRUE(from_arguments[0].is_array()) << argument.out;
-  } else {
-    EXPECT_EQ(keys_of(from_arguments[0]), line_keys) << argument.out << lines.out;
-  }
+  EXPECT_EQ(keys_of(from_arguments[0]), line_keys) << argument.out << lines.out;
   if (command.one_text) return;
   // Several arguments: one object each, with the same keys.
   std::vector<std::string> twice = command.texts;
@@ -602,13 +595,16 @@ TEST_F(TextInputTest, AttentionTakesOneText) {
   EXPECT_EQ(two_lines.out, "");
 }
 
-// fill-mask --json: one text as an argument prints the array of its masks (the legacy shape an
-// external script reads); a line of a file, or several texts, one object each.
+// fill-mask --json: one object {"text", "masks"} per text however it is given ("line" for a line
+// of a file), one text alone included (it was a bare array of masks).
 TEST_F(TextInputTest, FillMaskJsonShapes) {
   const std::string text = "The [MASK] sat.";
   const CommandResult one = run_attn({"fill-mask", "-m", bert(), "-k", "2", "--json", text});
   ASSERT_EQ(one.exit_status, 0) << describe(one);
-  const json masks = json::parse(one.out);
+  const json alone = json::parse(one.out);
+  EXPECT_EQ(keys_of(alone), (std::set<std::string>{"text", "masks"}));
+  EXPECT_EQ(alone["text"], text);
+  const json& masks = alone["masks"];
   ASSERT_TRUE(masks.is_array());
   ASSERT_EQ(masks.size(), 1u);
   EXPECT_EQ(masks[0]["candidates"].size(), 2u);

@@ -139,8 +139,9 @@ TEST(FillMaskPortableMask, RobertaTakesMaskAsItsOwnMaskToken) {
       run_attn({"fill-mask", "-m", model, "The [MASK] sat on the mat.", "--json"});
   ASSERT_EQ(own.exit_status, 0) << describe(own);
   EXPECT_EQ(portable.exit_status, 0) << describe(portable);
-  EXPECT_EQ(portable.out, own.out);
-  EXPECT_EQ(json::parse(own.out)[0]["position"], 2);  // <s> The <mask>: the space went with it
+  EXPECT_EQ(json::parse(portable.out)["masks"], json::parse(own.out)["masks"]);
+  // <s> The <mask>: the space went with it.
+  EXPECT_EQ(json::parse(own.out)["masks"][0]["position"], 2);
 }
 
 TEST(FillMaskPortableMask, TextWithoutAMaskNamesBothSpellings) {

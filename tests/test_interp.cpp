@@ -125,7 +125,7 @@ TEST_P(LensFamilyTest, LastLayerIsTheModelsPrediction) {
   if (GetParam().encoder) {
     const CommandResult fill = run_attn({"fill-mask", "-m", model, "--json", "-k", "1", text});
     ASSERT_EQ(fill.exit_status, 0) << describe(fill);
-    const json masks = json::parse(fill.out);
+    const json masks = json::parse(fill.out)["masks"];
     EXPECT_EQ(position, masks[0]["position"]);
     EXPECT_EQ(lens_top, masks[0]["candidates"][0]["token_id"]);
   } else {

@@ -56,8 +56,8 @@ std::string predictions_table(const std::vector<MaskPrediction>& masks,
   return out.str();
 }
 
-// One text given as an argument or -p: a table per mask, or --json's array of masks (the shape
-// that scripts reading one text's predictions expect).
+// One text given as an argument or -p: a table per mask, or --json's {"text", "pair" (with
+// --pair), "masks"}, the object every text gets.
 void fill_one(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options,
               const InputText& text) {
   if (command.pair) require_utf8(*command.pair, "--pair");
@@ -72,7 +72,11 @@ void fill_one(const FillMaskCommand& command, const Model& model, const FillMask
   }
   const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
   if (command.common.json) {
-    write_stdout(json_text(predictions_json(masks)) + "\n");
+    nlohmann::ordered_json out;
+    out["text"] = text.text;
+    if (command.pair) out["pair"] = *command.pair;
+    out["masks"] = predictions_json(masks);
+    write_stdout(json_text(out) + "\n");
   } else {
     write_stdout(
         predictions_table(masks, model.tokenizer->token_string(*model.tokenizer->mask_id())));
