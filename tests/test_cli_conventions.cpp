@@ -659,6 +659,8 @@ TEST(OutputOptionTest, InfoTakesOutputAndJson) {
   const CommandResult as_json = run_attn({"info", "-m", gpt2(), "--json"});
   ASSERT_EQ(as_json.exit_status, 0) << describe(as_json);
   EXPECT_TRUE(json::accept(as_json.out)) << as_json.out;
+  // One line, as every other --json object.
+  EXPECT_EQ(split_lines_of(as_json.out).size(), 1u) << as_json.out;
 }
 
 TEST(OutputOptionTest, AFailedRunLeavesTheFileAsItWas) {

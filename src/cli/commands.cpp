@@ -202,7 +202,8 @@ int run_info(const CommonOptions& common) {
     out["embedding_dimension"] = spec.d_model;
   }
   if (common.json) {
-    write_stdout(json_text(out, 2) + "\n");
+    // One line, as every --json prints one object.
+    write_stdout(json_text(out) + "\n");
     return 0;
   }
   std::string lines;
