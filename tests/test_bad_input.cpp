@@ -624,8 +624,9 @@ TEST_F(BadInputTest, InvalidUtf8InPromptOption) {
 }
 
 TEST_F(BadInputTest, EmptyPromptOption) {
+  // GPT-2 gives "" no tokens (no beginning-of-text token), so there is nothing to generate from.
   expect_clean_failure(run({"generate", "-p", "", "-n", "3"}), kBadInput,
-                       {"--prompt: the text is empty\n"});
+                       {"--prompt: the text gives no tokens\n"});
 }
 
 TEST_F(BadInputTest, EmptyPromptFile) {
@@ -730,7 +731,7 @@ TEST_F(BadInputTest, PerplexityTextOfOneToken) {
   write_file(text, "The");
   expect_clean_failure(run({"perplexity", "--file", text}), kBadInput,
                        {"--file " + text.string() +
-                        ": the text gives 1 token(s); perplexity "
+                        ": the text gives 1 token; perplexity "
                         "needs at least 2"});
 }
 

@@ -369,15 +369,66 @@ TEST_P(TextCommandTest, JsonParsesWithTheSameKeysWhateverTheSource) {
   }
 }
 
-// (d) An empty argument: exit status 1 and one line, the same for every command.
-TEST_P(TextCommandTest, EmptyArgumentIsRefused) {
-  const CommandResult result = run_attn(command_line({""}));
+// (d) An empty argument is run as typed, as Hugging Face runs it: where the tokenizer gives it
+// tokens (BERT's [CLS] [SEP], Marian's </s>) the command runs it; where it gives none (GPT-2),
+// exit status 1 and one line in the same words for every command. fill-mask and similarity
+// have their own rules (a mask; two texts), so they get the empty text beside the usual one,
+// and fill-mask's complaint is the missing mask.
+TEST_P(TextCommandTest, EmptyArgumentRunsAsHuggingFaceRunsIt) {
+  const TextCommand& command = GetParam();
+  const CommandResult tokens = run_attn({"tokenize", "-m", model_dir().string(), "--json", ""});
+  ASSERT_EQ(tokens.exit_status, 0) << describe(tokens);
+  const bool gives_tokens = !json::parse(tokens.out)["ids"].empty();
+  const bool two_texts = command.name == std::string("similarity");
+  for (const std::string source : {"argument", "--prompt"}) {
+    SCOPED_TRACE(source);
+    std::vector<std::string> texts = {""};
+    if (source == "--prompt") texts = {"-p", ""};
+    if (two_texts) texts.push_back(command.texts.at(0));
+    const CommandResult result = run_attn(command_line(texts));
+    const std::string name = two_texts && source == "argument" ? "argument 1" : source;
+    if (command.name == std::string("fill-mask")) {
+      EXPECT_EQ(result.exit_status, 1) << describe(result);
+      EXPECT_TRUE(result.err.starts_with("attn: error: " + name + ": no [MASK] token"))
+          << result.err;
+    } else if (gives_tokens || command.name == std::string("tokenize")) {
+      EXPECT_EQ(result.exit_status, 0) << describe(result);
+    } else {
+      EXPECT_EQ(result.exit_status, 1) << describe(result);
+      EXPECT_EQ(result.err, "attn: error: " + name + ": the text gives no tokens\n");
+      EXPECT_EQ(result.out, "");
+    }
+  }
+}
+
+// (f) A bad line among good ones (not UTF-8), the one rule of the README's "Giving text and getting
+// results": one error line naming it on stderr and exit status 1; a command with a result per
+// text still gives the others theirs (JSON lines keep their "line"), a command with one result
+// over all the texts gives none; -o leaves no file either way.
+TEST_P(TextCommandTest, BadLineAmongGoodOnes) {
+  const TextCommand& command = GetParam();
+  if (command.corpus || command.one_text) GTEST_SKIP() << "reads one text, not lines";
+  const std::string good = command.texts.at(0);
+  std::vector<std::string> lines = {good, "bad \xff byte", good};
+  if (command.name == std::string("similarity")) lines.push_back(command.texts.at(1));
+  write_file(scratch_ / "bad.txt", file_contents(lines));
+  const std::string file = (scratch_ / "bad.txt").string();
+  const CommandResult result = run_attn(command_line({"-q", "--json", "-f", file}));
   EXPECT_EQ(result.exit_status, 1) << describe(result);
-  EXPECT_EQ(result.err, "attn: error: argument: the text is empty\n");
-  EXPECT_EQ(result.out, "");
-  const CommandResult prompt = run_attn(command_line({"-p", ""}));
-  EXPECT_EQ(prompt.exit_status, 1) << describe(prompt);
-  EXPECT_EQ(prompt.err, "attn: error: --prompt: the text is empty\n");
+  EXPECT_EQ(result.err, "attn: error: --file " + file + ": line 2: invalid UTF-8 at byte 4\n");
+  if (command.json_shape == JsonShape::kOneDocument) {
+    EXPECT_EQ(result.out, "") << "one result over all the texts";
+  } else {
+    const std::vector<json> objects = parse_json(result);
+    ASSERT_EQ(objects.size(), 2u) << result.out;
+    EXPECT_EQ(objects[0]["line"], 1);
+    EXPECT_EQ(objects[1]["line"], 3);
+  }
+  const std::filesystem::path output = scratch_ / "out.json";
+  const CommandResult written =
+      run_attn(command_line({"-q", "--json", "-f", file, "-o", output.string()}));
+  EXPECT_EQ(written.exit_status, 1) << describe(written);
+  EXPECT_FALSE(std::filesystem::exists(output));
 }
 
 // (e) An empty file, or standard input of blank lines only: exit status 1, "no text".
@@ -644,6 +695,35 @@ TEST_F(TextInputTest, TranslateStandardInputGivesPlainTextLines) {
   }
 }
 
+// Output that is line for line with its input keeps in step past a line that fails: the error
+// line itself takes its place (translate dropped it, so line N no longer answered line N).
+TEST_F(TextInputTest, LineForLineOutputMarksAFailedLine) {
+  const std::filesystem::path path = scratch_ / "in.txt";
+  write_file(path, "464 9002\n\n464 x\n482\n");
+  const CommandResult decoded = run_attn({"tokenize", "-m", gpt2(), "--decode", "-f", path});
+  EXPECT_EQ(decoded.exit_status, 1) << describe(decoded);
+  const std::string error = "attn: error: --file " + path.string() +
+                            ": line 3: expected token ids (numbers separated by spaces or "
+                            "commas), found \"x\"\n";
+  EXPECT_EQ(decoded.out, "The jury\n\n" + error + "ok\n");
+  EXPECT_EQ(decoded.err, error);
+
+  ATTN_REQUIRE_SHARED();
+  const std::string model = (shared_dir() / "models" / "tiny-t5-random").string();
+  if (!std::filesystem::exists(model)) ATTN_SKIP_UNLESS_CI(model << " not found; skipping");
+  write_file(path, "The house is wonderful.\n\nbad \xff byte\nI like cats.\n");
+  const CommandResult translated =
+      run_attn({"translate", "-m", model, "-n", "4", "-q", "-f", path});
+  EXPECT_EQ(translated.exit_status, 1) << describe(translated);
+  const std::vector<std::string> lines = split_lines_of(translated.out);
+  ASSERT_EQ(lines.size(), 4u) << translated.out;
+  EXPECT_EQ(lines[1], "");
+  EXPECT_EQ(lines[2] + "\n", translated.err);
+  EXPECT_EQ(lines[2], "attn: error: --file " + path.string() + ": line 3: invalid UTF-8 at byte 4");
+  EXPECT_EQ(lines[3] + "\n",
+            run_attn({"translate", "-m", model, "-n", "4", "-q", "I like cats."}).out);
+}
+
 // ---------------------------------------------------------------------------------------------
 // -o for every command but bench, and all-or-nothing.
 
@@ -878,16 +958,29 @@ TEST(GenerateAliasTest, LlamaCppSpellings) {
   EXPECT_EQ(out({"-n", "6", "-s", "11"}), out({"-n", "6", "--seed", "11"}));
   // --no-display-prompt: the continuation alone.
   EXPECT_EQ(out({"--temp", "0", "-n", "3", "--no-display-prompt"}), ", and the\n");
-  // Spellings attn does not take are refused saying what to use (-ngl was read as -n gl).
-  for (const auto& [option, instead] : std::vector<std::pair<std::string, std::string>>{
-           {"-ngl", "no layers to offload"},
-           {"--temperature", "attn spells it --temp"},
-           {"--max-tokens", "attn spells it -n"},
-           {"--repeat-last-n", "covers the whole text"}}) {
-    const CommandResult refused = run_attn({"generate", "-m", gpt2(), option, "3", "The cat"});
-    EXPECT_EQ(refused.exit_status, 2) << describe(refused);
-    EXPECT_TRUE(contains(refused.err, instead)) << refused.err;
-    EXPECT_EQ(split_lines_of(refused.err).size(), 1u) << refused.err;
+  // llama.cpp's other spellings: --temperature, --max-tokens (its server's), and --repeat-last-n
+  // (a window for the penalty, which without a penalty does nothing).
+  EXPECT_EQ(out({"--temperature", "0", "--max-tokens", "3"}), three);
+  EXPECT_EQ(out({"--temp", "0", "-n", "3", "--repeat-last-n", "64"}), three);
+  // Over 16 tokens a penalty of 2 changes the text, and --repeat-last-n 0 turns it off.
+  const std::string sixteen = out({"--temp", "0", "-n", "16"});
+  EXPECT_NE(out({"--temp", "0", "-n", "16", "--repeat-penalty", "2"}), sixteen);
+  EXPECT_EQ(out({"--temp", "0", "-n", "16", "--repeat-penalty", "2", "--repeat-last-n", "0"}),
+            sixteen);
+  // llama.cpp's GPU options are taken, with one line saying attn runs on the CPU (-ngl was read
+  // as -n gl, and -fa as an unknown option).
+  for (const std::vector<std::string>& gpu : {std::vector<std::string>{"-ngl", "99"},
+                                              {"--n-gpu-layers", "99"},
+                                              {"-fa"},
+                                              {"-fa", "on"},
+                                              {"--flash-attn"}}) {
+    std::vector<std::string> args = {"generate", "-m", gpt2(), "--temp", "0", "-n", "3"};
+    args.insert(args.end(), gpu.begin(), gpu.end());
+    args.push_back("The cat");
+    const CommandResult taken = run_attn(args);
+    EXPECT_EQ(taken.exit_status, 0) << describe(taken);
+    EXPECT_EQ(taken.out, three) << gpu[0];
+    EXPECT_TRUE(contains(taken.err, gpu[0] + ": attn runs on the CPU")) << taken.err;
   }
 }
 

@@ -417,8 +417,9 @@ TEST_F(EmbedCliTest, PoolingOnAMaskedLanguageModelWorks) {
             tolerance::kSameRows);
 }
 
-// -o writes one row per non-empty line, in file order, equal to the JSON Lines; an empty line
-// is skipped and stated: a JSON line {"line", "text", "skipped"}, or a warning naming it.
+// -o writes one row per text, in file order, equal to the JSON Lines. A blank line (spaces and
+// tabs) is no text, as for every command: no JSON line, no row, and a warning naming it for -o.
+// A line of other white space (U+3000) is a text, embedded as sentence-transformers embeds it.
 TEST_F(EmbedCliTest, FileToNpyAndJsonLinesWithAnEmptyLine) {
   const std::string bert = shipped_model("tiny-bert-brown");
   write_file(scratch_ / "texts.txt", "The cat sat.\n\nA dog ran.\r\n \u3000\nIt rained.");
@@ -427,27 +428,24 @@ TEST_F(EmbedCliTest, FileToNpyAndJsonLinesWithAnEmptyLine) {
   ASSERT_EQ(lines.exit_status, 0) << describe(lines);
   EXPECT_EQ(lines.err, "");
   const std::vector<json> out = json_lines(lines.out);
-  ASSERT_EQ(out.size(), 5u) << lines.out;
-  const std::vector<int> expected_lines = {1, 2, 3, 4, 5};
+  ASSERT_EQ(out.size(), 4u) << lines.out;
+  const std::vector<int> expected_lines = {1, 3, 4, 5};
   for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i]["line"], expected_lines[i]);
-  EXPECT_EQ(out[1]["skipped"], "empty line");
-  EXPECT_EQ(out[3]["skipped"], "empty line");
-  EXPECT_EQ(out[3]["text"], " \u3000");
-  EXPECT_FALSE(out[1].contains("embedding"));
-  EXPECT_EQ(out[2]["text"], "A dog ran.");
+  EXPECT_EQ(out[1]["text"], "A dog ran.");
+  EXPECT_EQ(out[2]["text"], " \u3000");
+  EXPECT_EQ(out[2]["embedding"].size(), 128u);
 
   TempDir output;  // outside scratch_, which run() checks is left unchanged
   const CommandResult npy = run({"embed", "-m", bert, "--pooling", "mean", "--normalize", "--file",
                                  scratch_ / "texts.txt", "-o", output / "vectors.npy"});
   ASSERT_EQ(npy.exit_status, 0) << describe(npy);
   EXPECT_EQ(npy.out, "");
-  EXPECT_NE(npy.err.find("2 empty lines skipped, with no row in"), std::string::npos) << npy.err;
-  EXPECT_NE(npy.err.find("(lines 2, 4)"), std::string::npos) << npy.err;
+  EXPECT_NE(npy.err.find("1 blank line skipped, with no row in"), std::string::npos) << npy.err;
+  EXPECT_NE(npy.err.find("(line 2)"), std::string::npos) << npy.err;
   const NpyArray matrix = read_npy(output / "vectors.npy");
-  ASSERT_EQ(matrix.shape, (std::vector<int64_t>{3, 128}));
+  ASSERT_EQ(matrix.shape, (std::vector<int64_t>{4, 128}));
   std::size_t row = 0;
   for (const json& line : out) {
-    if (!line.contains("embedding")) continue;
     const std::span<const float> values(matrix.values.data() + row++ * 128, 128);
     EXPECT_EQ(max_abs_difference(values, line["embedding"].get<std::vector<float>>()), 0)
         << "line " << line["line"];
@@ -641,9 +639,10 @@ TEST_F(EmbedCliTest, BadUsage) {
 
 TEST_F(EmbedCliTest, EmptyTextAndFiles) {
   const std::string bert = shipped_model("tiny-bert-brown");
-  // An empty argument is refused before anything runs.
-  expect_clean_failure(run({"embed", "-m", bert, "--pooling", "mean", "a", ""}), kBadInput,
-                       {"argument 2: the text is empty\n"});
+  // An empty argument is embedded as sentence-transformers embeds it: [CLS] [SEP], the vector of
+  // a text of nothing but a space (checked below).
+  const CommandResult empty = run({"embed", "-m", bert, "--pooling", "mean", "--json", ""});
+  EXPECT_EQ(empty.exit_status, 0) << describe(empty);
   // An argument empty once stripped (as sentence-transformers strips it) is embedded as
   // sentence-transformers embeds it: [CLS] [SEP].
   const CommandResult stripped =
@@ -659,6 +658,7 @@ TEST_F(EmbedCliTest, EmptyTextAndFiles) {
       json_lines(run({"embed", "-m", bert, "--pooling", "mean", "--json", " "}).out);
   ASSERT_EQ(space.size(), 1u);
   EXPECT_EQ(out[1]["embedding"], space[0]["embedding"]);
+  EXPECT_EQ(json_lines(empty.out).at(0)["embedding"], space[0]["embedding"]);
   write_file(scratch_ / "empty.txt", "");
   expect_clean_failure(
       run({"embed", "-m", bert, "--pooling", "mean", "--file", scratch_ / "empty.txt"}), kBadInput,

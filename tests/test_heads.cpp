@@ -693,9 +693,9 @@ TEST_F(HeadsBadInputTest, BadLinesAreNamed) {
   for (int i = 0; i < 600; ++i) long_text += " cat";
   expect_clean_failure(run({"heads", "The cat sat.", long_text}), kBadInput,
                        {"argument 2: 600 tokens, more than the model's context of 512"});
-  expect_clean_failure(run({"heads", ""}), kBadInput, {"argument: the text is empty\n"});
+  expect_clean_failure(run({"heads", ""}), kBadInput, {"argument: the text gives no tokens\n"});
   expect_clean_failure(run({"heads", "-p", "The cat sat.", "-p", ""}), kBadInput,
-                       {"--prompt 2: the text is empty\n"});
+                       {"--prompt 2: the text gives no tokens\n"});
 }
 
 TEST_F(HeadsBadInputTest, EncoderDecoderOptionsElsewhere) {

@@ -138,6 +138,23 @@ TEST(SamplerFilters, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits
   expect_ranks({.repetition_penalty = 1.5f}, {1, 0, 2, 3, 4, 5, 6, 7, 8, 9}, 1.0, logits, context);
 }
 
+TEST(SamplerFilters, RepeatLastNPenalizesOnlyTheLastNTokens) {
+  // The context ends with rank 5, after rank 0: --repeat-last-n 1 penalizes rank 5 alone, so rank
+  // 0 keeps its logit 2 and its place; 2 penalizes both, as the whole context does.
+  const std::vector<int> context = {kOrder[0], kOrder[5]};
+  std::vector<double> last_one = rank_logits();
+  last_one[5] = -0.75;
+  expect_ranks({.repetition_penalty = 1.5f, .repeat_last_n = 1}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+               1.0, last_one, context);
+  std::vector<double> last_two = last_one;
+  last_two[0] = double(2.0f / 1.5f);
+  expect_ranks({.repetition_penalty = 1.5f, .repeat_last_n = 2}, {1, 0, 2, 3, 4, 5, 6, 7, 8, 9},
+               1.0, last_two, context);
+  // 0 turns the penalty off.
+  expect_ranks({.repetition_penalty = 1.5f, .repeat_last_n = 0}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+               1.0, rank_logits(), context);
+}
+
 // A fixed seed gives the same sampled tokens whatever the thread count.
 TEST(SamplerSeed, SameSeedSameTokensAcrossThreadCounts) {
   std::vector<std::string> texts;

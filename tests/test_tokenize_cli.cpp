@@ -51,8 +51,8 @@ TEST_F(TokenizeCliTest, FileAndStandardInputGiveOneTextPerLine) {
       run_attn({"tokenize", "-m", folder(), "--json"}, folder_ / "texts.txt");
   ASSERT_EQ(from_file.exit_status, 0) << describe(from_file);
   EXPECT_EQ(from_file.out,
-            "{\"ids\":[15496],\"tokens\":[\"Hello\"],\"line\":1}\n"
-            "{\"ids\":[995],\"tokens\":[\"Ġworld\"],\"line\":2}\n");
+            "{\"line\":1,\"ids\":[15496],\"tokens\":[\"Hello\"]}\n"
+            "{\"line\":2,\"ids\":[995],\"tokens\":[\"Ġworld\"]}\n");
   EXPECT_EQ(from_stdin.out, from_file.out);
 }
 

@@ -16,6 +16,7 @@
 #include "src/base/error.h"
 #include "src/base/files.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/head_ablation.h"
@@ -24,6 +25,23 @@
 
 namespace attn {
 namespace {
+
+// attn ablate: the loss over the texts with each head ablated.
+struct AblateCommand final : Command {
+  AblateCommand()
+      : Command("ablate",
+                "head ablation: the loss with each head removed or "
+                "replaced by its mean (Michel et al. 2019)") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  ReportFormat format = ReportFormat::kText;
+  std::string layers;  // the heads to ablate, as for attention ("0,5-7"; empty = all)
+  std::string heads;
+  // Encoders: a line per text, the original word behind each of its masks.
+  std::optional<std::filesystem::path> targets;
+  int batch_tokens = 1024;  // tokens per packed batch
+};
 
 // A mask whose original word is not one token: it cannot be scored by one mask.
 struct ExcludedMask {
@@ -330,7 +348,7 @@ std::vector<TranslationAblationInput> translation_inputs(
   for (const InputText& text : texts) {
     const std::size_t index = inputs.size();
     std::vector<int> source = model.tokenizer->encode(text.text).ids;
-    if (source.empty()) text.fail("gives no tokens");
+    if (source.empty()) text.fail(kNoTokens);
     if (int(source.size()) > source_context) {
       text.fail(std::to_string(source.size()) + " tokens, more than the encoder's context of " +
                 std::to_string(source_context));
@@ -389,7 +407,7 @@ int run_encoder_decoder_ablation(const AblateCommand& command, const Model& mode
   const std::vector<AblatedHeads> kinds = {
       AblatedHeads(result.encoder), AblatedHeads(result.decoder), AblatedHeads(result.cross)};
   switch (command.format) {
-    case AblateFormat::kText: {
+    case ReportFormat::kText: {
       std::string text = summary_text(model, result.encoder, scored_on);
       for (std::size_t k = 0; k < kinds.size(); ++k) {
         text.append("\n").append(kEncoderDecoderKinds[k].title).append(":\n");
@@ -398,7 +416,7 @@ int run_encoder_decoder_ablation(const AblateCommand& command, const Model& mode
       out.write(text + "\n" + cost_text(cost) + "\n");
       break;
     }
-    case AblateFormat::kJson: {
+    case ReportFormat::kJson: {
       nlohmann::ordered_json json = summary_json(model, result.encoder, "encoder-decoder");
       json["targets"] = command.targets ? "reference" : "own translation";
       for (std::size_t k = 0; k < kinds.size(); ++k) {
@@ -408,7 +426,7 @@ int run_encoder_decoder_ablation(const AblateCommand& command, const Model& mode
       out.write(json_text(json) + "\n");
       break;
     }
-    case AblateFormat::kHtml: {
+    case ReportFormat::kHtml: {
       std::vector<std::string> titles;
       for (const HeadKind& kind : kEncoderDecoderKinds) titles.push_back(kind.title);
       out.write(ablation_page(model, kinds, titles, scored_on));
@@ -422,7 +440,32 @@ int run_encoder_decoder_ablation(const AblateCommand& command, const Model& mode
 
 }  // namespace
 
-int run_ablate(const AblateCommand& command) {
+void AblateCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common, "the same as --format json");
+  add_text_options(app, input,
+                   "texts whose loss is measured (a decoder's next tokens, an encoder's masks, "
+                   "an encoder-decoder's translation of each)");
+  add_report_format_option(
+      app, format,
+      "text (the default: the heads ranked, and grids), json (every number) or html "
+      "(the grids as a page)");
+  app.add_option("--layers", layers, "layers whose heads to ablate, e.g. 0,5-7 (default: all)");
+  app.add_option("--heads", heads, "heads to ablate in those layers (default: all)");
+  app.add_option("--targets", targets,
+                 "a file with a line per text: for an encoder, the original word behind "
+                 "each of its masks, separated by spaces; for an encoder-decoder, the "
+                 "reference translation (default: the model's own greedy translation)")
+      ->type_name("FILE");
+  add_batch_tokens_option(app, batch_tokens);
+  add_examples(app, {"attn ablate -f texts.txt",
+                     "attn ablate -m gpt2 --layers 0-3 -f texts.txt --json -o ablation.json",
+                     "attn ablate -m bert-base-uncased --targets words.txt -f masked.txt --format "
+                     "html -o grid.html"});
+}
+
+int AblateCommand::run([[maybe_unused]] const CLI::App& app) {
+  const AblateCommand& command = *this;
   std::vector<InputText> texts;
   for (InputText& text : read_texts(command.input)) {
     if (is_blank_line(text)) continue;
@@ -496,13 +539,13 @@ int run_ablate(const AblateCommand& command) {
       .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
   const AblatedHeads ablated(result);
   switch (command.format) {
-    case AblateFormat::kText:
+    case ReportFormat::kText:
       out.write(summary_text(*model, result, "") + heads_text(ablated) + cost_text(cost) + "\n");
       break;
-    case AblateFormat::kJson:
+    case ReportFormat::kJson:
       out.write(json_text(ablation_json(*model, ablated, excluded, cost)) + "\n");
       break;
-    case AblateFormat::kHtml:
+    case ReportFormat::kHtml:
       out.write(ablation_page(*model, {ablated}, {""}, ""));
       spdlog::info("{}", cost_text(cost));
       break;
@@ -510,5 +553,7 @@ int run_ablate(const AblateCommand& command) {
   out.commit();
   return 0;
 }
+
+std::unique_ptr<Command> make_ablate_command() { return std::make_unique<AblateCommand>(); }
 
 }  // namespace attn

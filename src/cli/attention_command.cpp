@@ -6,6 +6,7 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/attention_flow.h"
@@ -13,6 +14,24 @@
 
 namespace attn {
 namespace {
+
+struct AttentionCommand final : Command {
+  AttentionCommand()
+      : Command("attention", "write the attention weights of every layer and head") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::optional<std::string> pair;
+  // Encoder-decoders: the decoder's text, teacher-forced; without it, the model's own
+  // translation of `text`.
+  std::optional<std::string> target;
+  AttentionFormat format = AttentionFormat::kJson;
+  AttentionOptions attention;
+  // Abnar & Zuidema's attention rollout and attention flow (src/tasks/attention_flow.h),
+  // written after the weights.
+  bool rollout = false;
+  bool flow = false;
+};
 
 // Above this the user is told how large the output will be before the work starts.
 constexpr double kLargeOutputBytes = 100e6;
@@ -75,26 +94,13 @@ void write_rollout_and_flow(const AttentionCommand& command, const Model& model,
   writer.add_matrices("flow_raw_last", std::span(raw).subspan((n_layers - 1) * size), 1, n, n);
 }
 
-int run_encoder_decoder_attention(const AttentionCommand& command, const Model& model,
-                                  const InputText& text, OutputFile& out,
-                                  AttentionDocumentInfo info) {
-  const ArchSpec& encoder_spec = model.encoder->spec();
-  const ArchSpec& decoder_spec = model.spec();
-  const AttentionSelection encoder_selection = select_attention(encoder_spec, command.attention);
-  const AttentionSelection decoder_selection = select_attention(decoder_spec, command.attention);
-  const std::vector<int>& source_ids = info.encoding.ids;
-  if (int(source_ids.size()) > encoder_spec.max_positions) {
-    text.fail(std::to_string(source_ids.size()) + " tokens, more than the model's context of " +
-              std::to_string(encoder_spec.max_positions));
-  }
-  info.decoder_ids = decoder_input(command, model, source_ids);
-  info.decoder_tokens = token_strings(*model.tokenizer, info.decoder_ids);
-  info.target = command.target;
-  info.n_layers = encoder_spec.n_layer;
-  info.n_heads = encoder_spec.n_head;
-  info.n_decoder_layers = decoder_spec.n_layer;
-  info.n_decoder_heads = decoder_spec.n_head;
-  const int n_source = int(source_ids.size()), n_target = int(info.decoder_ids.size());
+// The size estimate behind warn_if_large, of an encoder-decoder's three sections.
+void warn_if_large_encoder_decoder(const AttentionCommand& command, const Model& model,
+                                   const AttentionDocumentInfo& info) {
+  const AttentionSelection encoder_selection =
+      select_attention(model.encoder->spec(), command.attention);
+  const AttentionSelection decoder_selection = select_attention(model.spec(), command.attention);
+  const int n_source = int(info.encoding.ids.size()), n_target = int(info.decoder_ids.size());
   const int precision = command.attention.precision;
   warn_if_large(
       estimated_attention_bytes(encoder_selection, n_source, false, precision) +
@@ -102,27 +108,43 @@ int run_encoder_decoder_attention(const AttentionCommand& command, const Model& 
           estimated_attention_bytes(decoder_selection, std::max(n_source, n_target), false,
                                     precision),
       std::to_string(n_source) + " source and " + std::to_string(n_target) + " target tokens");
-
-  AttentionWriter writer(out, command.format, precision, info);
-  std::optional<AttentionSection> current;
-  capture_encoder_decoder_attention(model, source_ids, info.decoder_ids, encoder_selection,
-                                    decoder_selection,
-                                    [&](AttentionSection section, int layer, int head,
-                                        const float* p, int n_queries, int n_keys) {
-                                      if (section != current) writer.begin_section(section);
-                                      current = section;
-                                      writer.add_head(layer, head, p, n_queries, n_keys);
-                                    });
-  // Over the source: the encoder's self-attention (Abnar & Zuidema define them for one stack).
-  if (command.rollout || command.flow) write_rollout_and_flow(command, model, info, writer);
-  writer.finish();
-  out.commit();
-  return 0;
 }
 
 }  // namespace
 
-int run_attention(const AttentionCommand& command) {
+void AttentionCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common, "the same as --format json");
+  add_text_options(app, input, "the text to run through the model (one)");
+  app.add_option("--pair", pair, "second sentence (encoders)");
+  app.add_option("--target", target,
+                 "encoder-decoders: the decoder's text, teacher-forced (default: the "
+                 "model's own translation of TEXT)");
+  const std::map<std::string, AttentionFormat> attention_formats = {
+      {"json", AttentionFormat::kJson},
+      {"html", AttentionFormat::kHtml},
+      {"bertviz", AttentionFormat::kBertviz}};
+  app.add_option_function<std::string>(
+         "--format",
+         [this, attention_formats](const std::string& name) {
+           format = attention_formats.at(name);
+         },
+         "json (the default), html (a page with a heat map) or bertviz (bertviz's JSON layout)")
+      ->check(CLI::IsMember(attention_formats))
+      ->excludes("--json");
+  add_attention_options(app, attention);
+  app.add_flag("--rollout", rollout,
+               "add attention rollout (Abnar & Zuidema 2020): what each input token "
+               "contributes to each position of each layer, through the residuals "
+               "(an encoder-decoder's encoder)");
+  app.add_flag("--flow", flow,
+               "add attention flow (Abnar & Zuidema 2020): the same as maximum flows "
+               "through the layers (slow past about 64 tokens)");
+}
+
+int AttentionCommand::run([[maybe_unused]] const CLI::App& app) {
+  if (common.json) format = AttentionFormat::kJson;
+  const AttentionCommand& command = *this;
   const std::vector<InputText> texts = read_texts(command.input);
   if (texts.size() != 1) {
     throw UsageError("attention: one text at a time (" + std::to_string(texts.size()) +
@@ -151,46 +173,38 @@ int run_attention(const AttentionCommand& command) {
   }
 
   Encoding encoding = model->tokenizer->encode(text.text, command.pair);
-  std::vector<std::string> tokens = token_strings(*model->tokenizer, encoding.ids);
-  AttentionDocumentInfo info{.model = model->name(),
-                             .model_type = model->model_type,
-                             .text = text.text,
-                             .pair = command.pair,
-                             .encoding = std::move(encoding),
-                             .tokens = std::move(tokens),
-                             .n_layers = spec.n_layer,
-                             .n_heads = spec.n_head};
-  const auto windowed = [](const LayerSpec& layer) { return layer.window > 0; };
-  if (std::any_of(spec.layers.begin(), spec.layers.end(), windowed)) {
-    for (const LayerSpec& layer : spec.layers) info.windows.push_back(layer.window);
-    info.causal = spec.causal;
-  }
-  const int n_tokens = int(info.encoding.ids.size());
+  const int n_tokens = int(encoding.ids.size());
   // Bad text is bad input (exit status 1), as for every command.
-  if (n_tokens == 0) text.fail("gives no tokens");
-  if (encoder_decoder)
-    return run_encoder_decoder_attention(command, *model, text, out, std::move(info));
-
-  const AttentionSelection selection = select_attention(spec, command.attention);
-  if (n_tokens > spec.max_positions) {
+  if (n_tokens == 0) text.fail(kNoTokens);
+  const ArchSpec& input_spec = model->input_stack().spec();
+  if (n_tokens > input_spec.max_positions) {
     text.fail(std::to_string(n_tokens) + " tokens, more than the model's context of " +
-              std::to_string(spec.max_positions));
+              std::to_string(input_spec.max_positions));
   }
-  warn_if_large(
-      estimated_attention_bytes(selection, n_tokens, spec.causal, command.attention.precision),
-      std::to_string(selection.layers.size()) + " layers x " +
-          std::to_string(selection.heads.size()) + " heads x " + std::to_string(n_tokens) + "x" +
-          std::to_string(n_tokens) + " weights");
-
+  std::vector<int> decoder_ids;
+  if (encoder_decoder) decoder_ids = decoder_input(command, *model, encoding.ids);
+  const AttentionDocumentInfo info = attention_document_info(
+      *model, text.text, command.pair, std::move(encoding), std::move(decoder_ids), command.target);
+  if (encoder_decoder) {
+    warn_if_large_encoder_decoder(command, *model, info);
+  } else {
+    const AttentionSelection selection = select_attention(spec, command.attention);
+    warn_if_large(
+        estimated_attention_bytes(selection, n_tokens, spec.causal, command.attention.precision),
+        std::to_string(selection.layers.size()) + " layers x " +
+            std::to_string(selection.heads.size()) + " heads x " + std::to_string(n_tokens) + "x" +
+            std::to_string(n_tokens) + " weights");
+  }
   AttentionWriter writer(out, command.format, command.attention.precision, info);
-  capture_attention(*model, info.encoding, selection,
-                    [&](int layer, int head, const float* probabilities, int n) {
-                      writer.add_head(layer, head, probabilities, n, n);
-                    });
+  write_attention_heads(*model, info, command.attention, writer);
+  // An encoder-decoder's over the source: the encoder's self-attention (Abnar & Zuidema define
+  // them for one stack).
   if (command.rollout || command.flow) write_rollout_and_flow(command, *model, info, writer);
   writer.finish();
   out.commit();
   return 0;
 }
+
+std::unique_ptr<Command> make_attention_command() { return std::make_unique<AttentionCommand>(); }
 
 }  // namespace attn

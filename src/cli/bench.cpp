@@ -1,5 +1,7 @@
 // attn bench: every combination of the command's lists, each run once untimed and then
 // -r times; the mean and sample standard deviation of every rate, as llama-bench reports them.
+#include "src/cli/bench.h"
+
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -14,13 +16,16 @@
 #include <vector>
 
 #include "src/base/error.h"
-#include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/io/output_file.h"
 #include "src/kernels/thread_pool.h"
 #include "src/tasks/fill_mask.h"
 
 namespace attn {
 namespace {
+
+// More repetitions of a benchmark tell nothing new; the bound keeps a typo from running for days.
+constexpr int kMaxRepetitions = 1000;
 
 // Keys in the order they are written: the CSV columns follow it.
 using Json = nlohmann::ordered_json;
@@ -401,7 +406,141 @@ class ResultWriter {
 
 }  // namespace
 
-int run_bench(const BenchCommand& command) {
+void BenchCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  app.footer(
+      "-p, -n, -b, -t and --dtype take comma lists (-p 128,512 -t 1,2): every combination is run "
+      "(at most " +
+      std::to_string(BenchCommand::kMaxCombinations) +
+      "), the model loaded once per dtype. Progress goes to stderr, results to stdout.");
+  // bench's -t and --dtype take lists, a run for each value, so they replace the single-value
+  // options every command has. Removing those here keeps the list rules with bench: the common
+  // ones are left unset, so configure() sizes no pool and bench sets each combination's own.
+  app.remove_option(app.get_option("--threads"));
+  app.remove_option(app.get_option("--dtype"));
+  // The items of a comma list, empty ones included ("8,,16" has three), for the checks to refuse.
+  // CLI11's own delimiter would drop empty items silently.
+  const auto list_items = [](const std::string& list) {
+    std::vector<std::string> items;
+    std::size_t begin = 0;
+    for (std::size_t comma; (comma = list.find(',', begin)) != std::string::npos;
+         begin = comma + 1) {
+      items.push_back(list.substr(begin, comma - begin));
+    }
+    items.push_back(list.substr(begin));
+    return items;
+  };
+  // Runs `item_checks` on every item of a comma list. The message names the bad item, and the
+  // list when it has several: "--prompt-tokens: must be a whole number, got x in '128,x'".
+  const auto each_item = [list_items](std::vector<CLI::Validator> item_checks) {
+    return CLI::Validator(
+        [list_items, item_checks](std::string& list) -> std::string {
+          for (std::string& item : list_items(list)) {
+            if (item.empty()) return "must be a comma list without empty items, got '" + list + "'";
+            for (const CLI::Validator& check : item_checks) {
+              const std::string problem = check(item);
+              if (problem.empty()) continue;
+              return list.find(',') == std::string::npos ? problem : problem + " in '" + list + "'";
+            }
+          }
+          return "";
+        },
+        "");
+  };
+  const auto add_int_list = [&](const std::string& names, std::vector<int>& values,
+                                const std::string& help, std::vector<CLI::Validator> item_checks) {
+    return app
+        .add_option_function<std::string>(
+            names,
+            [&values, list_items](const std::string& list) {
+              values.clear();
+              for (const std::string& item : list_items(list)) values.push_back(std::stoi(item));
+            },
+            help)
+        ->check(each_item(std::move(item_checks)))
+        ->type_name("N,...");
+  };
+  add_int_list("-p,--prompt-tokens", prompt_tokens,
+               "prompt lengths (encoders: tokens per sequence)", {whole_number<int>(), positive()})
+      ->default_str("128");
+  add_int_list("-n,--new-tokens", new_tokens, "decoders: tokens to decode after the prompt",
+               {whole_number<int>(), non_negative()})
+      ->default_str("128");
+  add_int_list("-b,--batch", batch, "encoders: sequences of -p tokens packed into one batch",
+               {whole_number<int>(), positive()})
+      ->default_str("1");
+  add_int_list("-t,--threads", threads, "threads; 0 = the cores attn may use",
+               {whole_number<int>(), non_negative(), at_most(kMaxThreads)})
+      ->default_str("0");
+  app.add_option_function<std::string>(
+         "--dtype",
+         [this, list_items](const std::string& list) {
+           dtypes.clear();
+           for (const std::string& name : list_items(list)) {
+             dtypes.push_back(*dtype_named(name));
+           }
+         },
+         std::string("weight types to compute in, each converted once at load: ") + kDtypeHelp +
+             " (default: as stored in the weight files)")
+      ->check(each_item({CLI::Validator(
+          [](std::string& name) -> std::string {
+            return dtype_named(name) ? "" : "must be " + dtype_list() + ", got " + name;
+          },
+          "")}))
+      ->type_name("TYPE,...");
+  app.add_option("-r,--repetitions", repetitions,
+                 "timed runs of each combination, after one untimed warm-up (mean ± sample "
+                 "standard deviation reported)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxRepetitions))
+      ->capture_default_str();
+  const std::map<std::string, BenchCommand::Format> bench_formats = {
+      {"md", BenchCommand::Format::kMarkdown},
+      {"csv", BenchCommand::Format::kCsv},
+      {"json", BenchCommand::Format::kJsonLines},
+      {"jsonl", BenchCommand::Format::kJsonLines}};
+  CLI::Option* bench_format =
+      app.add_option_function<std::string>(
+             "-o,--output",
+             [this, bench_formats](const std::string& name) { format = bench_formats.at(name); },
+             "md (a table, a row per measurement), csv (a header and a line per combination) "
+             "or json / jsonl (the same: a JSON object per combination, one per line)")
+          ->check(CLI::Validator(
+              [bench_formats](std::string& name) -> std::string {
+                return bench_formats.contains(name) ? ""
+                                                    : "must be md, csv, json or jsonl, got " + name;
+              },
+              ""))
+          ->type_name("FORMAT")
+          ->default_str("md");
+  CLI::Option* kernels_flag = app.add_flag(
+      "--kernels", kernels,
+      "no model: the read bandwidth of one core and of all cores; each instruction set's "
+      "multiply-add peaks on one core (f32, int8 byte products and, with AVX512_BF16, bf16 "
+      "pairs), its GEMM rates on BERT-base's layer shapes (128 rows) as fractions of the peak of "
+      "the same kind (q8_0 and q4_0 multiply in int8, bf16 in bf16 with AVX512_BF16), and its "
+      "one-row kernels' rates (a decode step's dot_rows and accumulate_rows over 256 MiB of "
+      "weights) as a fraction of one core's read bandwidth; then the same GEMM shapes through "
+      "OpenBLAS and oneDNN where they are installed");
+  // The options that say what model run to measure do not apply to the kernels' own.
+  for (const char* name :
+       {"--model", "--prompt-tokens", "--new-tokens", "--batch", "--threads", "--dtype"}) {
+    kernels_flag->excludes(app.get_option(name));
+  }
+  app.add_flag_callback(
+         "--json", [this] { format = BenchCommand::Format::kJsonLines; },
+         "the same as -o json: one JSON object, or JSON Lines for several combinations")
+      ->excludes(bench_format);
+
+  add_examples(app, {"attn bench -p 128 -n 64",
+                     "attn bench -m bert-base-uncased -p 128 -b 1,8 --dtype f32,bf16,q8",
+                     "attn bench --kernels"});
+}
+
+int BenchCommand::run(const CLI::App&) {
+  if (kernels) return run_kernel_bench(*this);
+  const BenchCommand& command = *this;
   // The first dtype's model is loaded before anything runs, to check every combination against
   // it (the sizes do not depend on the dtype); each further dtype replaces it.
   std::unique_ptr<Model> model = load_model(command.common.model_dir, command.dtypes.front());
@@ -438,5 +577,7 @@ int run_bench(const BenchCommand& command) {
                peak_rss_mb());
   return 0;
 }
+
+std::unique_ptr<Command> make_bench_command() { return std::make_unique<BenchCommand>(); }
 
 }  // namespace attn

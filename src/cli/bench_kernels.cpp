@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "src/cli/bench.h"
 #include "src/cli/bench_library_gemm.h"
-#include "src/cli/commands.h"
 #include "src/io/output_file.h"
 #include "src/kernels/gemm.h"
 #include "src/kernels/gemm_int8.h"

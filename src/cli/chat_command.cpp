@@ -15,10 +15,30 @@
 #include "src/cli/commands.h"
 #include "src/cli/interrupt.h"
 #include "src/cli/line_editor.h"
+#include "src/cli/options.h"
 #include "src/io/output_file.h"
 
 namespace attn {
 namespace {
+
+// attn chat: a conversation with an instruct model, on a terminal (or -i) turn by turn, else
+// the next assistant message of a conversation read from standard input.
+struct ChatCommand final : Command {
+  ChatCommand()
+      : Command("chat",
+                "talk with an instruct model, formatted by its chat template; on a terminal turn "
+                "by turn (/help), else the next message of a conversation read as JSON from "
+                "standard input") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  GenerationSettings generation;  // -n, -c, --temp, ..., as generate has them
+  ChatFormatOptions chat_format;
+  std::optional<std::string> system;  // --system: the system message
+  bool interactive = false;           // -i: turn by turn even when standard input is no terminal
+  bool truncate = false;              // drop the oldest turns when the context fills
+  bool reuse_cache = true;            // --no-cache-reuse: compute every turn's prompt whole
+};
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::ordered_json;
@@ -180,8 +200,32 @@ void run_once(const ChatCommand& command, Conversation& conversation, const orde
 
 }  // namespace
 
-int run_chat(const ChatCommand& command) {
-  check_options_apply(command.generate);
+void ChatCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common,
+                     "when standard input is a conversation: the next message with its timings, "
+                     "as one JSON object");
+  add_generation_options(app, generation, "until the end of the turn or the context");
+  add_chat_format_options(app, chat_format);
+  app.add_option("--system", system, "the system message");
+  app.add_flag("-i,--interactive", interactive,
+               "turn by turn, one message per line, even when standard input is no terminal");
+  app.add_flag("--truncate", truncate,
+               "when the conversation outgrows the context, drop its oldest turns (the system "
+               "message stays) instead of refusing the message");
+  app.add_flag("!--no-cache-reuse", reuse_cache,
+               "compute each turn's whole prompt instead of continuing the last turn's KV cache "
+               "(for comparison)");
+  add_examples(app,
+               {"attn chat -m Qwen/Qwen2.5-0.5B-Instruct",
+                "attn chat -m HuggingFaceTB/SmolLM2-135M-Instruct --system \"Answer briefly.\"",
+                "echo '[{\"role\": \"user\", \"content\": \"Hi!\"}]' | attn chat -m DIR --json"});
+}
+
+int ChatCommand::run([[maybe_unused]] const CLI::App& app) {
+  generation.given = generation_flags_given(app);
+  const ChatCommand& command = *this;
+  check_sampling_options_apply(command.generation, false);
   const bool interactive = command.interactive || ::isatty(STDIN_FILENO);
   if (interactive && command.common.json) {
     throw UsageError("--json: only when standard input is a conversation (not with -i)");
@@ -192,10 +236,10 @@ int run_chat(const ChatCommand& command) {
   auto model = load_model(command.common.model_dir, command.common.dtype);
   require_decoder(*model, "chat");
   ChatOptions options;
-  options.generation = with_generation_config(command.generate, model->generation);
+  options.generation = with_generation_config(command.generation, model->generation);
   const int context = generation_context(model->spec(), options.generation);
   // A reply runs to the end of its turn unless -n or the folder says otherwise.
-  if (!command.generate.given.max_new_tokens && !model->generation.max_new_tokens) {
+  if (!command.generation.given.max_new_tokens && !model->generation.max_new_tokens) {
     options.generation.max_new_tokens = context;
   }
   options.tools = chat_tools(command.chat_format);
@@ -213,5 +257,7 @@ int run_chat(const ChatCommand& command) {
   run_interactive(command, conversation, context);
   return 0;
 }
+
+std::unique_ptr<Command> make_chat_command() { return std::make_unique<ChatCommand>(); }
 
 }  // namespace attn

@@ -8,12 +8,33 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
+#include "src/tasks/classify.h"
 #include "src/tasks/zero_shot.h"
 
 namespace attn {
 namespace {
+
+// attn classify: a sequence classifier's labels and scores for each text (or text pair), or
+// with --labels, zero-shot classification over the given labels by an NLI model.
+struct ClassifyCommand final : Command {
+  ClassifyCommand()
+      : Command("classify",
+                "labels and scores from a sequence classifier (sentiment, NLI, rerankers)") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::optional<std::string> pair;              // --pair: the second text of every input
+  int top_k = 0;                                // -k: the best k labels; 0: all
+  std::optional<ScoreFunction> function;        // --function; default: the pipeline's for the model
+  bool truncate = false;                        // cut inputs longer than the model's context
+  int batch_tokens = 1024;                      // tokens per packed batch
+  std::optional<std::string> candidate_labels;  // --labels "a,b,c": zero-shot
+  std::optional<std::string> hypothesis_template;  // --template, zero-shot
+  bool multi_label = false;                        // --multi-label, zero-shot
+};
 
 // One input to classify: a text, its pair when it has one, and where it came from.
 struct PairedText {
@@ -25,10 +46,8 @@ struct PairedText {
 // A line "premise<TAB>hypothesis" of a file or standard input is a pair; --pair pairs every
 // text with the same second text.
 PairedText paired_text(const InputText& input, const std::optional<std::string>& pair) {
-  require_utf8(input.text, input.source);
   const std::size_t tab = input.line > 0 ? input.text.find('\t') : std::string::npos;
   if (tab == std::string::npos) {
-    if (input.text.empty()) input.fail("the text is empty");
     return {.source = &input, .text = input.text, .pair = pair};
   }
   if (pair) input.fail("a TAB makes the line a pair, and --pair gives a pair too");
@@ -79,11 +98,11 @@ class ResultWriter {
   void write(const PairedText& input, nlohmann::ordered_json result,
              const std::vector<LabelScore>& ranked) {
     if (json_) {
-      nlohmann::ordered_json out = {{"text", input.text}};
+      nlohmann::ordered_json out = text_json(*input.source);
+      out["text"] = input.text;  // a TAB-separated line's first text
       if (input.pair) out["text_pair"] = *input.pair;
       out.update(result);
       out["labels"] = ranked_labels_json(ranked);
-      if (input.source->line > 0) out["line"] = input.source->line;
       write_stdout(json_text(out) + "\n");
     } else {
       std::string text = written_ > 0 ? "\n" : "";
@@ -99,61 +118,40 @@ class ResultWriter {
   int written_ = 0;
 };
 
-// The inputs, encoded; a blank line of a file is skipped, and an input that cannot be encoded
-// is reported and counted in `failed`.
-struct EncodedInputs {
-  std::vector<PairedText> texts;
-  std::vector<Encoding> encodings;
-  int failed = 0;
-};
-
-void warn_if_truncated(const ClassifierInput& input, const InputText& source) {
-  if (input.dropped_tokens > 0) {
-    spdlog::warn("{}: {} tokens cut off by --truncate", source.source, input.dropped_tokens);
-  }
-}
-
-EncodedInputs encode_inputs(const ClassifyCommand& command, const Model& model,
-                            const std::vector<InputText>& texts) {
-  EncodedInputs encoded;
-  const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
-  encoded.failed = for_each_text(texts, [&](const InputText& source) {
-    if (is_blank_line(source)) return;
-    PairedText input = paired_text(source, command.pair);
-    ClassifierInput classifier_input;
-    try {
-      classifier_input = encode_for_classifier(model, input.text, input.pair, truncation);
-    } catch (const Error& e) {
-      source.fail(e.what());
-    }
-    warn_if_truncated(classifier_input, source);
-    encoded.texts.push_back(std::move(input));
-    encoded.encodings.push_back(std::move(classifier_input.encoding));
-  });
-  return encoded;
-}
-
 int classify_texts(const ClassifyCommand& command, const Model& model,
                    const std::vector<InputText>& texts) {
   require_sequence_classifier(model, "classify");
   if (command.pair) describe_pairs_without_token_types(model);
   const ScoreFunction function = command.function.value_or(
       default_score_function(model.problem_type, int(model.labels.size())));
-  const EncodedInputs encoded = encode_inputs(command, model, texts);
-  ResultWriter writer(command, encoded.texts.size() > 1 || texts.front().line > 0);
+  const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
+  std::vector<PairedText> inputs;  // parallel to encoded.items
+  const auto encoded = encode_each<Encoding>(texts, [&](const InputText& text) {
+    PairedText input = paired_text(text, command.pair);
+    ClassifierInput classifier_input;
+    try {
+      classifier_input = encode_for_classifier(model, input.text, input.pair, truncation);
+    } catch (const Error& e) {
+      text.fail(e.what());
+    }
+    warn_truncated(text, classifier_input.dropped_tokens);
+    inputs.push_back(std::move(input));
+    return std::move(classifier_input.encoding);
+  });
+  ResultWriter writer(command, inputs.size() > 1 || texts.front().line > 0);
   Progress progress("classify", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
-  classifier_logits(model, encoded.encodings, command.batch_tokens,
+  classifier_logits(model, encoded.items, command.batch_tokens,
                     [&](std::size_t i, std::span<const float> logits) {
                       const std::vector<float> scores = class_scores(logits, function);
-                      writer.write(encoded.texts[i], {{"logits", logits}, {"scores", scores}},
+                      writer.write(inputs[i], {{"logits", logits}, {"scores", scores}},
                                    ranked_labels(scores, model.labels, command.top_k));
-                      tokens_done += std::int64_t(encoded.encodings[i].ids.size());
-                      progress.update(std::int64_t(i) + 1, std::int64_t(encoded.texts.size()),
+                      tokens_done += std::int64_t(encoded.items[i].ids.size());
+                      progress.update(std::int64_t(i) + 1, std::int64_t(inputs.size()),
                                       tokens_done);
                     });
   flush_stdout();
-  return encoded.failed;
+  return encoded.status;
 }
 
 // Zero-shot's candidate labels and the hypothesis of each.
@@ -207,7 +205,6 @@ int classify_zero_shot(const ClassifyCommand& command, const Model& model,
   std::int64_t tokens_done = 0;
   std::size_t done = 0;
   return for_each_text(texts, [&](const InputText& source) {
-    if (is_blank_line(source)) return;
     PairedText input = paired_text(source, std::nullopt);
     if (input.pair) source.fail("a TAB-separated pair: zero-shot takes one text per line");
     std::vector<Encoding> pairs;
@@ -222,10 +219,8 @@ int classify_zero_shot(const ClassifyCommand& command, const Model& model,
       }
       tokens_done += std::int64_t(pairs.back().ids.size());
     }
-    if (dropped_tokens > 0) {
-      spdlog::warn("{}: up to {} tokens cut off by --truncate", source.source, dropped_tokens);
-    }
-    std::vector<float> logits;  // (candidates, nli_labels)
+    warn_truncated(source, dropped_tokens);  // the most of any hypothesis
+    std::vector<float> logits;               // (candidates, nli_labels)
     classifier_logits(model, pairs, command.batch_tokens,
                       [&](std::size_t, std::span<const float> row) {
                         logits.insert(logits.end(), row.begin(), row.end());
@@ -248,7 +243,41 @@ int classify_zero_shot(const ClassifyCommand& command, const Model& model,
 
 }  // namespace
 
-int run_classify(const ClassifyCommand& command) {
+void ClassifyCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, nullptr);
+  add_output_options(app, common,
+                     "one JSON object per text: {text, text_pair, logits, scores, labels}");
+  add_text_options(app, input, "texts to classify");
+  app.add_option("--pair", pair, "the second text of every input (NLI, rerankers)");
+  app.add_option("-k,--top-k", top_k, "the best k labels (default: all)")
+      ->check(whole_number<int>())
+      ->check(non_negative());
+  const std::map<std::string, ScoreFunction> score_functions = {
+      {"softmax", ScoreFunction::kSoftmax},
+      {"sigmoid", ScoreFunction::kSigmoid},
+      {"none", ScoreFunction::kNone}};
+  app.add_option_function<std::string>(
+         "--function",
+         [this, score_functions](const std::string& name) { function = score_functions.at(name); },
+         "softmax, sigmoid or none (default: as Hugging Face's pipeline, from the model)")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "none"}))
+      ->type_name("NAME");
+  app.add_flag("--truncate", truncate,
+               "cut an input longer than the model's context (a pair: its longer text)");
+  add_batch_tokens_option(app, batch_tokens);
+  app.add_option("--labels", candidate_labels,
+                 "zero-shot: candidate labels separated by commas, scored by an NLI model")
+      ->type_name("LIST");
+  app.add_option("--template", hypothesis_template,
+                 "zero-shot: the hypothesis, {} standing for a label "
+                 "(default: \"This example is {}.\")");
+  app.add_flag("--multi-label", multi_label,
+               "zero-shot: score each label on its own (entailment against "
+               "contradiction) instead of over all labels");
+}
+
+int ClassifyCommand::run([[maybe_unused]] const CLI::App& app) {
+  const ClassifyCommand& command = *this;
   const std::optional<Candidates> candidates = zero_shot_candidates(command);
   const std::vector<InputText> texts = read_texts(command.input);
   auto model = load_model(command.common.model_dir, command.common.dtype);
@@ -257,5 +286,7 @@ int run_classify(const ClassifyCommand& command) {
   flush_stdout();
   return status;
 }
+
+std::unique_ptr<Command> make_classify_command() { return std::make_unique<ClassifyCommand>(); }
 
 }  // namespace attn

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +38,21 @@ class HelpFormatter : public CLI::Formatter {
     if (type == "UINT") type = "INT";
     if (option->get_expected_max() == CLI::detail::expected_max_vector_size) type += " ...";
     return " " + type;
+  }
+
+  // CLI11 starts the description one space after a name that just fits its column; two spaces,
+  // or the next line, keep the name and the description apart.
+  std::string make_option(const CLI::Option* option, bool is_positional) const override {
+    const std::string name = make_option_name(option, is_positional) + make_option_opts(option);
+    const std::string description = make_option_desc(option);
+    std::stringstream out;
+    if (name.size() + 3 == get_column_width() && !description.empty()) {
+      out << "  " << name << "\n";
+      CLI::detail::format_help(out, "", description, get_column_width());
+    } else {
+      CLI::detail::format_help(out, name, description, get_column_width());
+    }
+    return out.str();
   }
 };
 
@@ -109,24 +126,29 @@ std::string describe_parse_error(const CLI::ParseError& error, const CLI::App& c
   return std::string(error.what()) + "; " + help_hint(command);
 }
 
-void refuse_other_tools_options(const CLI::App& command,
-                                const std::vector<std::string>& arguments) {
-  static const std::pair<std::string_view, std::string_view> kOtherTools[] = {
-      {"-ngl", "attn runs on the CPU, with no layers to offload: leave it out"},
-      {"--n-gpu-layers", "attn runs on the CPU, with no layers to offload: leave it out"},
-      {"--temperature", "attn spells it --temp"},
-      {"--max-tokens", "attn spells it -n (--max-new-tokens)"},
-      {"--repeat-last-n",
-       "attn's --repeat-penalty covers the whole text, as Hugging Face's does: leave it out"}};
-  for (const std::string& argument : arguments) {
-    if (argument == "--") return;
+std::vector<std::string> take_gpu_options(std::vector<std::string>& arguments) {
+  std::vector<std::string> taken;
+  for (std::size_t i = 0; i < arguments.size() && arguments[i] != "--";) {
+    const std::string& argument = arguments[i];
     const std::string name = argument.substr(0, argument.find('='));
-    for (const auto& [spelling, instead] : kOtherTools) {
-      if (name != spelling || command.get_option_no_throw(name) != nullptr) continue;
-      throw UsageError("unknown option '" + name + "': " + std::string(instead) + "; " +
-                       help_hint(command));
+    const bool layers = name == "-ngl" || name == "--n-gpu-layers" || name == "--gpu-layers";
+    const bool flash = name == "-fa" || name == "--flash-attn";
+    if (!layers && !flash) {
+      ++i;
+      continue;
     }
+    taken.push_back(name);
+    std::size_t count = 1;
+    // -ngl N takes a value; -fa takes one only in llama.cpp's newer spelling (-fa on|off|auto).
+    const bool value_attached = argument.find('=') != std::string::npos;
+    if (!value_attached && i + 1 < arguments.size()) {
+      static const std::set<std::string> kFlashValues = {"on", "off", "auto", "0", "1"};
+      if (layers || kFlashValues.contains(arguments[i + 1])) count = 2;
+    }
+    arguments.erase(arguments.begin() + std::ptrdiff_t(i),
+                    arguments.begin() + std::ptrdiff_t(i + count));
   }
+  return taken;
 }
 
 }  // namespace attn

@@ -23,9 +23,9 @@ std::string closest_name(std::string_view given, const std::vector<std::string>&
 // --help".
 std::string describe_parse_error(const CLI::ParseError& error, const CLI::App& command);
 
-// Refuses, with what to use instead, the spellings of other tools that `command` does not take
-// (llama.cpp's -ngl, --temperature, --max-tokens, --repeat-last-n), which CLI11 would otherwise
-// misread (-ngl as -n gl) or refuse without a suggestion. `arguments` follow the command's name.
-void refuse_other_tools_options(const CLI::App& command, const std::vector<std::string>& arguments);
+// Takes llama.cpp's GPU options (-ngl N, --n-gpu-layers N, -fa [on|off|auto]) out of a
+// command's arguments, so that a command line written for llama.cpp runs; returns their names,
+// for main to say once that attn runs on the CPU. CLI11 would read -ngl as -n gl.
+std::vector<std::string> take_gpu_options(std::vector<std::string>& arguments);
 
 }  // namespace attn

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,15 +15,10 @@
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/beam_search.h"
 #include "src/tasks/chat.h"
-#include "src/tasks/classify.h"
-#include "src/tasks/embed.h"
 #include "src/tasks/generate.h"
-#include "src/tasks/head_stats.h"
-#include "src/tasks/perplexity.h"
-#include "src/tasks/token_classify.h"
 
-// The subcommands of the attn command line. main.cpp parses the options into these structs and
-// calls run_*; each returns the process exit status.
+// What every command of the attn command line shares: the Command interface main.cpp runs them
+// through, the settings several of them have, and small helpers for their output.
 //
 // Exit status: 0 success; 1 bad input data (a model file, or text that is not UTF-8, empty or
 // longer than the context, whether given as an option, a positional argument, a file or standard
@@ -64,11 +60,20 @@ struct GenerationFlagsGiven {
   bool num_return = false;
   bool length_penalty = false;
   bool early_stopping = false;
+  bool repeat_last_n = false;
 };
 
 // Seeds stay below 2^53, so that a seed printed in JSON survives tools that read numbers as
 // doubles (jq) and can be given back to repeat a run.
 constexpr std::uint64_t kMaxSeed = (std::uint64_t(1) << 53) - 1;
+
+// What the generation options (options.h: add_generation_options) set, for generate and chat.
+struct GenerationSettings {
+  GenerateOptions options;
+  std::optional<int> context_size;  // -c: generation stops when the sequence reaches this
+  std::int64_t seed = -1;           // --seed; -1: a random one
+  GenerationFlagsGiven given;       // which of them the command line gave
+};
 
 // How a conversation becomes a prompt (attn chat, generate --chat, tokenize --chat): the model
 // folder's chat template or another, and the variables it gets beyond the messages.
@@ -78,256 +83,60 @@ struct ChatFormatOptions {
   std::optional<std::filesystem::path> tools;  // --tools FILE.json: a JSON list of tool schemas
 };
 
-struct GenerateCommand {
-  CommonOptions common;
-  GenerationFlagsGiven given;
-  TextSources input;  // one prompt per text
-  // --prompt-file: one prompt, the whole file ("-": standard input) less one final newline.
-  std::optional<std::filesystem::path> prompt_file;
-  GenerateOptions options;
-  BeamSearchOptions beam;           // used when beam.beams > 1
-  std::optional<int> context_size;  // -c: generation stops when the sequence reaches this
-  std::int64_t seed = -1;           // --seed; -1: a random one
-  bool truncate = false;
-  bool color = false;        // --color: the generated text in colour, on a terminal
-  bool hide_prompt = false;  // --no-display-prompt: the continuation alone
-  bool stream = false;       // with json: JSON Lines, one per token, before the summary
-  // JSON Lines with the attention row behind each generated token, when given.
-  std::optional<std::filesystem::path> attention_out;
-  AttentionOptions attention;
-  // --chat: each prompt is a user message (after --system), rendered by the chat template.
-  bool chat = false;
-  std::optional<std::string> system;
-  ChatFormatOptions chat_format;
-};
-
-// attn chat: a conversation with an instruct model, on a terminal (or -i) turn by turn, else
-// the next assistant message of a conversation read from standard input.
-struct ChatCommand {
-  CommonOptions common;
-  // The generation settings, given by the options generate has for them (-n, -c, --temp, ...);
-  // the rest of it is unused.
-  GenerateCommand generate;
-  ChatFormatOptions chat_format;
-  std::optional<std::string> system;  // --system: the system message
-  bool interactive = false;           // -i: turn by turn even when standard input is no terminal
-  bool truncate = false;              // drop the oldest turns when the context fills
-  bool reuse_cache = true;            // --no-cache-reuse: compute every turn's prompt whole
-};
-
-struct TokenizeCommand {
-  CommonOptions common;
-  TextSources input;
-  std::optional<std::string> pair;
-  bool no_special = false;    // add_special_tokens=False
-  bool decode = false;        // the inputs are ids, printed back as text
-  bool skip_special = false;  // with decode: skip_special_tokens=True
-  bool offsets = false;       // each token's [start, end) in characters of the text
-  // --chat FILE.json: a conversation (a JSON list of messages) rendered by the chat template,
-  // then tokenized with add_special_tokens=False, as transformers' apply_chat_template does.
-  std::optional<std::filesystem::path> chat;
-  bool add_generation_prompt = false;
-  ChatFormatOptions chat_format;
-};
-
-// attn bench runs every combination of its lists, as llama-bench does: decoders -p x -n x -t,
-// encoders -p x --batch x -t, each for every --dtype (the model is loaded once per dtype).
-struct BenchCommand {
-  // What standard output gets: a markdown table, a row per measurement (a decoder's prompt and
-  // decode rates are two); or a line per combination, CSV or a JSON object. json and jsonl are
-  // both kJsonLines: a single combination is then one JSON object, as --json always printed.
-  enum class Format { kMarkdown, kCsv, kJsonLines };
-  // More combinations than this are a slip (a list pasted twice), not a benchmark: refused
-  // before anything runs.
-  static constexpr int kMaxCombinations = 1000;
-
-  CommonOptions common;  // common.threads and common.dtype stay unset: bench has lists of its own
-  std::vector<int> prompt_tokens = {128};  // encoders: tokens per sequence
-  std::vector<int> new_tokens = {128};     // decoders only
-  std::vector<int> batch = {1};            // encoders only: sequences per packed batch
-  std::vector<int> threads = {0};          // 0 = the cores attn may use
-  std::vector<std::optional<WeightType>> dtypes = {std::nullopt};  // nullopt: as stored
-  int repetitions = 5;
-  Format format = Format::kMarkdown;
-  // --kernels: no model; each instruction set's multiply-add peak and GEMM rate on one thread.
-  bool kernels = false;
-};
-
-// attn classify: a sequence classifier's labels and scores for each text (or text pair), or
-// with --labels, zero-shot classification over the given labels by an NLI model.
-struct ClassifyCommand {
-  CommonOptions common;
-  TextSources input;
-  std::optional<std::string> pair;              // --pair: the second text of every input
-  int top_k = 0;                                // -k: the best k labels; 0: all
-  std::optional<ScoreFunction> function;        // --function; default: the pipeline's for the model
-  bool truncate = false;                        // cut inputs longer than the model's context
-  int batch_tokens = 1024;                      // tokens per packed batch
-  std::optional<std::string> candidate_labels;  // --labels "a,b,c": zero-shot
-  std::optional<std::string> hypothesis_template;  // --template, zero-shot
-  bool multi_label = false;                        // --multi-label, zero-shot
-};
-
-// attn rerank: a cross-encoder's score for one query against each passage, best first, as
-// sentence-transformers' CrossEncoder.rank reports them.
-struct RerankCommand {
-  CommonOptions common;
-  TextSources input;  // the passages
-  std::string query;
-  int top_k = 0;            // -k: the best k passages; 0: all
-  bool activation = false;  // --activation: the sigmoid of each logit instead of the logit
-  bool truncate = false;    // cut a pair longer than the model's context (its longer text)
-  int batch_tokens = 1024;  // tokens per packed batch
-};
-
-// attn ner: the named entities a token classifier (…ForTokenClassification) finds in each text,
-// grouped as Hugging Face's token-classification pipeline groups them.
-struct NerCommand {
-  CommonOptions common;
-  TextSources input;
-  Aggregation aggregation = Aggregation::kSimple;  // --aggregation
-  std::vector<std::string> ignore_labels = {"O"};  // --ignore-labels: entities left out
-  bool truncate = false;                           // cut inputs longer than the model's context
-  int batch_tokens = 1024;                         // tokens per packed batch
-};
-
-struct FillMaskCommand {
-  CommonOptions common;
-  TextSources input;
-  std::optional<std::string> pair;
-  int top_k = 5;
-  int batch_tokens = 1024;  // tokens per packed batch
-  bool truncate = false;
-};
-
-// attn embed, and attn similarity (similarity = true).
-struct EmbedCommand {
-  CommonOptions common;
-  TextSources input;
-  // -o FILE.npy: the vectors as a float32 matrix, one row per text, instead of the printout.
-  std::optional<std::filesystem::path> npy_output;
-  std::optional<Pooling> pooling;  // --pooling: over the folder's 1_Pooling
-  std::optional<bool> normalize;   // --normalize / --no-normalize: over its Normalize
-  int batch_tokens = 1024;         // tokens per packed batch
-  bool similarity = false;         // print the cosine similarity matrix instead of the vectors
-};
-
-struct AttentionCommand {
-  CommonOptions common;
-  TextSources input;  // exactly one text
-  std::optional<std::string> pair;
-  // Encoder-decoders: the decoder's text, teacher-forced; without it, the model's own
-  // translation of `text`.
-  std::optional<std::string> target;
-  AttentionFormat format = AttentionFormat::kJson;
-  AttentionOptions attention;
-  // Abnar & Zuidema's attention rollout and attention flow (src/tasks/attention_flow.h),
-  // written after the weights.
-  bool rollout = false;
-  bool flow = false;
-};
-
-struct TranslateCommand {
-  CommonOptions common;
-  TextSources input;
-  std::optional<int> max_new_tokens;  // default: generation_config.json, else 256
-  BeamSearchOptions beam;             // beams from generation_config.json when not given
-  bool beams_given = false;
-  bool beam_options_given = false;  // --num-return, --length-penalty or --early-stopping
-  bool truncate = false;
-  // JSON Lines with the cross-attention row behind each generated token, when given.
-  std::optional<std::filesystem::path> attention_out;
-  AttentionOptions attention;
-};
-
-struct PerplexityCommand {
-  CommonOptions common;
-  TextSources input;          // a file or standard input is one text, a corpus
-  std::optional<int> window;  // default: the model's context
-  std::optional<int> stride;  // default: the window
-  int batch_tokens = PerplexityOptions{}.max_batch_rows;  // windows packed per batch, in tokens
-  std::optional<std::filesystem::path> per_token;         // JSON Lines: id, token, nll per position
-};
-
-enum class HeadsFormat {
-  kText,  // a table by layer and head, then one line per role
-  kJson,  // every number
-  kHtml,  // a page with every layer and head (src/tasks/heads_view.html)
-};
-
-struct HeadsCommand {
-  CommonOptions common;
-  TextSources input;
-  HeadsFormat format = HeadsFormat::kText;
-  int batch_tokens = 1024;  // tokens per packed batch
-  // --probe induction / none; default: on for decoders.
-  std::optional<bool> probe;
-  InductionProbeOptions probe_options;
-  bool probe_options_given = false;  // --probe-sequences, --probe-length or --seed
-  // Encoder-decoders: report the cross-attention heads instead of the encoder's and decoder's
-  // self-attention heads.
-  bool cross = false;
-  // Encoder-decoders: the decoder reads the model's greedy translation of each text, at most
-  // this many tokens (default kHeadsTargetTokens).
-  std::optional<int> max_new_tokens;
-  // --deps FILE.conllu: score the heads against a dependency treebank instead (deps_command.cpp).
-  std::optional<std::filesystem::path> deps;
-};
-
-constexpr int kHeadsTargetTokens = 64;
-
-enum class LensFormat {
-  kText,  // a table per text: positions down, layers across
-  kJson,  // one object per text, in the reference files' field names
-  kHtml,  // a page with a table per text (src/tasks/lens_view.html)
-};
-
-enum class AblateFormat {
-  kText,  // the heads ranked, then a grid per kind of ablation
+// What an analysis prints (heads, lens, ablate: --format; --json is --format json).
+enum class ReportFormat {
+  kText,  // tables for a person
   kJson,  // every number, in the reference files' field names
-  kHtml,  // a grid per kind of ablation (src/tasks/head_grid_view.html)
+  kHtml,  // a page (src/tasks/*_view.html)
 };
 
-// attn ablate: the loss over the texts with each head ablated.
-struct AblateCommand {
+// One command of the command line (attn generate, attn embed, ...). Its X_command.cpp defines
+// the settings it has, registers their options and runs it; main.cpp only lists the commands.
+class Command {
+ public:
+  Command(std::string name, std::string summary)
+      : name_(std::move(name)), summary_(std::move(summary)) {}
+  virtual ~Command() = default;
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::string& summary() const { return summary_; }  // its line in attn --help
+
+  // Registers the command's options on `app`, its CLI11 subcommand, bound to its own fields.
+  virtual void add_options(CLI::App& app) = 0;
+  // Runs the command once its options are parsed (`app` tells which were given); returns the
+  // exit status. main.cpp has set up logging, threads and -o, and resolved common.model_dir.
+  virtual int run(const CLI::App& app) = 0;
+
   CommonOptions common;
+  // The texts, for a command that reads them (add_text_options); main.cpp puts the positional
+  // arguments here, as typed.
   TextSources input;
-  AblateFormat format = AblateFormat::kText;
-  std::string layers;  // the heads to ablate, as for attention ("0,5-7"; empty = all)
-  std::string heads;
-  // Encoders: a line per text, the original word behind each of its masks.
-  std::optional<std::filesystem::path> targets;
-  int batch_tokens = 1024;  // tokens per packed batch
+
+ private:
+  std::string name_;
+  std::string summary_;
 };
 
-// attn lens: the logit lens of each text.
-struct LensCommand {
-  CommonOptions common;
-  TextSources input;
-  LensFormat format = LensFormat::kText;
-  // --target: the token whose rank and probability are followed through the layers at the
-  // last position (an encoder's first mask); default: the model's own prediction there.
-  std::optional<std::string> target;
-};
-
-int run_generate(const GenerateCommand& command);
-int run_chat(const ChatCommand& command);
-int run_classify(const ClassifyCommand& command);
-int run_rerank(const RerankCommand& command);
-int run_ner(const NerCommand& command);
-int run_perplexity(const PerplexityCommand& command);
-int run_tokenize(const TokenizeCommand& command);
-int run_info(const CommonOptions& common);
-int run_bench(const BenchCommand& command);
-int run_kernel_bench(const BenchCommand& command);
-int run_fill_mask(const FillMaskCommand& command);
-int run_attention(const AttentionCommand& command);
-int run_translate(const TranslateCommand& command);
-int run_embed(const EmbedCommand& command);
-int run_heads(const HeadsCommand& command);
-int run_dependency_heads(const HeadsCommand& command);
-int run_lens(const LensCommand& command);
-int run_ablate(const AblateCommand& command);
+// The commands, in the order attn --help lists them; each defined in its X_command.cpp.
+std::unique_ptr<Command> make_generate_command();
+std::unique_ptr<Command> make_chat_command();
+std::unique_ptr<Command> make_translate_command();
+std::unique_ptr<Command> make_classify_command();
+std::unique_ptr<Command> make_rerank_command();
+std::unique_ptr<Command> make_ner_command();
+std::unique_ptr<Command> make_fill_mask_command();
+std::unique_ptr<Command> make_embed_command();
+std::unique_ptr<Command> make_similarity_command();
+std::unique_ptr<Command> make_attention_command();
+std::unique_ptr<Command> make_heads_command();
+std::unique_ptr<Command> make_lens_command();
+std::unique_ptr<Command> make_ablate_command();
+std::unique_ptr<Command> make_tokenize_command();
+std::unique_ptr<Command> make_info_command();
+std::unique_ptr<Command> make_perplexity_command();
+std::unique_ptr<Command> make_bench_command();
 
 // The "timings" object of generate's and chat's --json: load, prompt and decode times and
 // rates.
@@ -336,13 +145,13 @@ nlohmann::ordered_json generation_timings(const GenerateResult& result, double l
 // Refuses a model that cannot generate text (an encoder, or an encoder-decoder), for `command`.
 void require_decoder(const Model& model, const std::string& command);
 
-// Options that would do nothing in the mode chosen are refused, with the reason: a user who
-// gives one expects it to change something (sampling options with --temp 0 or with beams, ...).
-void check_options_apply(const GenerateCommand& command);
+// Sampling options that would do nothing are refused, with the reason: a user who gives one
+// expects it to change something (--top-k with --temp 0, ...). `beams`: beam search is on.
+void check_sampling_options_apply(const GenerationSettings& settings, bool beams);
 
-// generate's settings, with those the command line did not give taken from the model's
+// The generation settings, with those the command line did not give taken from the model's
 // generation_config.json (generate_command.cpp).
-GenerateOptions with_generation_config(const GenerateCommand& command,
+GenerateOptions with_generation_config(const GenerationSettings& settings,
                                        const GenerationConfig& config);
 
 // The chat template of command.common.model_dir as `format` chooses it
@@ -383,8 +192,10 @@ double shortest(float value);
 // "1 token", "2 tokens"; "1 pass", "3 passes" with plural_form "passes".
 std::string plural(long count, std::string_view singular, std::string_view plural_form = {});
 
-// Prints "attn: error: <message>" on stderr as exactly one line: control characters (a newline
-// in a file name, an escape sequence) are shown as \xNN, and a very long message is cut short.
+// "attn: error: <message>\n" as exactly one line: control characters (a newline in a file name,
+// an escape sequence) are shown as \xNN, and a very long message is cut short.
+std::string error_line(std::string_view message);
+// Prints error_line(message) on stderr.
 void print_error(std::string_view message);
 
 }  // namespace attn

@@ -9,7 +9,7 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
-#include "src/cli/commands.h"
+#include "src/cli/heads_command.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/attention_capture.h"
@@ -385,13 +385,13 @@ int run_dependency_heads(const HeadsCommand& command) {
 
   OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
   switch (command.format) {
-    case HeadsFormat::kText:
+    case ReportFormat::kText:
       out.write(deps_text(*model, file, treebank, skipped, scorer));
       break;
-    case HeadsFormat::kJson:
+    case ReportFormat::kJson:
       out.write(json_text(deps_json(*model, file, treebank, skipped, scorer)) + "\n");
       break;
-    case HeadsFormat::kHtml:
+    case ReportFormat::kHtml:
       out.write(deps_page(*model, scorer));
       break;
   }

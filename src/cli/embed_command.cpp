@@ -10,6 +10,7 @@
 #include "src/base/error.h"
 #include "src/base/unicode.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/npy.h"
 #include "src/io/output_file.h"
@@ -17,6 +18,25 @@
 
 namespace attn {
 namespace {
+
+// attn embed, and attn similarity (similarity = true).
+struct EmbedCommand final : Command {
+  explicit EmbedCommand(bool similarity)
+      : Command(similarity ? "similarity" : "embed",
+                similarity ? "cosine similarity of every pair of texts' sentence embeddings"
+                           : "sentence embeddings with an encoder, as sentence-transformers "
+                             "computes them"),
+        similarity(similarity) {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  // -o FILE.npy: the vectors as a float32 matrix, one row per text, instead of the printout.
+  std::optional<std::filesystem::path> npy_output;
+  std::optional<Pooling> pooling;  // --pooling: over the folder's 1_Pooling
+  std::optional<bool> normalize;   // --normalize / --no-normalize: over its Normalize
+  int batch_tokens = 1024;         // tokens per packed batch
+  bool similarity;                 // print the cosine similarity matrix instead of the vectors
+};
 
 // Values shown per vector in the default output; --json and -o give all of them.
 constexpr std::size_t kShownValues = 8;
@@ -37,8 +57,6 @@ std::string float_array_json(std::span<const float> values) {
   }
   return out + "]";
 }
-
-std::string string_json(const std::string& text) { return json_text(nlohmann::json(text)); }
 
 void warn_if_truncated(const Model& model, const EmbeddingInput& input,
                        const EmbeddingOptions& options, const std::string& where) {
@@ -137,73 +155,102 @@ std::string entry_label(const InputText& text, std::size_t index) {
   return text.line > 0 ? "line " + std::to_string(text.line) : "text " + std::to_string(index + 1);
 }
 
-std::string skipped_line_json(const InputText& text) {
-  return "{\"line\":" + std::to_string(text.line) + ",\"text\":" + string_json(text.text) +
-         ",\"skipped\":\"empty line\"}\n";
-}
-
-// The texts to embed, encoded. A line that is empty after stripping has no vector: it goes to
-// `skipped` (an empty argument is an error). A text that cannot be encoded is reported on
-// stderr and counted in `failed`.
-struct EncodedTexts {
-  std::vector<EmbeddingInput> inputs;
-  std::vector<const InputText*> texts;    // the text of each input
-  std::vector<const InputText*> skipped;  // blank lines, in order
-  int failed = 0;                         // the exit status so far: 1 if a text failed
-};
-
-EncodedTexts encode_texts(const Embedder& embedder, const std::vector<InputText>& texts) {
-  EncodedTexts encoded;
-  encoded.failed = for_each_text(texts, [&](const InputText& text) {
-    // A blank line is skipped (python_strip also refuses text that is not UTF-8, naming the
-    // source); a blank argument is embedded, as sentence-transformers embeds it.
-    if (text.line > 0 && python_strip(text.text, text.source).empty()) {
-      encoded.skipped.push_back(&text);
-      return;
-    }
+// The texts to embed, encoded (a text that cannot be is reported on stderr).
+EncodedTexts<EmbeddingInput> encode_texts(const Embedder& embedder,
+                                          const std::vector<InputText>& texts) {
+  return encode_each<EmbeddingInput>(texts, [&](const InputText& text) {
+    EmbeddingInput input;
     try {
-      encoded.inputs.push_back(encode_for_embedding(*embedder.model, text.text, embedder.options));
+      input = encode_for_embedding(*embedder.model, text.text, embedder.options);
     } catch (const Error& e) {
       text.fail(e.what());
     }
-    warn_if_truncated(*embedder.model, encoded.inputs.back(), embedder.options, text.source);
-    encoded.texts.push_back(&text);
+    warn_if_truncated(*embedder.model, input, embedder.options, text.source);
+    return input;
   });
-  return encoded;
 }
 
-void warn_skipped(const EncodedTexts& encoded, const std::filesystem::path& npy_path) {
-  if (encoded.skipped.empty()) return;
-  std::string lines;
-  for (std::size_t i = 0; i < std::min(encoded.skipped.size(), kListedLines); ++i) {
-    lines += (i > 0 ? ", " : "") + std::to_string(encoded.skipped[i]->line);
+// The .npy rows are those of the texts: a blank line of a file, being no text, has none.
+void warn_blank_lines(const std::vector<InputText>& texts, const std::filesystem::path& npy_path) {
+  std::vector<int> blank;
+  for (const InputText& text : texts) {
+    if (is_blank_line(text)) blank.push_back(text.line);
   }
-  if (encoded.skipped.size() > kListedLines) lines += ", ...";
-  spdlog::warn("{} skipped, with no row in {} ({} {})",
-               plural(long(encoded.skipped.size()), "empty line"), npy_path.string(),
-               encoded.skipped.size() > 1 ? "lines" : "line", lines);
+  if (blank.empty()) return;
+  std::string lines;
+  for (std::size_t i = 0; i < std::min(blank.size(), kListedLines); ++i) {
+    lines += (i > 0 ? ", " : "") + std::to_string(blank[i]);
+  }
+  if (blank.size() > kListedLines) lines += ", ...";
+  spdlog::warn("{} skipped, with no row in {} ({} {})", plural(long(blank.size()), "blank line"),
+               npy_path.string(), blank.size() > 1 ? "lines" : "line", lines);
 }
 
-int similarity(const EmbedCommand& command, const Embedder& embedder, const EncodedTexts& encoded) {
-  if (encoded.inputs.size() < 2) {
+int print_similarity(const EmbedCommand& command, const Embedder& embedder,
+                     const EncodedTexts<EmbeddingInput>& encoded) {
+  // One matrix over all the texts: with a text missing it would be another matrix, so a text
+  // that failed ends the command, as heads and ablate end.
+  if (encoded.status != 0) return encoded.status;
+  if (encoded.items.size() < 2) {
     throw UsageError("similarity: give at least two texts");
   }
   const std::vector<std::vector<float>> vectors =
-      embed(*embedder.model, encoded.inputs, embedder.options);
+      embed(*embedder.model, encoded.items, embedder.options);
   std::vector<std::string> texts;
-  for (const InputText* text : encoded.texts) texts.push_back(text->text);
+  for (const InputText* text : encoded.sources) texts.push_back(text->text);
   const std::vector<std::vector<float>> matrix = cosine_similarities(vectors);
   write_stdout(command.common.json ? similarity_json(texts, matrix)
                                    : similarity_table(texts, matrix));
-  return encoded.failed;
+  return encoded.status;
 }
 
 }  // namespace
 
 // Each text's vector as it is computed (texts are packed into batches): in the text output, or
-// one JSON line each ({"text", "embedding"}, with "line" for a line of a file; a blank line
-// appears as {"line", "text", "skipped"}), or a row of the .npy matrix.
-int run_embed(const EmbedCommand& command) {
+// one JSON line each ({"line" for a line of a file, "text", "embedding"}), or a row of the .npy
+// matrix.
+void EmbedCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-bert-brown");
+  add_output_options(app, common,
+                     similarity ? "{\"texts\": [...], \"similarity\": [[...]]}"
+                                : "one JSON object per text: {\"text\", \"embedding\"} (with "
+                                  "--similarity: the matrix); -o FILE.npy writes a float32 "
+                                  "matrix, one row per text");
+  add_text_options(app, input, similarity ? "two or more texts" : "texts to embed");
+  app.add_option_function<std::string>(
+         "--pooling", [this](const std::string& name) { pooling = parse_pooling(name); },
+         "how the token states become one vector: mean, cls, max or mean_sqrt_len (default: the "
+         "folder's 1_Pooling/config.json, else mean)")
+      ->check(CLI::IsMember({"mean", "cls", "max", "mean_sqrt_len"}));
+  add_batch_tokens_option(app, batch_tokens);
+  // -o FILE.npy: the vectors, written by embed itself, not the results file main.cpp opens.
+  app.parse_complete_callback([this] {
+    if (common.output && common.output->extension() == ".npy") {
+      npy_output = std::exchange(common.output, std::nullopt);
+    }
+  });
+  if (similarity) {
+    add_examples(app,
+                 {"attn similarity \"The jury met.\" \"The court sat.\" \"It rained.\"",
+                  "attn similarity -m sentence-transformers/all-MiniLM-L6-v2 -f texts.txt --json"});
+    return;
+  }
+  CLI::Option* normalize_flag = app.add_flag_callback(
+      "--normalize", [this] { normalize = true; },
+      "L2-normalize the vectors (default: whether the folder has a Normalize module)");
+  app.add_flag_callback(
+         "--no-normalize", [this] { normalize = false; }, "do not L2-normalize")
+      ->excludes(normalize_flag);
+  app.add_flag("--similarity", similarity,
+               "print the cosine similarity of every pair of texts (as attn similarity)");
+  add_examples(app,
+               {"attn embed \"The jury met.\" \"The court sat.\"",
+                "attn embed -m sentence-transformers/all-MiniLM-L6-v2 -f texts.txt -o vectors.npy",
+                "attn embed -m BAAI/bge-small-en-v1.5 --json -f texts.txt"});
+}
+
+int EmbedCommand::run(const CLI::App&) {
+  const EmbedCommand& command = *this;
   const std::vector<InputText> texts = read_texts(command.input);
   if (command.similarity && command.npy_output) {
     throw UsageError("-o: not a .npy file with --similarity, which prints a table");
@@ -216,64 +263,53 @@ int run_embed(const EmbedCommand& command) {
   if (command.npy_output) npy_file.emplace(command.npy_output, "-o");
   const Embedder embedder = load_embedder(command);
   const Model& model = *embedder.model;
-  const EncodedTexts encoded = encode_texts(embedder, texts);
-  if (encoded.inputs.empty()) {
-    if (encoded.failed) return 1;
-    throw Error(texts.front().source + ": no text (only blank lines)");
-  }
-  if (command.similarity) return similarity(command, embedder, encoded);
+  const auto encoded = encode_texts(embedder, texts);
+  if (encoded.items.empty()) return encoded.status;
+  if (command.similarity) return print_similarity(command, embedder, encoded);
 
   Progress progress("embed", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
   auto count_done = [&](std::size_t i) {
-    tokens_done += std::int64_t(encoded.inputs[i].ids.size());
-    progress.update(std::int64_t(i) + 1, std::int64_t(encoded.inputs.size()), tokens_done);
+    tokens_done += std::int64_t(encoded.items[i].ids.size());
+    progress.update(std::int64_t(i) + 1, std::int64_t(encoded.items.size()), tokens_done);
   };
   if (npy_file) {
-    NpyMatrixWriter writer(*npy_file, encoded.inputs.size(), std::size_t(model.spec().d_model));
-    embed(model, encoded.inputs, embedder.options,
+    NpyMatrixWriter writer(*npy_file, encoded.items.size(), std::size_t(model.spec().d_model));
+    embed(model, encoded.items, embedder.options,
           [&](std::size_t i, std::span<const float> vector) {
             writer.write_row(vector);
             count_done(i);
           });
     writer.finish();
-    npy_file->commit();
+    // Whole or not at all, as -o always is: a run in which a text failed leaves no file.
+    if (encoded.status == 0) npy_file->commit();
     spdlog::info("-o {}: {} x {} float32, one row per text in order", command.npy_output->string(),
-                 encoded.inputs.size(), model.spec().d_model);
-    warn_skipped(encoded, *command.npy_output);
-    return encoded.failed;
+                 encoded.items.size(), model.spec().d_model);
+    warn_blank_lines(texts, *command.npy_output);
+    return encoded.status;
   }
 
   if (!command.common.json) write_stdout(embeddings_header(embedder));
-  // Skipped lines are written in their place among the results, which come in input order.
-  std::size_t next_skipped = 0;
-  const auto write_skipped_before = [&](int line) {
-    for (; next_skipped < encoded.skipped.size() && encoded.skipped[next_skipped]->line < line;
-         ++next_skipped) {
-      const InputText& text = *encoded.skipped[next_skipped];
-      write_stdout(command.common.json
-                       ? skipped_line_json(text)
-                       : "\nline " + std::to_string(text.line) + ": (empty, skipped)\n");
-    }
-  };
-  embed(model, encoded.inputs, embedder.options, [&](std::size_t i, std::span<const float> vector) {
-    const InputText& text = *encoded.texts[i];
-    write_skipped_before(text.line);
+  embed(model, encoded.items, embedder.options, [&](std::size_t i, std::span<const float> vector) {
+    const InputText& text = *encoded.sources[i];
     if (command.common.json) {
-      write_stdout((text.line > 0 ? "{\"line\":" + std::to_string(text.line) + "," : "{") +
-                   "\"text\":" + string_json(text.text) +
-                   ",\"embedding\":" + float_array_json(vector) + "}\n");
+      // The vector in its shortest float32 form, which nlohmann would print as doubles.
+      std::string line = json_text(text_json(text));
+      line.pop_back();  // the closing brace
+      write_stdout(line + ",\"embedding\":" + float_array_json(vector) + "}\n");
     } else {
-      write_stdout(embedding_entry(entry_label(text, i), text.text, encoded.inputs[i], vector));
+      write_stdout(embedding_entry(entry_label(text, i), text.text, encoded.items[i], vector));
     }
     count_done(i);
   });
-  write_skipped_before(std::numeric_limits<int>::max());
   if (!command.common.json && std::size_t(model.spec().d_model) > kShownValues) {
     write_stdout("\nall values: --json, or -o FILE.npy\n");
   }
   flush_stdout();
-  return encoded.failed;
+  return encoded.status;
 }
+
+std::unique_ptr<Command> make_embed_command() { return std::make_unique<EmbedCommand>(false); }
+std::unique_ptr<Command> make_similarity_command() { return std::make_unique<EmbedCommand>(true); }
 
 }  // namespace attn

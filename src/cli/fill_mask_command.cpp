@@ -8,12 +8,48 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/fill_mask.h"
 
 namespace attn {
 namespace {
+
+struct FillMaskCommand final : Command {
+  FillMaskCommand()
+      : Command("fill-mask", "predict the masked tokens with an encoder (" +
+                                 family_names(ModelKind::kEncoder) + ")") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::optional<std::string> pair;  // --pair: the second text of the one text
+  int top_k = 5;
+  int batch_tokens = 1024;  // tokens per packed batch
+  bool truncate = false;
+};
+
+void FillMaskCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-bert-brown");
+  add_output_options(app, common,
+                     "one JSON object per text: {\"text\", \"masks\"} (\"line\" for a line of a "
+                     "file, \"pair\" with --pair)");
+  add_text_options(app, input,
+                   "texts with one or more masks: the model's own mask token (BERT's [MASK], "
+                   "RoBERTa's <mask>), or [MASK] for every model");
+  app.add_option("--pair", pair,
+                 "second sentence of the one text, joined as the model's tokenizer joins pairs");
+  app.add_option("-k,--top-k", top_k, "candidates per mask (default: 5)")
+      ->check(whole_number<int>());
+  add_batch_tokens_option(app, batch_tokens);
+  app.add_flag("--truncate", truncate,
+               "keep the first (context - 1) tokens and the final [SEP] (or </s>) of a longer "
+               "input instead of failing");
+  add_examples(app,
+               {"attn fill-mask \"The jury said the [MASK] was fair.\"",
+                "attn fill-mask -m FacebookAI/roberta-base -k 3 \"Paris is the <mask> of France.\"",
+                "attn fill-mask -f texts.txt --json -o masks.jsonl"});
+}
 
 nlohmann::ordered_json predictions_json(const std::vector<MaskPrediction>& masks) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -56,95 +92,59 @@ std::string predictions_table(const std::vector<MaskPrediction>& masks,
   return out.str();
 }
 
-// One text given as an argument or -p: a table per mask, or --json's {"text", "pair" (with
-// --pair), "masks"}, the object every text gets.
-void fill_one(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options,
-              const InputText& text) {
-  if (command.pair) require_utf8(*command.pair, "--pair");
-  MaskedInput input;
-  try {
-    input = encode_masked_input(model, text.text, command.pair, command.truncate);
-  } catch (const Error& e) {
-    text.fail(std::string(command.pair ? "with --pair: " : "") + e.what());
-  }
-  if (input.dropped_tokens > 0) {
-    spdlog::warn("{}: {} tokens cut off by --truncate", text.source, input.dropped_tokens);
-  }
-  const std::vector<MaskPrediction> masks = fill_mask(model, std::span(&input, 1), options)[0];
-  if (command.common.json) {
-    nlohmann::ordered_json out;
-    out["text"] = text.text;
-    if (command.pair) out["pair"] = *command.pair;
-    out["masks"] = predictions_json(masks);
-    write_stdout(json_text(out) + "\n");
-  } else {
-    write_stdout(
-        predictions_table(masks, model.tokenizer->token_string(*model.tokenizer->mask_id())));
-  }
-}
-
-// Several texts, or the lines of a file, packed into batches; blank lines are skipped. Each text
-// prints its tables under the text (blank lines between texts), or one JSON line {"text",
-// "masks"} (and "line" for a line of a file). A text that cannot be filled is reported on
-// stderr, the rest still run, and the exit status is 1 at the end.
-int fill_many(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options,
-              const std::vector<InputText>& texts) {
-  std::vector<MaskedInput> inputs;
-  std::vector<const InputText*> sources;
-  const int failed = for_each_text(texts, [&](const InputText& text) {
-    if (is_blank_line(text)) return;
-    require_utf8(text.text, text.source);
+// The texts packed into batches. Each prints its tables (under the text, when there are several),
+// or one JSON line {"line" (for a line of a file), "text", "pair" (with --pair), "masks"}.
+int fill_texts(const FillMaskCommand& command, const Model& model, const FillMaskOptions& options,
+               const std::vector<InputText>& texts) {
+  const auto encoded = encode_each<MaskedInput>(texts, [&](const InputText& text) {
+    MaskedInput input;
     try {
-      inputs.push_back(encode_masked_input(model, text.text, std::nullopt, command.truncate));
+      input = encode_masked_input(model, text.text, command.pair, command.truncate);
     } catch (const Error& e) {
-      text.fail(e.what());
+      text.fail(std::string(command.pair ? "with --pair: " : "") + e.what());
     }
-    if (inputs.back().dropped_tokens > 0) {
-      spdlog::warn("{}: {} tokens cut off by --truncate", text.source,
-                   inputs.back().dropped_tokens);
-    }
-    sources.push_back(&text);
+    warn_truncated(text, input.dropped_tokens);
+    return input;
   });
-  if (inputs.empty()) return failed;
-
+  if (encoded.items.empty()) return encoded.status;
+  const bool headings = texts.size() > 1 || texts.front().line > 0;
   const std::string mask_token = model.tokenizer->token_string(*model.tokenizer->mask_id());
   Progress progress("fill-mask", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
-  fill_mask(model, inputs, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
-    const InputText& text = *sources[i];
+  fill_mask(model, encoded.items, options, [&](std::size_t i, std::vector<MaskPrediction> masks) {
+    const InputText& text = *encoded.sources[i];
     if (command.common.json) {
-      nlohmann::ordered_json out;
-      if (text.line > 0) out["line"] = text.line;
-      out["text"] = text.text;
+      nlohmann::ordered_json out = text_json(text);
+      if (command.pair) out["pair"] = *command.pair;
       out["masks"] = predictions_json(masks);
       write_stdout(json_text(out) + "\n");
     } else {
-      write_stdout((i > 0 ? "\n" : "") + text.text + "\n" + predictions_table(masks, mask_token));
+      write_stdout((i > 0 ? "\n" : "") + (headings ? text.text + "\n" : "") +
+                   predictions_table(masks, mask_token));
     }
-    tokens_done += std::int64_t(inputs[i].ids.size());
-    progress.update(std::int64_t(i) + 1, std::int64_t(inputs.size()), tokens_done);
+    tokens_done += std::int64_t(encoded.items[i].ids.size());
+    progress.update(std::int64_t(i) + 1, std::int64_t(encoded.items.size()), tokens_done);
   });
   flush_stdout();
-  return failed;
+  return encoded.status;
+}
+
+int FillMaskCommand::run(const CLI::App&) {
+  const std::vector<InputText> texts = read_texts(input);
+  const bool one_text = texts.size() == 1 && texts[0].line == 0;
+  if (pair && !one_text) {
+    throw UsageError("--pair: only with one text, given as an argument or with -p");
+  }
+  auto model = load_model(common.model_dir, common.dtype);
+  check_fill_mask_model(*model);
+  check_top_k(*model, top_k);
+  const FillMaskOptions options{.top_k = top_k, .max_batch_tokens = batch_tokens};
+  if (pair) require_utf8(*pair, "--pair");
+  return fill_texts(*this, *model, options, texts);
 }
 
 }  // namespace
 
-int run_fill_mask(const FillMaskCommand& command) {
-  const std::vector<InputText> texts = read_texts(command.input);
-  const bool one_text = texts.size() == 1 && texts[0].line == 0;
-  if (command.pair && !one_text) {
-    throw UsageError("--pair: only with one text, given as an argument or with -p");
-  }
-  auto model = load_model(command.common.model_dir, command.common.dtype);
-  check_fill_mask_model(*model);
-  check_top_k(*model, command.top_k);
-  const FillMaskOptions options{.top_k = command.top_k, .max_batch_tokens = command.batch_tokens};
-  if (one_text) {
-    return for_each_text(texts,
-                         [&](const InputText& text) { fill_one(command, *model, options, text); });
-  }
-  return fill_many(command, *model, options, texts);
-}
+std::unique_ptr<Command> make_fill_mask_command() { return std::make_unique<FillMaskCommand>(); }
 
 }  // namespace attn

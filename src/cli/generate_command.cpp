@@ -12,10 +12,36 @@
 #include "src/base/error.h"
 #include "src/cli/commands.h"
 #include "src/cli/interrupt.h"
+#include "src/cli/options.h"
 #include "src/io/output_file.h"
 
 namespace attn {
 namespace {
+
+// The generation settings (options, context_size, seed, given) are GenerationSettings', shared
+// with chat.
+struct GenerateCommand final : Command, GenerationSettings {
+  GenerateCommand()
+      : Command("generate",
+                "generate text with a decoder (" + family_names(ModelKind::kDecoder) + ")") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  // --prompt-file: one prompt, the whole file ("-": standard input) less one final newline.
+  std::optional<std::filesystem::path> prompt_file;
+  BeamSearchOptions beam;  // used when beam.beams > 1
+  bool truncate = false;
+  bool color = false;        // --color: the generated text in colour, on a terminal
+  bool hide_prompt = false;  // --no-display-prompt: the continuation alone
+  bool stream = false;       // with json: JSON Lines, one per token, before the summary
+  // JSON Lines with the attention row behind each generated token, when given.
+  std::optional<std::filesystem::path> attention_out;
+  AttentionOptions attention;
+  // --chat: each prompt is a user message (after --system), rendered by the chat template.
+  bool chat = false;
+  std::optional<std::string> system;
+  ChatFormatOptions chat_format;
+};
 
 // A prompt longer than the context, cut to its last tokens. Room is kept for the new tokens,
 // but never at the cost of more than half the context: a prompt cut to a handful of tokens
@@ -52,9 +78,8 @@ std::string sampling_options_given(const GenerationFlagsGiven& given, float temp
 
 }  // namespace
 
-void check_options_apply(const GenerateCommand& command) {
-  const GenerationFlagsGiven& given = command.given;
-  const bool beams = command.beam.beams > 1;
+void check_sampling_options_apply(const GenerationSettings& settings, bool beams) {
+  const GenerationFlagsGiven& given = settings.given;
   if (!beams) {
     const char* beam_only = given.num_return       ? "--num-return"
                             : given.length_penalty ? "--length-penalty"
@@ -62,20 +87,28 @@ void check_options_apply(const GenerateCommand& command) {
                                                    : nullptr;
     if (beam_only) throw UsageError(std::string(beam_only) + ": only with --beams 2 or more");
   }
-  const std::string sampling = sampling_options_given(given, command.options.sampling.temperature);
+  const std::string sampling = sampling_options_given(given, settings.options.sampling.temperature);
+  if (beams && (!sampling.empty() || given.temperature)) {
+    throw UsageError((sampling.empty() ? std::string("--temp") : sampling) +
+                     ": beam search (--beams) is deterministic; give one or the other");
+  }
+  if (given.temperature && settings.options.sampling.temperature == 0 && !sampling.empty()) {
+    throw UsageError(sampling + ": --temp 0 is greedy decoding, which samples nothing");
+  }
+}
+
+namespace {
+
+// generate's own options that would do nothing in the mode chosen, refused with the reason.
+void check_options_apply(const GenerateCommand& command) {
+  const bool beams = command.beam.beams > 1;
+  check_sampling_options_apply(command, beams);
   if (beams) {
-    if (!sampling.empty() || given.temperature) {
-      throw UsageError((sampling.empty() ? std::string("--temp") : sampling) +
-                       ": beam search (--beams) is deterministic; give one or the other");
-    }
     if (command.stream) {
       throw UsageError("--stream: not with --beams, which decides its sequences only at the end");
     }
     if (command.attention_out) throw UsageError("--attention-out: not with --beams");
     if (command.color) throw UsageError("--color: not with --beams, whose text does not stream");
-  }
-  if (given.temperature && command.options.sampling.temperature == 0 && !sampling.empty()) {
-    throw UsageError(sampling + ": --temp 0 is greedy decoding, which samples nothing");
   }
   if (command.stream && !command.common.json) {
     throw UsageError("--stream: only with --json (the text output always streams)");
@@ -88,12 +121,14 @@ void check_options_apply(const GenerateCommand& command) {
   }
 }
 
+}  // namespace
+
 // The command line's settings, with those it did not give taken from the model's
 // generation_config.json as Hugging Face reads it: do_sample false means greedy; do_sample true
 // samples with its temperature, top_k, top_p, min_p and typical_p (Hugging Face's defaults 1, 50,
 // 1, off and 1 where it names none). A folder that says nothing keeps attn's defaults. A sampling
 // option on the command line turns sampling on over do_sample false, as llama.cpp's flags do.
-GenerateOptions with_generation_config(const GenerateCommand& command,
+GenerateOptions with_generation_config(const GenerationSettings& command,
                                        const GenerationConfig& config) {
   GenerateOptions options = command.options;
   const GenerationFlagsGiven& given = command.given;
@@ -128,6 +163,9 @@ GenerateOptions with_generation_config(const GenerateCommand& command,
   if (!given.repetition_penalty && config.repetition_penalty) {
     sampling.repetition_penalty = *config.repetition_penalty;
   }
+  if (given.repeat_last_n && sampling.repetition_penalty == 1.0f) {
+    spdlog::warn("--repeat-last-n: does nothing without a repetition penalty (--repeat-penalty)");
+  }
   if (command.context_size) options.max_context = *command.context_size;
   return options;
 }
@@ -139,7 +177,7 @@ std::vector<int> prompt_ids(const GenerateCommand& command, const Model& model,
                             const std::vector<int>& encoded, const InputText& prompt,
                             const GenerateOptions& options) {
   std::vector<int> ids = encoded;
-  if (ids.empty()) prompt.fail("the prompt gives no tokens");
+  if (ids.empty()) prompt.fail(kNoTokens);
   const int context = generation_context(model.spec(), options);
   if (int(ids.size()) > context) {
     if (!command.truncate) {
@@ -270,7 +308,52 @@ void require_decoder(const Model& model, const std::string& command) {
   }
 }
 
-int run_generate(const GenerateCommand& command) {
+void GenerateCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common,
+                     "one JSON object per prompt (ids, text, seed, stop_reason, timings) instead "
+                     "of the text");
+  add_text_options(app, input, "prompts");
+  app.add_option("--prompt-file", prompt_file,
+                 "one prompt, the whole file ('-': standard input) less one final newline, as "
+                 "llama.cpp's -f")
+      ->type_name("FILE");
+  add_generation_options(app, *this, "64");
+  add_beam_options(app, beam,
+                   "beam search with this many beams (1: off); deterministic, as Hugging Face's");
+  app.add_flag("--ignore-eos", options.ignore_eos, "do not stop at end-of-text");
+  app.add_flag("--truncate", truncate,
+               "keep the end of a prompt longer than the context instead of failing");
+  app.add_flag("!--no-cache", options.use_cache,
+               "recompute every position at every step (slow; for checking)");
+  app.add_flag("--stream", stream,
+               "with --json: first a JSON line {token_id, text} per token as it comes "
+               "(text output always streams)");
+  app.add_flag("--no-display-prompt", hide_prompt,
+               "print the continuation alone (llama.cpp's --no-display-prompt, Hugging "
+               "Face's return_full_text=False)");
+  app.add_flag("--color", color,
+               "show the generated text in colour after the prompt (on a terminal)");
+  CLI::Option* generate_chat =
+      app.add_flag("--chat", chat,
+                   "each prompt is a user message, formatted by the model's chat "
+                   "template (after --system), and only the reply is printed");
+  app.add_option("--system", system, "with --chat: the system message")->needs(generate_chat);
+  for (CLI::Option* option : add_chat_format_options(app, chat_format)) {
+    option->needs(generate_chat);
+  }
+  add_attention_out_option(
+      app, attention_out, attention,
+      "write the attention row behind each generated token to this file (JSON Lines)");
+  add_examples(app,
+               {"attn generate \"The jury said\" -n 20",
+                "attn generate -m Qwen/Qwen2.5-0.5B --temp 0.7 --seed 1 -p \"Once upon a time\"",
+                "attn generate -m DIR --chat --system \"Be brief.\" \"What is a jury?\" --json"});
+}
+
+int GenerateCommand::run([[maybe_unused]] const CLI::App& app) {
+  given = generation_flags_given(app);
+  const GenerateCommand& command = *this;
   check_options_apply(command);
   if (command.prompt_file &&
       (!command.input.arguments.empty() || !command.input.prompts.empty() || command.input.file)) {
@@ -318,9 +401,7 @@ int run_generate(const GenerateCommand& command) {
   catch_interrupts();
   bool first = true;
   const int status = for_each_text(prompts, [&](const InputText& prompt) {
-    // A blank line of a prompt file is no prompt; a blank argument is one.
-    if (is_blank_line(prompt) || interrupt_requested()) return;
-    require_utf8(prompt.text, prompt.source);
+    if (interrupt_requested()) return;
     const std::vector<int> ids = prompt_ids(command, *model, encode(prompt.text), prompt, options);
     // Text output: a blank line between one prompt's text and the next prompt.
     if (!first && !command.common.json) write_stdout("\n");
@@ -334,5 +415,7 @@ int run_generate(const GenerateCommand& command) {
   });
   return interrupt_requested() ? kInterruptedStatus : status;
 }
+
+std::unique_ptr<Command> make_generate_command() { return std::make_unique<GenerateCommand>(); }
 
 }  // namespace attn

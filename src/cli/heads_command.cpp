@@ -1,6 +1,8 @@
 // attn heads: what every attention head does. Runs the texts (packed into batches), and for a
 // decoder an induction probe, through the model, and prints each head's statistics and role
 // (src/tasks/head_stats.h) as a table or as JSON.
+#include "src/cli/heads_command.h"
+
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
@@ -11,7 +13,7 @@
 
 #include "src/base/error.h"
 #include "src/base/files.h"
-#include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/io/output_file.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/attention_view_html.h"  // generated from src/tasks/attention_view.html
@@ -21,6 +23,10 @@
 
 namespace attn {
 namespace {
+
+// Probe sequences beyond this tell nothing new about a head; the bound keeps a typo from
+// running for hours.
+constexpr int kMaxProbeSequences = 10000;
 
 // The texts (text_input.h; blank lines skipped), each with the name its errors give.
 std::vector<std::pair<std::string, std::string>> heads_texts(const HeadsCommand& command) {
@@ -39,7 +45,7 @@ std::vector<HeadStatsInput> encode_texts(
   for (const auto& [text, where] : texts) {
     require_utf8(text, where);
     std::vector<int> ids = model.tokenizer->encode(text).ids;
-    if (ids.empty()) throw Error(where + ": gives no tokens");
+    if (ids.empty()) throw Error(where + ": " + kNoTokens);
     if (int(ids.size()) > context) {
       throw Error(where + ": " + std::to_string(ids.size()) +
                   " tokens, more than the model's context of " + std::to_string(context));
@@ -161,76 +167,20 @@ nlohmann::ordered_json section_json(const HeadsSection& section) {
           {"heads", scores_json(section)}};
 }
 
-// One head's weights, rounded to 4 decimals as `attn attention --format json` writes them:
-// probabilities (n_queries, n_keys).
-nlohmann::ordered_json rounded_weights(const float* probabilities, int n_queries, int n_keys) {
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (int q = 0; q < n_queries; ++q) {
-    std::vector<double> row;
-    for (int k = 0; k < n_keys; ++k) {
-      row.push_back(std::round(probabilities[long(q) * n_keys + k] * 1e4) / 1e4);
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-// Adds one head to a section's list of layers ([{"layer", "heads": [{"head", "weights"}]}]).
-void add_head_json(nlohmann::ordered_json& layers, int layer, int head,
-                   nlohmann::ordered_json weights) {
-  if (layers.empty() || layers.back()["layer"] != layer) {
-    layers.push_back({{"layer", layer}, {"heads", nlohmann::ordered_json::array()}});
-  }
-  layers.back()["heads"].push_back({{"head", head}, {"weights", std::move(weights)}});
-}
-
-// The attention document of one input, as `attn attention --format json` writes it, for the
-// model view's thumbnails and single-head pages.
+// The attention document of the first input, as `attn attention --format json` writes it, for
+// the model view's thumbnails and single-head pages; an encoder-decoder's decoder reads
+// `decoder_ids`.
 nlohmann::ordered_json attention_document(const Model& model, const std::string& text,
-                                          const std::vector<int>& ids) {
-  const ArchSpec& spec = model.spec();
-  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
-  capture_attention(model, Encoding{.ids = ids, .type_ids = {}}, select_attention(spec, {}),
-                    [&](int layer, int head, const float* probabilities, int n) {
-                      add_head_json(layers, layer, head, rounded_weights(probabilities, n, n));
-                    });
-  return {{"model", model.name()},  {"model_type", model.model_type},
-          {"text", text},           {"tokens", token_strings(*model.tokenizer, ids)},
-          {"token_ids", ids},       {"n_layers", spec.n_layer},
-          {"n_heads", spec.n_head}, {"attention", std::move(layers)}};
-}
-
-// An encoder-decoder's attention document of one source and its decoder input, with the
-// sections "encoder", "decoder" and "cross" as `attn attention` writes them.
-nlohmann::ordered_json encoder_decoder_document(const Model& model, const std::string& text,
-                                                const std::vector<int>& source_ids,
-                                                const std::vector<int>& decoder_ids) {
-  const ArchSpec& encoder_spec = model.encoder->spec();
-  const ArchSpec& decoder_spec = model.spec();
-  std::map<AttentionSection, nlohmann::ordered_json> sections;
-  capture_encoder_decoder_attention(
-      model, source_ids, decoder_ids, select_attention(encoder_spec, {}),
-      select_attention(decoder_spec, {}),
-      [&](AttentionSection section, int layer, int head, const float* probabilities, int n_queries,
-          int n_keys) {
-        nlohmann::ordered_json& layers = sections[section];
-        if (layers.is_null()) layers = nlohmann::ordered_json::array();
-        add_head_json(layers, layer, head, rounded_weights(probabilities, n_queries, n_keys));
-      });
-  return {{"model", model.name()},
-          {"model_type", model.model_type},
-          {"text", text},
-          {"tokens", token_strings(*model.tokenizer, source_ids)},
-          {"token_ids", source_ids},
-          {"decoder_tokens", token_strings(*model.tokenizer, decoder_ids)},
-          {"decoder_ids", decoder_ids},
-          {"n_layers", encoder_spec.n_layer},
-          {"n_heads", encoder_spec.n_head},
-          {"n_decoder_layers", decoder_spec.n_layer},
-          {"n_decoder_heads", decoder_spec.n_head},
-          {"encoder", std::move(sections[AttentionSection::kEncoder])},
-          {"decoder", std::move(sections[AttentionSection::kDecoder])},
-          {"cross", std::move(sections[AttentionSection::kCross])}};
+                                          const std::vector<int>& ids,
+                                          const std::vector<int>& decoder_ids = {}) {
+  const AttentionDocumentInfo info = attention_document_info(
+      model, text, std::nullopt, Encoding{.ids = ids, .type_ids = {}}, decoder_ids);
+  StringSink document;
+  const AttentionOptions all;
+  AttentionWriter writer(document, AttentionFormat::kJson, all.precision, info);
+  write_attention_heads(model, info, all, writer);
+  writer.finish();
+  return nlohmann::ordered_json::parse(document.text);
 }
 
 // The model view: src/tasks/heads_view.html with its data in place of the marker.
@@ -327,7 +277,60 @@ std::string sections_text(const std::vector<HeadsSection>& sections, bool probe)
 
 }  // namespace
 
-int run_heads(const HeadsCommand& command) {
+void HeadsCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common, "the same as --format json");
+  add_text_options(app, input, "texts to run through the model");
+  add_report_format_option(app, format,
+                           "text (the default: a table and the roles), json (every number) or "
+                           "html (a page with every layer and head on the first input)");
+  add_batch_tokens_option(app, batch_tokens);
+  app.add_option_function<std::string>(
+         "--probe", [this](const std::string& name) { probe = name == "induction"; },
+         "induction: score induction heads on random sequences repeated twice (decoders; the "
+         "default for them), or none")
+      ->check(CLI::IsMember({"induction", "none"}));
+  app.add_option("--probe-sequences", probe_options.sequences,
+                 "random sequences in the induction probe (default: " +
+                     std::to_string(probe_options.sequences) + ")")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxProbeSequences));
+  app.add_option("--probe-length", probe_options.length,
+                 "tokens of each probe sequence, before it is repeated; at most half the "
+                 "context (default: " +
+                     std::to_string(probe_options.length) + ")")
+      ->check(whole_number<int>())
+      ->check(number_check(">= 2", [](double v) { return v >= 2; }));
+  app.add_option(
+         "-s,--seed", probe_options.seed,
+         "random seed of the probe sequences (default: " + std::to_string(probe_options.seed) + ")")
+      ->check(whole_number<std::uint64_t>())
+      ->check(number_check("from 0 to " + std::to_string(kMaxSeed),
+                           [](double v) { return v >= 0 && v <= double(kMaxSeed); }));
+  app.add_option("--deps", deps,
+                 "score every head against a dependency treebank (CoNLL-U) as Clark et al. 2019 "
+                 "do: which heads find a word's syntactic head (an encoder-decoder's encoder "
+                 "heads)")
+      ->type_name("FILE.conllu");
+  app.add_flag("--cross", cross,
+               "encoder-decoders: the cross-attention heads (target tokens over the source) "
+               "instead of the encoder's and decoder's self-attention heads");
+  app.add_option("-n,--max-new-tokens", max_new_tokens,
+                 "encoder-decoders: the decoder reads the model's greedy translation of each "
+                 "text, at most this many tokens (default: " +
+                     std::to_string(kHeadsTargetTokens) + ")")
+      ->check(whole_number<int>())
+      ->check(positive());
+  add_examples(app, {"attn heads \"The jury said the judge was fair.\"",
+                     "attn heads -m bert-base-uncased -f texts.txt --format html -o heads.html",
+                     "attn heads -m bert-base-uncased --deps docs/examples/treebank.conllu"});
+}
+
+int HeadsCommand::run(const CLI::App& app) {
+  probe_options_given = app.count("--probe-sequences") > 0 || app.count("--probe-length") > 0 ||
+                        app.count("--seed") > 0;
+  const HeadsCommand& command = *this;
   if (command.deps) return run_dependency_heads(command);
   const std::vector<std::pair<std::string, std::string>> texts = heads_texts(command);
   OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
@@ -367,9 +370,9 @@ int run_heads(const HeadsCommand& command) {
         "{}: {} input(s), {} source tokens; the decoder read the model's greedy translation of "
         "each ({} tokens with the start token, at most {} generated each)\n",
         model->name(), heads.sources.size(), source_tokens, target_tokens, max_new_tokens);
-    if (command.format == HeadsFormat::kHtml) {
-      first = encoder_decoder_document(*model, texts[0].first, heads.sources[0].ids,
-                                       heads.targets[0].ids);
+    if (command.format == ReportFormat::kHtml) {
+      first =
+          attention_document(*model, texts[0].first, heads.sources[0].ids, heads.targets[0].ids);
     }
   } else {
     const ArchSpec& spec = model->spec();
@@ -382,7 +385,7 @@ int run_heads(const HeadsCommand& command) {
     document["tokens"] = token_count(heads.inputs);
     text = fmt::format("{}: {} layers x {} heads, {} input(s), {} tokens\n", model->name(),
                        spec.n_layer, spec.n_head, heads.inputs.size(), token_count(heads.inputs));
-    if (command.format == HeadsFormat::kHtml) {
+    if (command.format == ReportFormat::kHtml) {
       first = attention_document(*model, texts[0].first, heads.inputs[0].ids);
     }
   }
@@ -403,7 +406,7 @@ int run_heads(const HeadsCommand& command) {
         probe_loss->first_copy - probe_loss->second_copy);
   }
 
-  if (command.format == HeadsFormat::kHtml) {
+  if (command.format == ReportFormat::kHtml) {
     nlohmann::ordered_json page_sections = nlohmann::ordered_json::array();
     for (const HeadsSection& section : sections) page_sections.push_back(section_json(section));
     out.write(heads_page({{"model", model->name()},
@@ -411,7 +414,7 @@ int run_heads(const HeadsCommand& command) {
                           {"role_threshold", kRoleThreshold},
                           {"sections", std::move(page_sections)},
                           {"document", std::move(first)}}));
-  } else if (command.format == HeadsFormat::kJson) {
+  } else if (command.format == ReportFormat::kJson) {
     if (encoder_decoder) {
       for (const HeadsSection& section : sections) document[section.id] = section_json(section);
     } else {
@@ -424,5 +427,7 @@ int run_heads(const HeadsCommand& command) {
   out.commit();
   return 0;
 }
+
+std::unique_ptr<Command> make_heads_command() { return std::make_unique<HeadsCommand>(); }
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include "src/base/error.h"
 #include "src/base/unicode.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/lens_view_html.h"  // generated from src/tasks/lens_view.html
@@ -16,6 +17,21 @@
 
 namespace attn {
 namespace {
+
+// attn lens: the logit lens of each text.
+struct LensCommand final : Command {
+  LensCommand()
+      : Command("lens",
+                "the logit lens: what each layer predicts at each position (nostalgebraist 2020)") {
+  }
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  ReportFormat format = ReportFormat::kText;
+  // --target: the token whose rank and probability are followed through the layers at the
+  // last position (an encoder's first mask); default: the model's own prediction there.
+  std::optional<std::string> target;
+};
 
 // The candidates per cell written to JSON and the page; the reference files' "top5".
 constexpr int kLensTopK = 5;
@@ -189,7 +205,29 @@ int target_token(const Model& model, const std::string& target) {
 
 }  // namespace
 
-int run_lens(const LensCommand& command) {
+void LensCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common, "the same as --format json");
+  add_text_options(app, input,
+                   "texts to run through the model, each alone (an encoder-decoder's decoder "
+                   "reads the model's own translation)");
+  add_report_format_option(
+      app, format,
+      "text (the default: a table per text, positions down, layers across), json (the "
+      "top 5 of every layer and position, one object per text) or html (a "
+      "page: layers x positions)");
+  app.add_option("--target", target,
+                 "a token whose rank and probability are followed through the layers, at "
+                 "the last position (encoders: the first mask; default: the model's own "
+                 "prediction there)");
+  add_examples(app, {"attn lens \"The jury said the judge was\"",
+                     "attn lens -m gpt2 --target \" fair\" \"The jury said the judge was\"",
+                     "attn lens -m bert-base-uncased \"Paris is the [MASK] of France.\" --format "
+                     "html -o lens.html"});
+}
+
+int LensCommand::run([[maybe_unused]] const CLI::App& app) {
+  const LensCommand& command = *this;
   const std::vector<InputText> texts = read_texts(command.input);
   OutputFile out(std::nullopt, "-o");  // standard output, or main's -o file
   auto model = load_model(command.common.model_dir, command.common.dtype);
@@ -206,10 +244,8 @@ int run_lens(const LensCommand& command) {
   int done = 0;
   std::int64_t tokens_done = 0;
   const int failed = for_each_text(texts, [&](const InputText& text) {
-    if (is_blank_line(text)) return;
-    require_utf8(text.text, text.source);
     const Encoding encoding = model->tokenizer->encode(text.text);
-    if (encoding.ids.empty()) text.fail("gives no tokens");
+    if (encoding.ids.empty()) text.fail(kNoTokens);
     if (int(encoding.ids.size()) > context) {
       text.fail(std::to_string(encoding.ids.size()) + " tokens, more than the model's context of " +
                 std::to_string(context));
@@ -226,14 +262,14 @@ int run_lens(const LensCommand& command) {
     const LogitLens lens =
         logit_lens(*model, input.encoding, kLensTopK, target, memory ? &*memory : nullptr);
     switch (command.format) {
-      case LensFormat::kText:
+      case ReportFormat::kText:
         if (!first) out.write('\n');
         out.write(lens_table(*model, input, lens, text));
         break;
-      case LensFormat::kJson:
+      case ReportFormat::kJson:
         out.write(json_text(lens_json(*model, input, lens, text)) + "\n");
         break;
-      case LensFormat::kHtml:
+      case ReportFormat::kHtml:
         page_inputs.push_back(lens_json(*model, input, lens, text));
         break;
     }
@@ -241,11 +277,13 @@ int run_lens(const LensCommand& command) {
     tokens_done += std::int64_t(input.encoding.ids.size());
     progress.update(++done, std::int64_t(texts.size()), tokens_done);
   });
-  if (command.format == LensFormat::kHtml && !page_inputs.empty()) {
+  if (command.format == ReportFormat::kHtml && !page_inputs.empty()) {
     out.write(lens_page(*model, page_inputs));
   }
   out.commit();
   return failed;
 }
+
+std::unique_ptr<Command> make_lens_command() { return std::make_unique<LensCommand>(); }
 
 }  // namespace attn

@@ -9,12 +9,28 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/token_classify.h"
 
 namespace attn {
 namespace {
+
+// attn ner: the named entities a token classifier (…ForTokenClassification) finds in each text,
+// grouped as Hugging Face's token-classification pipeline groups them.
+struct NerCommand final : Command {
+  NerCommand()
+      : Command("ner", "named entities from a token classifier (per-token labels, entity groups)") {
+  }
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  Aggregation aggregation = Aggregation::kSimple;  // --aggregation
+  std::vector<std::string> ignore_labels = {"O"};  // --ignore-labels: entities left out
+  bool truncate = false;                           // cut inputs longer than the model's context
+  int batch_tokens = 1024;                         // tokens per packed batch
+};
 
 const char* aggregation_name(Aggregation aggregation) {
   switch (aggregation) {
@@ -32,49 +48,27 @@ const char* aggregation_name(Aggregation aggregation) {
   return "?";
 }
 
-// A text ready for the model: its ids and each id's offsets.
-struct NerInput {
-  const InputText* source = nullptr;
-  Encoding encoding;
-  std::vector<CharSpan> offsets;
-};
-
-// The inputs, encoded; a blank line of a file is skipped, and an input that cannot be encoded
-// is reported and counted in `failed`.
-struct EncodedNerInputs {
-  std::vector<NerInput> inputs;
-  std::vector<Encoding> encodings;
-  int failed = 0;
-};
-
-EncodedNerInputs encode_inputs(const NerCommand& command, const Model& model,
-                               const TokenOffsets& offsets, const std::vector<InputText>& texts) {
-  EncodedNerInputs encoded;
+// The texts encoded, and each token's offsets in its text (`spans`, parallel to the encodings).
+EncodedTexts<Encoding> encode_inputs(const NerCommand& command, const Model& model,
+                                     const TokenOffsets& offsets,
+                                     const std::vector<InputText>& texts,
+                                     std::vector<std::vector<CharSpan>>& spans) {
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
-  encoded.failed = for_each_text(texts, [&](const InputText& source) {
-    if (is_blank_line(source)) return;
-    require_utf8(source.text, source.source);
-    if (source.text.empty()) source.fail("the text is empty");
+  return encode_each<Encoding>(texts, [&](const InputText& source) {
     ClassifierInput classifier_input;
     try {
       classifier_input = encode_for_classifier(model, source.text, std::nullopt, truncation);
     } catch (const Error& e) {
       source.fail(e.what());
     }
-    NerInput input{.source = &source,
-                   .encoding = std::move(classifier_input.encoding),
-                   .offsets = offsets.token_offsets(source.text)};
+    warn_truncated(source, classifier_input.dropped_tokens);
+    std::vector<CharSpan> token_spans = offsets.token_offsets(source.text);
     // Truncation kept the first tokens and the closing special token.
-    const std::size_t kept = input.encoding.ids.size();
-    input.offsets.erase(input.offsets.begin() + long(kept) - 1, input.offsets.end() - 1);
-    if (classifier_input.dropped_tokens > 0) {
-      spdlog::warn("{}: {} tokens cut off by --truncate", source.source,
-                   classifier_input.dropped_tokens);
-    }
-    encoded.encodings.push_back(input.encoding);
-    encoded.inputs.push_back(std::move(input));
+    const std::size_t kept = classifier_input.encoding.ids.size();
+    token_spans.erase(token_spans.begin() + long(kept) - 1, token_spans.end() - 1);
+    spans.push_back(std::move(token_spans));
+    return std::move(classifier_input.encoding);
   });
-  return encoded;
 }
 
 // The text with each entity marked "[words](LABEL)"; entities come in text order.
@@ -121,9 +115,8 @@ nlohmann::ordered_json entities_json(const std::vector<Entity>& entities, Aggreg
 void write_entities(const NerCommand& command, const InputText& source,
                     const std::vector<Entity>& entities, bool first) {
   if (command.common.json) {
-    nlohmann::ordered_json out = {{"text", source.text},
-                                  {"entities", entities_json(entities, command.aggregation)}};
-    if (source.line > 0) out["line"] = source.line;
+    nlohmann::ordered_json out = text_json(source);
+    out["entities"] = entities_json(entities, command.aggregation);
     write_stdout(json_text(out) + "\n");
   } else {
     std::string text = first ? "" : "\n";
@@ -133,7 +126,37 @@ void write_entities(const NerCommand& command, const InputText& source,
 
 }  // namespace
 
-int run_ner(const NerCommand& command) {
+void NerCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, nullptr);
+  add_output_options(app, common,
+                     "one JSON object per text: {text, entities}, each entity with the "
+                     "pipeline's fields");
+  add_text_options(app, input, "texts to find entities in");
+  const std::map<std::string, Aggregation> aggregations = {{"none", Aggregation::kNone},
+                                                           {"simple", Aggregation::kSimple},
+                                                           {"first", Aggregation::kFirst},
+                                                           {"average", Aggregation::kAverage},
+                                                           {"max", Aggregation::kMax}};
+  app.add_option_function<std::string>(
+         "--aggregation",
+         [this, aggregations](const std::string& name) { aggregation = aggregations.at(name); },
+         "how tokens become entities, as Hugging Face's pipeline: none (every token), simple "
+         "(B-/I- runs of tokens), first, average or max (whole words, labelled by their first "
+         "token, mean scores or best token) (default: simple)")
+      ->check(CLI::IsMember({"none", "simple", "first", "average", "max"}))
+      ->type_name("NAME");
+  app.add_option("--ignore-labels", ignore_labels,
+                 "labels left out, separated by commas (default: O)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  app.add_flag("--truncate", truncate,
+               "keep the first tokens of a text longer than the model's context instead of "
+               "failing");
+  add_batch_tokens_option(app, batch_tokens);
+}
+
+int NerCommand::run([[maybe_unused]] const CLI::App& app) {
+  const NerCommand& command = *this;
   const std::vector<InputText> texts = read_texts(command.input);
   auto model = load_model(command.common.model_dir, command.common.dtype);
   require_token_classifier(*model, "ner");
@@ -147,26 +170,29 @@ int run_ner(const NerCommand& command) {
         "word when a space is before it, as Hugging Face's pipeline guesses",
         aggregation_name(command.aggregation));
   }
-  const EncodedNerInputs encoded = encode_inputs(command, *model, offsets, texts);
+  std::vector<std::vector<CharSpan>> spans;
+  const auto encoded = encode_inputs(command, *model, offsets, texts, spans);
   Progress progress("ner", "texts", command.common.quiet);
   std::int64_t tokens_done = 0;
   classifier_logits(
-      *model, encoded.encodings, command.batch_tokens,
+      *model, encoded.items, command.batch_tokens,
       [&](std::size_t i, std::span<const float> logits) {
-        const NerInput& input = encoded.inputs[i];
-        const TokenLogits token_logits{.text = input.source->text,
-                                       .ids = input.encoding.ids,
+        const InputText& source = *encoded.sources[i];
+        const TokenLogits token_logits{.text = source.text,
+                                       .ids = encoded.items[i].ids,
                                        .logits = logits,
-                                       .offsets = input.offsets};
-        write_entities(command, *input.source,
+                                       .offsets = spans[i]};
+        write_entities(command, source,
                        find_entities(token_logits, *model->tokenizer, offsets, model->labels,
                                      command.aggregation, command.ignore_labels),
                        i == 0);
-        tokens_done += std::int64_t(input.encoding.ids.size());
-        progress.update(std::int64_t(i) + 1, std::int64_t(encoded.inputs.size()), tokens_done);
+        tokens_done += std::int64_t(encoded.items[i].ids.size());
+        progress.update(std::int64_t(i) + 1, std::int64_t(encoded.items.size()), tokens_done);
       });
   flush_stdout();
-  return encoded.failed;
+  return encoded.status;
 }
+
+std::unique_ptr<Command> make_ner_command() { return std::make_unique<NerCommand>(); }
 
 }  // namespace attn

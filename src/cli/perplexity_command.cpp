@@ -8,11 +8,27 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/perplexity.h"
 
 namespace attn {
+namespace {
+
+struct PerplexityCommand final : Command {
+  PerplexityCommand()
+      : Command("perplexity", "how well a decoder predicts a text (sliding windows)") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::optional<int> window;                              // default: the model's context
+  std::optional<int> stride;                              // default: the window
+  int batch_tokens = PerplexityOptions{}.max_batch_rows;  // windows packed per batch, in tokens
+  std::optional<std::filesystem::path> per_token;         // JSON Lines: id, token, nll per position
+};
+
+}  // namespace
 
 namespace {
 
@@ -20,10 +36,8 @@ namespace {
 void score_text(const PerplexityCommand& command, const Model& model, const InputText& text,
                 OutputFile* per_token) {
   const std::vector<int> ids = model.tokenizer->encode(text.text).ids;
-  if (ids.size() < 2) {
-    text.fail("the text gives " + std::to_string(ids.size()) +
-              " token(s); perplexity needs at least 2");
-  }
+  if (ids.empty()) text.fail(kNoTokens);
+  if (ids.size() < 2) text.fail("the text gives 1 token; perplexity needs at least 2");
   const int window = command.window.value_or(model.spec().max_positions);
   const PerplexityOptions options{.window = window,
                                   .stride = command.stride.value_or(window),
@@ -81,7 +95,31 @@ void score_text(const PerplexityCommand& command, const Model& model, const Inpu
 }  // namespace
 
 // Each text (an argument, -p, or the whole of a file or standard input) is scored on its own.
-int run_perplexity(const PerplexityCommand& command) {
+void PerplexityCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(app, common, "one JSON object per text, with every window");
+  add_text_options(app, input, "texts to score (a file or standard input is one text, a corpus)");
+  app.add_option("--window", window, "tokens per window (default: the model's context)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  app.add_option("--stride", stride,
+                 "tokens between window starts; less than --window overlaps the windows, "
+                 "giving every scored token more context (default: the window)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  app.add_option("--batch-tokens", batch_tokens,
+                 "windows shorter than this are packed into batches of this many tokens; "
+                 "memory grows with it (default: " +
+                     std::to_string(batch_tokens) + ")")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(kMaxBatchTokens));
+  app.add_option("--per-token", per_token, "write each token's NLL to this file as JSON Lines")
+      ->type_name("FILE");
+}
+
+int PerplexityCommand::run([[maybe_unused]] const CLI::App& app) {
+  const PerplexityCommand& command = *this;
   const std::vector<InputText> texts = read_texts(command.input, TextUnit::kCorpus);
   // Opened before the work, so that an unwritable path fails at once.
   std::optional<OutputFile> per_token;
@@ -98,5 +136,7 @@ int run_perplexity(const PerplexityCommand& command) {
     score_text(command, *model, text, per_token ? &*per_token : nullptr);
   });
 }
+
+std::unique_ptr<Command> make_perplexity_command() { return std::make_unique<PerplexityCommand>(); }
 
 }  // namespace attn

@@ -10,12 +10,28 @@
 
 #include "src/base/error.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/json_util.h"
 #include "src/io/output_file.h"
 
 namespace attn {
 namespace {
+
+// attn rerank: a cross-encoder's score for one query against each passage, best first, as
+// sentence-transformers' CrossEncoder.rank reports them.
+struct RerankCommand final : Command {
+  RerankCommand()
+      : Command("rerank", "passages sorted by a cross-encoder's relevance score for a query") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::string query;
+  int top_k = 0;            // -k: the best k passages; 0: all
+  bool activation = false;  // --activation: the sigmoid of each logit instead of the logit
+  bool truncate = false;    // cut a pair longer than the model's context (its longer text)
+  int batch_tokens = 1024;  // tokens per packed batch
+};
 
 // The activation sentence-transformers applies by default to this folder's scores, as
 // config.json names it: "sentence_transformers": {"activation_fn": ...} (version 4 on), or
@@ -50,49 +66,35 @@ void require_cross_encoder(const Model& model, const RerankCommand& command) {
   }
 }
 
-// The passages, encoded as (query, passage) pairs; a blank line of a file is skipped, and a
-// passage that cannot be encoded is reported and counted in `failed`.
-struct EncodedPassages {
-  std::vector<const InputText*> sources;
-  std::vector<int> corpus_ids;  // each passage's place among the passages given, from 0
-  std::vector<Encoding> encodings;
-  int failed = 0;
-};
-
-EncodedPassages encode_passages(const RerankCommand& command, const Model& model,
-                                const std::vector<InputText>& passages) {
-  EncodedPassages encoded;
+// The passages, encoded as (query, passage) pairs, and each one's place among the passages given
+// (`corpus_ids`, parallel to the encodings; blank lines are not passages).
+EncodedTexts<Encoding> encode_passages(const RerankCommand& command, const Model& model,
+                                       const std::vector<InputText>& passages,
+                                       std::vector<int>& corpus_ids) {
   const Truncation truncation = command.truncate ? Truncation::kLongestFirst : Truncation::kNone;
   int corpus_id = 0;
-  encoded.failed = for_each_text(passages, [&](const InputText& source) {
-    if (is_blank_line(source)) return;
+  return encode_each<Encoding>(passages, [&](const InputText& source) {
     const int id = corpus_id++;
-    require_utf8(source.text, source.source);
-    if (source.text.empty()) source.fail("the passage is empty");
     ClassifierInput input;
     try {
       input = encode_for_classifier(model, command.query, source.text, truncation);
     } catch (const Error& e) {
       source.fail("the passage with the query " + std::string(e.what()));
     }
-    if (input.dropped_tokens > 0) {
-      spdlog::warn("{}: {} tokens cut off by --truncate", source.source, input.dropped_tokens);
-    }
-    encoded.sources.push_back(&source);
-    encoded.corpus_ids.push_back(id);
-    encoded.encodings.push_back(std::move(input.encoding));
+    warn_truncated(source, input.dropped_tokens);
+    corpus_ids.push_back(id);
+    return std::move(input.encoding);
   });
-  return encoded;
 }
 
 // A passage's place in the ranking.
 struct Ranked {
-  std::size_t passage;  // index into EncodedPassages
+  std::size_t passage;  // index into the encoded passages
   float score;
 };
 
-void write_ranking(const RerankCommand& command, const EncodedPassages& passages,
-                   const std::vector<Ranked>& ranking) {
+void write_ranking(const RerankCommand& command, const EncodedTexts<Encoding>& passages,
+                   const std::vector<int>& corpus_ids, const std::vector<Ranked>& ranking) {
   if (!command.common.json) {
     std::string out;
     for (std::size_t rank = 0; rank < ranking.size(); ++rank) {
@@ -105,10 +107,9 @@ void write_ranking(const RerankCommand& command, const EncodedPassages& passages
   nlohmann::ordered_json results = nlohmann::ordered_json::array();
   for (const Ranked& ranked : ranking) {
     const InputText& source = *passages.sources[ranked.passage];
-    nlohmann::ordered_json result = {{"corpus_id", passages.corpus_ids[ranked.passage]},
-                                     {"score", ranked.score},
-                                     {"text", source.text}};
-    if (source.line > 0) result["line"] = source.line;
+    nlohmann::ordered_json result = {{"corpus_id", corpus_ids[ranked.passage]},
+                                     {"score", ranked.score}};
+    result.update(text_json(source));
     results.push_back(std::move(result));
   }
   write_stdout(json_text(nlohmann::ordered_json{{"query", command.query}, {"results", results}}) +
@@ -117,27 +118,41 @@ void write_ranking(const RerankCommand& command, const EncodedPassages& passages
 
 }  // namespace
 
-int run_rerank(const RerankCommand& command) {
+void RerankCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, nullptr);
+  add_output_options(app, common,
+                     "one JSON object: {query, results: [{corpus_id, score, text}, ...]}");
+  add_text_options(app, input, "passages to rank");
+  app.add_option("--query", query, "the query every passage is scored against")->required();
+  app.add_option("-k,--top-k", top_k, "the best k passages (default: all)")
+      ->check(whole_number<int>())
+      ->check(non_negative());
+  app.add_flag("--activation", activation,
+               "score with the sigmoid of the logit (default: the raw logit)");
+  app.add_flag("--truncate", truncate,
+               "cut a pair longer than the model's context (its longer text)");
+  add_batch_tokens_option(app, batch_tokens);
+}
+
+int RerankCommand::run([[maybe_unused]] const CLI::App& app) {
+  const RerankCommand& command = *this;
   require_utf8(command.query, "--query");
-  if (command.query.empty()) throw Error("--query: the query is empty");
   const std::vector<InputText> passages = read_texts(command.input);
   auto model = load_model(command.common.model_dir, command.common.dtype);
   require_cross_encoder(*model, command);
-  const EncodedPassages encoded = encode_passages(command, *model, passages);
-  if (encoded.encodings.empty()) {
-    if (encoded.failed == 0) throw Error("no passage to rank: every line is blank");
-    return encoded.failed;
-  }
+  std::vector<int> corpus_ids;
+  const auto encoded = encode_passages(command, *model, passages, corpus_ids);
+  if (encoded.items.empty()) return encoded.status;
 
-  std::vector<float> scores(encoded.encodings.size());  // (passages)
+  std::vector<float> scores(encoded.items.size());  // (passages)
   Progress progress("rerank", "passages", command.common.quiet);
   std::int64_t tokens_done = 0;
   classifier_logits(
-      *model, encoded.encodings, command.batch_tokens,
+      *model, encoded.items, command.batch_tokens,
       [&](std::size_t i, std::span<const float> logits) {
         scores[i] = class_scores(
             logits, command.activation ? ScoreFunction::kSigmoid : ScoreFunction::kNone)[0];
-        tokens_done += std::int64_t(encoded.encodings[i].ids.size());
+        tokens_done += std::int64_t(encoded.items[i].ids.size());
         progress.update(std::int64_t(i) + 1, std::int64_t(scores.size()), tokens_done);
       });
 
@@ -147,9 +162,11 @@ int run_rerank(const RerankCommand& command) {
   std::stable_sort(ranking.begin(), ranking.end(),
                    [](const Ranked& a, const Ranked& b) { return a.score > b.score; });
   if (command.top_k > 0 && command.top_k < int(ranking.size())) ranking.resize(command.top_k);
-  write_ranking(command, encoded, ranking);
+  write_ranking(command, encoded, corpus_ids, ranking);
   flush_stdout();
-  return encoded.failed;
+  return encoded.status;
 }
+
+std::unique_ptr<Command> make_rerank_command() { return std::make_unique<RerankCommand>(); }
 
 }  // namespace attn

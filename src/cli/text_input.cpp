@@ -1,5 +1,6 @@
 #include "src/cli/text_input.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -26,7 +27,7 @@ void add_text_options(CLI::App& command, TextSources& sources, const std::string
   command
       .add_option("-f,--file", sources.file,
                   "one text per line ('-': standard input; the default when no text is given)")
-      ->type_name("PATH");
+      ->type_name("FILE");
 }
 
 namespace {
@@ -103,10 +104,7 @@ std::vector<InputText> given_texts(const TextSources& sources) {
          sources.prompts.size() > 1 ? "--prompt " + std::to_string(i + 1) : std::string("--prompt"),
          0});
   }
-  for (const InputText& text : texts) {
-    require_utf8(text.text, text.source);
-    if (text.text.empty()) text.fail("the text is empty");
-  }
+  for (const InputText& text : texts) require_utf8(text.text, text.source);
   return texts;
 }
 
@@ -162,10 +160,12 @@ std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit) {
 }
 
 int for_each_text(const std::vector<InputText>& texts,
-                  const std::function<void(const InputText&)>& work) {
+                  const std::function<void(const InputText&)>& work, TextLoop loop) {
   int status = 0;
   for (const InputText& text : texts) {
+    if (is_blank_line(text) && !loop.line_for_line) continue;
     try {
+      require_utf8(text.text, text.source);
       work(text);
     } catch (const UsageError&) {
       throw;
@@ -173,10 +173,24 @@ int for_each_text(const std::vector<InputText>& texts,
       throw;
     } catch (const Error& e) {
       print_error(e.what());
+      if (loop.line_for_line) write_stdout(error_line(e.what()));
       status = 1;
     }
   }
   return status;
+}
+
+void warn_truncated(const InputText& text, long dropped_tokens) {
+  if (dropped_tokens > 0) {
+    spdlog::warn("{}: {} cut off by --truncate", text.source, plural(dropped_tokens, "token"));
+  }
+}
+
+nlohmann::ordered_json text_json(const InputText& text) {
+  nlohmann::ordered_json out;
+  if (text.line > 0) out["line"] = text.line;
+  out["text"] = text.text;
+  return out;
 }
 
 }  // namespace attn

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,24 +57,66 @@ void add_text_options(CLI::App& command, TextSources& sources, const std::string
 std::vector<std::string> take_text_arguments(const CLI::App& command,
                                              std::vector<std::string>& arguments);
 
-// The texts, in the order given. Arguments and --prompt texts must be UTF-8 and not empty (exit
-// status 1 otherwise). Lines are returned as they are, blank ones included, for the command to
-// check one by one, but an input with no text at all is an error. Giving texts two ways
-// (arguments or --prompt, and --file) is a usage error.
+// The texts, in the order given. Arguments and --prompt texts must be UTF-8 (exit status 1
+// otherwise); each is run as typed, an empty or blank one included, as Hugging Face runs it. Lines
+// are returned as they are, blank ones included, for the command to check one by one, but an input
+// with no text at all is an error. Giving texts two ways (arguments or --prompt, and --file) is a
+// usage error.
 std::vector<InputText> read_texts(const TextSources& sources, TextUnit unit = TextUnit::kLine);
 
 // Whether a line holds nothing but spaces and tabs.
 bool is_blank(std::string_view text);
 
-// Whether `text` is a blank line of a file or standard input, which every command skips (a blank
-// text given as an argument or with -p is run, as Hugging Face runs it: "[CLS] [SEP]").
+// Whether `text` is a blank line of a file or standard input, which is no text: every command
+// skips it (a blank text given as an argument or with -p is run, as Hugging Face runs it: "[CLS]
+// [SEP]").
 inline bool is_blank_line(const InputText& text) { return text.line > 0 && is_blank(text.text); }
 
-// Runs `work` on each text. A text that fails (an attn::Error: not UTF-8, too long, no mask...)
-// is reported on stderr as one line naming its source, and the others still run; a usage error
-// or an error writing the results ends the command. Returns the exit status: 1 if any text failed,
-// else 0.
+// Every command's words for a text that leaves it nothing to run (a decoder's "" without a
+// beginning-of-text token): "SOURCE: the text gives no tokens".
+inline constexpr const char* kNoTokens = "the text gives no tokens";
+
+// How for_each_text goes through the texts.
+struct TextLoop {
+  // Line-for-line output (translate's text: output line N answers input line N): blank lines are
+  // handed to `work` too, to print an empty line, and a text that fails prints its error line
+  // on standard output as well, in its place.
+  bool line_for_line = false;
+};
+
+// Runs `work` on each text that is valid UTF-8 and not a blank line. A text that fails (an
+// attn::Error: not UTF-8, too long, no mask...) is reported on stderr as one line naming its
+// source, and the others still run; a usage error or an error writing the results ends the
+// command. Returns the exit status: 1 if any text failed, else 0.
 int for_each_text(const std::vector<InputText>& texts,
-                  const std::function<void(const InputText&)>& work);
+                  const std::function<void(const InputText&)>& work, TextLoop loop = {});
+
+// What `encode` made of each text that for_each_text ran, in order, for a command that runs
+// them packed into batches.
+template <class Encoded>
+struct EncodedTexts {
+  std::vector<const InputText*> sources;
+  std::vector<Encoded> items;  // parallel to sources
+  int status = 0;              // 1 if a text failed (reported on stderr)
+};
+
+template <class Encoded>
+EncodedTexts<Encoded> encode_each(const std::vector<InputText>& texts,
+                                  const std::function<Encoded(const InputText&)>& encode) {
+  EncodedTexts<Encoded> encoded;
+  encoded.status = for_each_text(texts, [&](const InputText& text) {
+    encoded.items.push_back(encode(text));
+    encoded.sources.push_back(&text);
+  });
+  return encoded;
+}
+
+// Every command's warning for a text that --truncate cut: "SOURCE: N tokens cut off by
+// --truncate".
+void warn_truncated(const InputText& text, long dropped_tokens);
+
+// The start of a text's JSON object, as every command writes it: {"line": N} for a line of a file
+// or standard input, then {"text": ...}.
+nlohmann::ordered_json text_json(const InputText& text);
 
 }  // namespace attn

@@ -13,11 +13,31 @@
 #include "src/base/error.h"
 #include "src/base/unicode.h"
 #include "src/cli/commands.h"
+#include "src/cli/options.h"
 #include "src/io/output_file.h"
 #include "src/tokenizer/tokenizer.h"
 
 namespace attn {
 namespace {
+
+struct TokenizeCommand final : Command {
+  TokenizeCommand()
+      : Command("tokenize",
+                "print token ids and pieces, or decode ids (needs only the tokenizer files)") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::optional<std::string> pair;
+  bool no_special = false;    // add_special_tokens=False
+  bool decode = false;        // the inputs are ids, printed back as text
+  bool skip_special = false;  // with decode: skip_special_tokens=True
+  bool offsets = false;       // each token's [start, end) in characters of the text
+  // --chat FILE.json: a conversation (a JSON list of messages) rendered by the chat template,
+  // then tokenized with add_special_tokens=False, as transformers' apply_chat_template does.
+  std::optional<std::filesystem::path> chat;
+  bool add_generation_prompt = false;
+  ChatFormatOptions chat_format;
+};
 
 using Clock = std::chrono::steady_clock;
 
@@ -73,21 +93,26 @@ std::vector<int> parse_ids(const InputText& input, int vocab_size) {
 
 int run_decode(const TokenizeCommand& command, const Tokenizer& tokenizer,
                const std::vector<InputText>& inputs) {
-  std::string out;
-  for (const InputText& input : inputs) {
+  // A text a line, so that a failed line's error line keeps the output in step with the input.
+  const auto decode = [&](const InputText& input) {
+    if (is_blank_line(input)) {  // as translate keeps a blank line
+      write_stdout("\n");
+      return;
+    }
     const std::vector<int> ids = parse_ids(input, tokenizer.vocab_size());
     // GPT-2's decode keeps raw bytes for streaming; printed text is UTF-8, as Python's is.
     const std::string text = replace_invalid_utf8(tokenizer.decode(ids, command.skip_special));
     if (!command.common.json) {
-      out += text + "\n";
-      continue;
+      write_stdout(text + "\n");
+      return;
     }
-    nlohmann::ordered_json line = {{"ids", ids}, {"text", text}};
+    nlohmann::ordered_json line;
     if (input.line > 0) line["line"] = input.line;
-    out += json_text(line) + "\n";
-  }
-  write_stdout(out);
-  return 0;
+    line["ids"] = ids;
+    line["text"] = text;
+    write_stdout(json_text(line) + "\n");
+  };
+  return for_each_text(inputs, decode, {.line_for_line = !command.common.json});
 }
 
 // tokenize --chat FILE.json: the conversation as the chat template renders it, and the ids of
@@ -116,7 +141,39 @@ int run_tokenize_chat(const TokenizeCommand& command) {
 
 }  // namespace
 
-int run_tokenize(const TokenizeCommand& command) {
+void TokenizeCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, "tiny-gpt2-brown");
+  add_output_options(
+      app, common,
+      "one JSON object per text: {\"ids\", \"tokens\"} (--decode: {\"ids\", \"text\"})");
+  add_text_options(app, input,
+                   "texts to tokenize (with --decode: token ids, \"1 2 3\" or \"1,2,3\")");
+  app.add_option("--pair", pair, "second sentence of the one text (encoders)");
+  app.add_flag("--no-special", no_special,
+               "without the special tokens the tokenizer adds (add_special_tokens=False)");
+  app.add_flag("--decode", decode,
+               "the inputs are token ids (\"1 2 3\" or \"1,2,3\"): print their text");
+  app.add_flag("--skip-special", skip_special,
+               "with --decode: leave out special tokens (skip_special_tokens=True)");
+  app.add_flag("--offsets", offsets,
+               "each token's [start, end) in characters (code points) of the text, as "
+               "Hugging Face's return_offsets_mapping; [0, 0) for added special tokens "
+               "(--json: \"offsets\": [[start, end], ...])");
+  CLI::Option* tokenize_chat =
+      app.add_option("--chat", chat,
+                     "a conversation (a JSON list of messages; '-': standard input): print it "
+                     "as the model's chat template renders it (--json: {\"text\", \"ids\"})")
+          ->type_name("FILE.json");
+  app.add_flag("--add-generation-prompt", add_generation_prompt,
+               "with --chat: end with the start of the assistant's turn")
+      ->needs(tokenize_chat);
+  for (CLI::Option* option : add_chat_format_options(app, chat_format)) {
+    option->needs(tokenize_chat);
+  }
+}
+
+int TokenizeCommand::run([[maybe_unused]] const CLI::App& app) {
+  const TokenizeCommand& command = *this;
   if (command.chat) return run_tokenize_chat(command);
   if (command.skip_special && !command.decode) {
     throw UsageError("--skip-special: only with --decode");
@@ -146,39 +203,37 @@ int run_tokenize(const TokenizeCommand& command) {
   if (command.decode) return run_decode(command, *tokenizer, inputs);
   const TokenOffsets* offsets = command.offsets ? &tokenizer->offsets() : nullptr;
 
-  for (const InputText& input : inputs) require_utf8(input.text, input.source);
   const auto encode_start = Clock::now();
-  std::vector<Encoding> encodings;
-  encodings.reserve(inputs.size());
-  std::size_t token_count = 0;
-  for (const InputText& input : inputs) {
-    Encoding& encoding = encodings.emplace_back();
-    if (offsets) {
-      encoding = offsets->encode_with_offsets(input.text);
-    } else if (command.no_special) {
+  const auto encoded = encode_each<Encoding>(inputs, [&](const InputText& input) {
+    if (offsets) return offsets->encode_with_offsets(input.text);
+    if (command.no_special) {
+      Encoding encoding;
       encoding.ids = tokenizer->encode_plain(input.text);
       encoding.type_ids.assign(encoding.ids.size(), 0);
-    } else {
-      encoding = tokenizer->encode(input.text, command.pair);
+      return encoding;
     }
-    token_count += encoding.ids.size();
-  }
+    return tokenizer->encode(input.text, command.pair);
+  });
   const double encode_ms = milliseconds_since(encode_start);
 
   const bool several = inputs.size() > 1;
   std::string out;
-  for (std::size_t n = 0; n < inputs.size(); ++n) {
-    const Encoding& encoding = encodings[n];
+  std::size_t token_count = 0;
+  for (std::size_t n = 0; n < encoded.items.size(); ++n) {
+    const Encoding& encoding = encoded.items[n];
+    token_count += encoding.ids.size();
     std::vector<std::string> tokens;
     for (int id : encoding.ids) tokens.push_back(replace_invalid_utf8(tokenizer->token_string(id)));
     if (command.common.json) {
-      nlohmann::ordered_json line = {{"ids", encoding.ids}, {"tokens", tokens}};
+      nlohmann::ordered_json line;  // no "text": a line of tokens for each line of text
+      if (encoded.sources[n]->line > 0) line["line"] = encoded.sources[n]->line;
+      line["ids"] = encoding.ids;
+      line["tokens"] = tokens;
       if (command.pair) line["type_ids"] = encoding.type_ids;
       if (offsets) {
         nlohmann::ordered_json& list = line["offsets"] = nlohmann::ordered_json::array();
         for (const CharSpan& span : encoding.offsets) list.push_back({span.start, span.end});
       }
-      if (inputs[n].line > 0) line["line"] = inputs[n].line;
       out += json_text(line) + "\n";
       continue;
     }
@@ -193,9 +248,11 @@ int run_tokenize(const TokenizeCommand& command) {
   }
   write_stdout(out);
   flush_stdout();
-  spdlog::debug("load {:.1f} ms | encode {} {}, {} tokens, {:.1f} ms", load_ms, inputs.size(),
-                inputs.size() == 1 ? "text" : "texts", token_count, encode_ms);
-  return 0;
+  spdlog::debug("load {:.1f} ms | encode {}, {} tokens, {:.1f} ms", load_ms,
+                plural(long(encoded.items.size()), "text"), token_count, encode_ms);
+  return encoded.status;
 }
+
+std::unique_ptr<Command> make_tokenize_command() { return std::make_unique<TokenizeCommand>(); }
 
 }  // namespace attn

@@ -11,12 +11,28 @@
 #include "src/base/error.h"
 #include "src/cli/commands.h"
 #include "src/cli/interrupt.h"
+#include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
 #include "src/tasks/translate.h"
 
 namespace attn {
 namespace {
+
+struct TranslateCommand final : Command {
+  TranslateCommand() : Command("translate", "translate with an encoder-decoder (Marian, T5)") {}
+  void add_options(CLI::App& app) override;
+  int run(const CLI::App& app) override;
+
+  std::optional<int> max_new_tokens;  // default: generation_config.json, else 256
+  BeamSearchOptions beam;             // beams from generation_config.json when not given
+  bool beams_given = false;
+  bool beam_options_given = false;  // --num-return, --length-penalty or --early-stopping
+  bool truncate = false;
+  // JSON Lines with the cross-attention row behind each generated token, when given.
+  std::optional<std::filesystem::path> attention_out;
+  AttentionOptions attention;
+};
 
 // New tokens when neither -n nor generation_config.json's max_new_tokens says.
 constexpr int kDefaultMaxNewTokens = 256;
@@ -56,7 +72,7 @@ Translator make_translator(const TranslateCommand& command, const Model& model) 
 std::vector<int> source_ids(const Translator& translator, const std::string& text,
                             const std::string& where) {
   std::vector<int> ids = translator.model.tokenizer->encode(text).ids;
-  if (ids.empty()) throw Error(where + ": gives no tokens");
+  if (ids.empty()) throw Error(where + ": " + kNoTokens);
   const int context = translator.model.encoder->spec().max_positions;
   if (int(ids.size()) <= context) return ids;
   if (!translator.command.truncate) {
@@ -186,9 +202,10 @@ void translate_text(const Translator& translator, const InputText& source) {
 
 // Several texts, or the lines of a file: one translation a line (with --num-return above 1,
 // its "[score] text" lines and a blank line), so that `attn translate < in.txt > out.txt` keeps
-// the lines in step: a blank line gives a blank line. --json: one JSON line per text (blank
-// lines skipped). A text that cannot be translated is reported on stderr, the rest still run,
-// and the exit status is 1 at the end.
+// the lines in step: a blank line gives a blank line, and a text that cannot be translated its
+// error line ("attn: error: ..."), besides on stderr. --json: one JSON line per text, with
+// "line" (blank lines skipped). The rest still run after a failed text, and the exit status is
+// 1 at the end.
 int translate_each(const Translator& translator, const std::vector<InputText>& texts) {
   const TranslateCommand& command = translator.command;
   if (command.attention_out) throw UsageError("--attention-out: only with one text");
@@ -196,17 +213,16 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
   for (const InputText& text : texts) total += !is_blank_line(text);
   std::optional<Progress> progress(std::in_place, "translate", "texts", command.common.quiet);
   std::int64_t done = 0, tokens = 0;
-  const int status = for_each_text(texts, [&](const InputText& text) {
+  const auto translate = [&](const InputText& text) {
     // Ctrl-C: the text being translated was ended early and printed; the rest are not run.
     if (interrupt_requested()) return;
     if (is_blank_line(text)) {
-      if (!command.common.json) write_stdout("\n");
+      write_stdout("\n");
       return;
     }
-    require_utf8(text.text, text.source);
     const std::vector<int> ids = source_ids(translator, text.text, text.source);
-    nlohmann::ordered_json out;
-    if (text.line > 0) out["line"] = text.line;
+    nlohmann::ordered_json out = text_json(text);
+    out.erase("text");  // named "source", as a translation's input
     out["source"] = text.text;
     out["source_ids"] = ids;
     out.update(translation_json(translator, ids));
@@ -222,7 +238,8 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
     flush_stdout();
     tokens += std::int64_t(ids.size());
     progress->update(++done, total, tokens);
-  });
+  };
+  const int status = for_each_text(texts, translate, {.line_for_line = !command.common.json});
   progress.reset();  // the progress line ends before anything else goes to stderr
   if (interrupt_requested()) spdlog::info("interrupted after {} of {} texts", done, total);
   return status;
@@ -230,7 +247,35 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
 
 }  // namespace
 
-int run_translate(const TranslateCommand& command) {
+void TranslateCommand::add_options(CLI::App& app) {
+  add_common_options(app, common, nullptr);
+  add_output_options(app, common,
+                     "one JSON object per source (ids, text, stop_reason) instead of the text");
+  add_text_options(app, input, "source texts");
+  app.add_option("-n,--max-new-tokens", max_new_tokens,
+                 "most tokens to generate (default: the model's generation_config.json, "
+                 "else 256)")
+      ->check(whole_number<int>())
+      ->check(positive());
+  add_beam_options(app, beam,
+                   "beam search with this many beams (default: the model's num_beams, else 1: "
+                   "greedy)");
+  app.add_flag("--truncate", truncate,
+               "keep the first tokens of a source longer than the context instead of "
+               "failing");
+  add_attention_out_option(app, attention_out, attention,
+                           "write the cross-attention row over the source behind each generated "
+                           "token to this file (JSON Lines)");
+  add_examples(
+      app, {"attn translate -m Helsinki-NLP/opus-mt-en-de \"The jury said it was fair.\"",
+            "attn translate -m DIR --beams 4 -f sources.txt -o targets.txt",
+            "attn translate -m google-t5/t5-small \"translate English to German: Hello.\" --json"});
+}
+
+int TranslateCommand::run([[maybe_unused]] const CLI::App& app) {
+  beams_given = app.count("--beams") > 0;
+  beam_options_given = attn::beam_options_given(app);
+  const TranslateCommand& command = *this;
   const std::vector<InputText> texts = read_texts(command.input);
   if (command.attention_out && *command.attention_out == "-") {
     throw UsageError("--attention-out: give a file; standard output carries the translation");
@@ -255,5 +300,7 @@ int run_translate(const TranslateCommand& command) {
           : translate_each(translator, texts);
   return interrupt_requested() ? kInterruptedStatus : status;
 }
+
+std::unique_ptr<Command> make_translate_command() { return std::make_unique<TranslateCommand>(); }
 
 }  // namespace attn

@@ -44,6 +44,25 @@ class StdoutClosed : public std::exception {
 // second Ctrl-C's of src/cli/interrupt.h).
 void remove_temporary_output() noexcept;
 
+// Where a writer's text goes: an output file (OutputFile), or a string (StringSink).
+class TextSink {
+ public:
+  virtual void write(std::string_view bytes) = 0;
+  void write(char c) { write(std::string_view(&c, 1)); }
+
+ protected:
+  ~TextSink() = default;
+};
+
+// Text kept in memory: a document that goes inside another (the heads page holds an attention
+// document).
+class StringSink final : public TextSink {
+ public:
+  using TextSink::write;
+  void write(std::string_view bytes) override { text.append(bytes); }
+  std::string text;
+};
+
 // Where an output path's bytes go.
 //  - Empty or "-": standard output (write_stdout).
 //  - A regular file, a path that does not exist yet, or a symlink leading to either: written
@@ -55,7 +74,7 @@ void remove_temporary_output() noexcept;
 //    generated: src/cli/interrupt.h.)
 //  - Anything else (/dev/null, a FIFO, a terminal, /dev/stdout, /dev/fd/N): opened and written
 //    straight through; renaming over it would replace a device or a pipe with a regular file.
-class OutputFile {
+class OutputFile final : public TextSink {
  public:
   // `option` names the option in errors ("-o"). Opening (or creating the temporary file) fails
   // at once for an unwritable path, before any work is done.
@@ -64,8 +83,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  void write(std::string_view bytes);
-  void write(char c) { write(std::string_view(&c, 1)); }
+  using TextSink::write;
+  void write(std::string_view bytes) override;
   // Whether the bytes go to standard output (no path, "-", or a path that is standard output).
   bool is_standard_output() const { return path_.empty(); }
   // Flushes, closes and (for a temporary file) renames it onto the target.

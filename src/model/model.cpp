@@ -578,33 +578,35 @@ namespace {
 
 struct Architecture {
   const char* model_type;
+  const char* family;  // its name for people, in help and errors ("GPT-2")
+  ModelKind kind;
   std::vector<std::string> tensor_prefixes;
   std::function<ModelParts(const JsonFile&, TensorSource&)> map;
 };
 
 const std::vector<Architecture>& architectures() {
   static const std::vector<Architecture> table = {
-      {"gpt2", {"transformer.", ""}, map_gpt2},
-      {"bert", {"bert.", ""}, map_bert},
-      {"roberta", {"roberta.", ""}, map_roberta},
-      {"xlm-roberta", {"roberta.", ""}, map_roberta},
-      {"distilbert", {"distilbert.", ""}, map_distilbert},
-      {"albert", {"albert.", ""}, map_albert},
-      {"mpnet", {"mpnet.", ""}, map_mpnet},
-      {"modernbert", {"model.", ""}, map_modernbert},
-      {"llama", {"model.", ""}, map_llama},
-      {"mistral", {"model.", ""}, map_llama},
-      {"qwen2", {"model.", ""}, map_qwen2},
-      {"qwen3", {"model.", ""}, map_qwen3},
-      {"smollm3", {"model.", ""}, map_smollm3},
-      {"phi3", {"model.", ""}, map_phi3},
-      {"gemma2", {"model.", ""}, map_gemma2},
-      {"gemma3_text", {"model.", ""}, map_gemma3_text},
-      {"gpt_neox", {"gpt_neox.", ""}, map_gpt_neox},
-      {"phi", {"model.", ""}, map_phi},
-      {"bloom", {"transformer.", ""}, map_bloom},
-      {"marian", {"model.", ""}, map_marian},
-      {"t5", {""}, map_t5},
+      {"gpt2", "GPT-2", ModelKind::kDecoder, {"transformer.", ""}, map_gpt2},
+      {"bert", "BERT", ModelKind::kEncoder, {"bert.", ""}, map_bert},
+      {"roberta", "RoBERTa", ModelKind::kEncoder, {"roberta.", ""}, map_roberta},
+      {"xlm-roberta", "XLM-R", ModelKind::kEncoder, {"roberta.", ""}, map_roberta},
+      {"distilbert", "DistilBERT", ModelKind::kEncoder, {"distilbert.", ""}, map_distilbert},
+      {"albert", "ALBERT", ModelKind::kEncoder, {"albert.", ""}, map_albert},
+      {"mpnet", "MPNet", ModelKind::kEncoder, {"mpnet.", ""}, map_mpnet},
+      {"modernbert", "ModernBERT", ModelKind::kEncoder, {"model.", ""}, map_modernbert},
+      {"llama", "Llama", ModelKind::kDecoder, {"model.", ""}, map_llama},
+      {"mistral", "Mistral", ModelKind::kDecoder, {"model.", ""}, map_llama},
+      {"qwen2", "Qwen2", ModelKind::kDecoder, {"model.", ""}, map_qwen2},
+      {"qwen3", "Qwen3", ModelKind::kDecoder, {"model.", ""}, map_qwen3},
+      {"smollm3", "SmolLM3", ModelKind::kDecoder, {"model.", ""}, map_smollm3},
+      {"phi3", "Phi-3", ModelKind::kDecoder, {"model.", ""}, map_phi3},
+      {"gemma2", "Gemma-2", ModelKind::kDecoder, {"model.", ""}, map_gemma2},
+      {"gemma3_text", "Gemma-3", ModelKind::kDecoder, {"model.", ""}, map_gemma3_text},
+      {"gpt_neox", "GPT-NeoX", ModelKind::kDecoder, {"gpt_neox.", ""}, map_gpt_neox},
+      {"phi", "Phi", ModelKind::kDecoder, {"model.", ""}, map_phi},
+      {"bloom", "BLOOM", ModelKind::kDecoder, {"transformer.", ""}, map_bloom},
+      {"marian", "Marian", ModelKind::kEncoderDecoder, {"model.", ""}, map_marian},
+      {"t5", "T5", ModelKind::kEncoderDecoder, {""}, map_t5},
   };
   return table;
 }
@@ -622,6 +624,14 @@ ModelParts map_architecture(const Architecture& arch, const JsonFile& config,
 }
 
 }  // namespace
+
+std::string family_names(ModelKind kind) {
+  std::string names;
+  for (const Architecture& arch : architectures()) {
+    if (arch.kind == kind) names += (names.empty() ? "" : ", ") + std::string(arch.family);
+  }
+  return names;
+}
 
 std::unique_ptr<Model> load_model(const std::filesystem::path& dir, std::optional<WeightType> dtype,
                                   Passes passes) {

@@ -233,6 +233,9 @@ enum class ModelKind {
   kEncoderDecoder,  // translate (Marian, T5)
 };
 
+// The families attn runs of one kind, for help and errors: "BERT, RoBERTa, XLM-R, ...".
+std::string family_names(ModelKind kind);
+
 // A loaded Hugging Face model folder.
 struct Model {
   std::filesystem::path dir;

@@ -68,7 +68,7 @@ std::pair<std::string_view, std::string_view> page_around_document() {
 
 // Writes values (n) as a JSON array, formatted in `scratch` first so that the output gets one
 // write per row.
-void write_weight_row(OutputFile& out, const float* values, int n, int precision,
+void write_weight_row(TextSink& out, const float* values, int n, int precision,
                       std::string& scratch) {
   scratch.resize(std::size_t(n) * (precision + 3) + 2);
   char* begin = scratch.data();
@@ -83,7 +83,7 @@ void write_weight_row(OutputFile& out, const float* values, int n, int precision
 }
 
 // Writes probabilities (n_rows, n_columns) as a JSON array of rows.
-void write_weight_matrix(OutputFile& out, const float* probabilities, int n_rows, int n_columns,
+void write_weight_matrix(TextSink& out, const float* probabilities, int n_rows, int n_columns,
                          int precision, std::string& scratch) {
   out.write('[');
   for (int row = 0; row < n_rows; ++row) {
@@ -271,7 +271,58 @@ double estimated_attention_bytes(const AttentionSelection& selection, int n_toke
   return per_head * selection.head_count();
 }
 
-AttentionWriter::AttentionWriter(OutputFile& out, AttentionFormat format, int precision,
+AttentionDocumentInfo attention_document_info(const Model& model, std::string text,
+                                              std::optional<std::string> pair, Encoding encoding,
+                                              std::vector<int> decoder_ids,
+                                              std::optional<std::string> target) {
+  const bool encoder_decoder = model.kind() == ModelKind::kEncoderDecoder;
+  const ArchSpec& spec = model.input_stack().spec();
+  AttentionDocumentInfo info{.model = model.name(),
+                             .model_type = model.model_type,
+                             .text = std::move(text),
+                             .pair = std::move(pair),
+                             .encoding = std::move(encoding),
+                             .tokens = {},
+                             .n_layers = spec.n_layer,
+                             .n_heads = spec.n_head};
+  info.tokens = token_strings(*model.tokenizer, info.encoding.ids);
+  const auto windowed = [](const LayerSpec& layer) { return layer.window > 0; };
+  if (!encoder_decoder && std::any_of(spec.layers.begin(), spec.layers.end(), windowed)) {
+    for (const LayerSpec& layer : spec.layers) info.windows.push_back(layer.window);
+    info.causal = spec.causal;
+  }
+  if (encoder_decoder) {
+    info.decoder_tokens = token_strings(*model.tokenizer, decoder_ids);
+    info.decoder_ids = std::move(decoder_ids);
+    info.target = std::move(target);
+    info.n_decoder_layers = model.spec().n_layer;
+    info.n_decoder_heads = model.spec().n_head;
+  }
+  return info;
+}
+
+void write_attention_heads(const Model& model, const AttentionDocumentInfo& info,
+                           const AttentionOptions& options, AttentionWriter& writer) {
+  if (info.decoder_ids.empty()) {
+    capture_attention(model, info.encoding, select_attention(model.spec(), options),
+                      [&](int layer, int head, const float* probabilities, int n) {
+                        writer.add_head(layer, head, probabilities, n, n);
+                      });
+    return;
+  }
+  std::optional<AttentionSection> current;
+  capture_encoder_decoder_attention(
+      model, info.encoding.ids, info.decoder_ids, select_attention(model.encoder->spec(), options),
+      select_attention(model.spec(), options),
+      [&](AttentionSection section, int layer, int head, const float* probabilities, int n_queries,
+          int n_keys) {
+        if (section != current) writer.begin_section(section);
+        current = section;
+        writer.add_head(layer, head, probabilities, n_queries, n_keys);
+      });
+}
+
+AttentionWriter::AttentionWriter(TextSink& out, AttentionFormat format, int precision,
                                  const AttentionDocumentInfo& info)
     : out_(out), format_(format), precision_(precision) {
   const bool for_html = format == AttentionFormat::kHtml;
@@ -412,7 +463,7 @@ GenerationAttentionRecorder::GenerationAttentionRecorder(AttentionSelection sele
   };
 }
 
-void GenerationAttentionRecorder::write_jsonl(OutputFile& out, const Tokenizer& tokenizer,
+void GenerationAttentionRecorder::write_jsonl(TextSink& out, const Tokenizer& tokenizer,
                                               std::span<const int> generated_ids,
                                               int precision) const {
   // A pass that chose end-of-text (not kept) leaves one more pass than generated tokens.

@@ -119,7 +119,7 @@ double estimated_attention_bytes(const AttentionSelection& selection, int n_toke
 // cross_attention): begin_section before each section's heads.
 class AttentionWriter {
  public:
-  AttentionWriter(OutputFile& out, AttentionFormat format, int precision,
+  AttentionWriter(TextSink& out, AttentionFormat format, int precision,
                   const AttentionDocumentInfo& info);
   void begin_section(AttentionSection section);
   void add_head(int layer, int head, const float* probabilities, int n_queries, int n_keys);
@@ -133,7 +133,7 @@ class AttentionWriter {
   void close_layer();
   void close_section();
 
-  OutputFile& out_;
+  TextSink& out_;
   AttentionFormat format_;
   int precision_;
   bool section_open_ = false;
@@ -141,6 +141,19 @@ class AttentionWriter {
   int current_layer_ = -1;
   std::string row_;  // scratch for one formatted row
 };
+
+// What the attention document of one input says besides the weights: `model`'s sizes and
+// windows, and the tokens of `encoding` (text, with `pair`); for an encoder-decoder, also those
+// of the decoder's input `decoder_ids` (with `target`, the text it was made of, when given).
+AttentionDocumentInfo attention_document_info(const Model& model, std::string text,
+                                              std::optional<std::string> pair, Encoding encoding,
+                                              std::vector<int> decoder_ids = {},
+                                              std::optional<std::string> target = std::nullopt);
+
+// Runs the input of `info` through `model` and hands every head `options` selects to `writer`,
+// in capture order: a single stack's, or an encoder-decoder's three sections.
+void write_attention_heads(const Model& model, const AttentionDocumentInfo& info,
+                           const AttentionOptions& options, AttentionWriter& writer);
 
 // Records, during generation, the attention of the last position of every forward pass: the
 // query whose output chose the next token. Give observer() to GenerateCallbacks. Rows are kept
@@ -158,7 +171,7 @@ class GenerationAttentionRecorder {
 
   // One line per generated token: line k holds the row of position n_prompt - 1 + k, the
   // attention that chose generated token k (README.md, "Attention during generation").
-  void write_jsonl(OutputFile& out, const Tokenizer& tokenizer, std::span<const int> generated_ids,
+  void write_jsonl(TextSink& out, const Tokenizer& tokenizer, std::span<const int> generated_ids,
                    int precision) const;
 
  private:

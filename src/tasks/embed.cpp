@@ -12,10 +12,9 @@ namespace attn {
 void check_embedding_model(const Model& model) {
   model.require_single_stack("embed");
   if (model.spec().causal) {
-    throw UsageError(model.dir.string() +
-                     ": sentence embeddings need an encoder (BERT, RoBERTa, "
-                     "DistilBERT, ALBERT, XLM-R); '" +
-                     model.model_type + "' is a decoder");
+    throw UsageError(model.dir.string() + ": sentence embeddings need an encoder (" +
+                     family_names(ModelKind::kEncoder) + "); '" + model.model_type +
+                     "' is a decoder");
   }
 }
 
@@ -53,7 +52,7 @@ EmbeddingInput encode_for_embedding(const Model& model, std::string_view text,
   std::string prepared = python_strip(text, "text");
   if (options.lower_case) prepared = python_lower(prepared, "text");
   EmbeddingInput input{.ids = model.tokenizer->encode(prepared).ids};
-  if (input.ids.empty()) throw Error("gives no tokens");
+  if (input.ids.empty()) throw Error("the text gives no tokens");
   const int max_length =
       options.max_seq_length > 0 ? options.max_seq_length : model.spec().max_positions;
   if (int(input.ids.size()) > max_length) {

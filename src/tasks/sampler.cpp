@@ -14,7 +14,10 @@ Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(optio
 
 void Sampler::apply_repetition_penalty(std::span<float> logits,
                                        std::span<const int> context) const {
-  if (options_.repetition_penalty == 1.0f) return;
+  if (options_.repetition_penalty == 1.0f || options_.repeat_last_n == 0) return;
+  if (options_.repeat_last_n > 0 && context.size() > std::size_t(options_.repeat_last_n)) {
+    context = context.last(std::size_t(options_.repeat_last_n));
+  }
   std::vector<bool> seen(logits.size(), false);
   for (int id : context) {
     if (seen[id]) continue;

@@ -14,6 +14,9 @@ struct SamplingOptions {
   float min_p = 0.0f;               // 0 = off; keep tokens with p >= min_p * (the top p)
   float typical_p = 1.0f;           // 1 = off; locally typical sampling (Meister et al., 2022)
   float repetition_penalty = 1.0f;  // 1 = off; as Hugging Face (CTRL paper): logit / p or * p
+  // The tokens the penalty looks back over: -1 = the whole context, prompt included, as Hugging
+  // Face's; N > 0 = the last N, as llama.cpp's --repeat-last-n; 0 = none (the penalty is off).
+  int repeat_last_n = -1;
   uint64_t seed = 0;
 };
 
