@@ -256,6 +256,20 @@ TEST(ChatCli, SessionCommandsResetSetTheSystemMessageAndSave) {
       << describe(result);
 }
 
+// /exit and /quit end the chat, as Ctrl-D does: the lines after them are never read.
+TEST(ChatCli, ExitAndQuitEndTheChat) {
+  TempDir dir;
+  for (const std::string command : {"/exit", "/quit"}) {
+    const std::string saved = (dir / "saved.json").string();
+    const std::string turns =
+        file_with(dir, "turns.txt", "The jury said\n" + command + "\n/save " + saved + "\n");
+    const CommandResult result = run_attn(chat_args({"-i"}), turns);
+    ASSERT_EQ(result.exit_status, 0) << describe(result);
+    EXPECT_FALSE(std::filesystem::exists(saved)) << command << " did not end the chat";
+    EXPECT_EQ(result.err.find("unknown command"), std::string::npos) << describe(result);
+  }
+}
+
 TEST(ChatCli, AFullContextIsSaidAndTruncateDropsTheOldestTurns) {
   TempDir dir;
   const std::string turns = file_with(dir, "turns.txt",

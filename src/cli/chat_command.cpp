@@ -51,6 +51,7 @@ constexpr const char* kHelp =
     "/reset          forget the conversation (the system message stays)\n"
     "/system [TEXT]  set the system message (none: remove it); the conversation stays\n"
     "/save FILE      write the conversation to FILE as JSON (a list of messages)\n"
+    "/exit, /quit    end the chat (as Ctrl-D does)\n"
     "/help           this list\n"
     "Ctrl-C stops a reply; at the prompt, Ctrl-C or Ctrl-D ends; a line ending in \\ goes on.\n";
 
@@ -109,8 +110,11 @@ void save_conversation(const Conversation& conversation, const std::string& path
   file.commit();
 }
 
-// A line starting with '/': a command of the session. Returns false for an unknown one.
-bool run_session_command(Conversation& conversation, const std::string& line) {
+// What a line starting with '/' did.
+enum class SessionCommand { kRan, kUnknown, kEnd };
+
+// A line starting with '/': a command of the session.
+SessionCommand run_session_command(Conversation& conversation, const std::string& line) {
   const std::size_t space = line.find(' ');
   const std::string name = line.substr(0, space);
   const std::string argument = space == std::string::npos ? "" : line.substr(space + 1);
@@ -125,10 +129,12 @@ bool run_session_command(Conversation& conversation, const std::string& line) {
     std::cerr << "(saved to " << argument << ")\n";
   } else if (name == "/help") {
     std::cerr << kHelp;
+  } else if (name == "/exit" || name == "/quit") {
+    return SessionCommand::kEnd;
   } else {
-    return false;
+    return SessionCommand::kUnknown;
   }
-  return true;
+  return SessionCommand::kRan;
 }
 
 // Turn by turn until the end of input.
@@ -145,7 +151,9 @@ void run_interactive(const ChatCommand& command, Conversation& conversation, int
     try {
       require_utf8(*line, "input");
       if (line->starts_with('/')) {
-        if (!run_session_command(conversation, *line)) {
+        const SessionCommand done = run_session_command(conversation, *line);
+        if (done == SessionCommand::kEnd) break;
+        if (done == SessionCommand::kUnknown) {
           print_error("unknown command " + line->substr(0, line->find(' ')) +
                       " (/help lists them; a message starting with / needs a space first)");
         }
