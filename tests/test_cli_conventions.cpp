@@ -967,6 +967,10 @@ TEST(GenerateAliasTest, LlamaCppSpellings) {
   EXPECT_NE(out({"--temp", "0", "-n", "16", "--repeat-penalty", "2"}), sixteen);
   EXPECT_EQ(out({"--temp", "0", "-n", "16", "--repeat-penalty", "2", "--repeat-last-n", "0"}),
             sixteen);
+  // An option given twice keeps the last, as llama.cpp's do (CLI11 refused "At Most 1 required
+  // but received 2").
+  EXPECT_EQ(out({"--temp", "0", "--temp", "0.9", "-s", "5", "-n", "6", "-n", "8"}),
+            out({"--temp", "0.9", "-s", "5", "-n", "8"}));
   // llama.cpp's GPU options are taken, with one line saying attn runs on the CPU (-ngl was read
   // as -n gl, and -fa as an unknown option).
   for (const std::vector<std::string>& gpu : {std::vector<std::string>{"-ngl", "99"},

@@ -121,7 +121,16 @@ int run_command_line(int argc, char** argv) {
   app.set_version_flag("--version", "attn " ATTN_VERSION);
   const std::vector<std::unique_ptr<Command>> commands = all_commands();
   for (const auto& command : commands) {
-    command->add_options(*app.add_subcommand(command->name(), command->summary()));
+    CLI::App& command_app = *app.add_subcommand(command->name(), command->summary());
+    command->add_options(command_app);
+    // An option given twice that takes one value keeps the last, as llama.cpp's do (a script's
+    // default followed by the user's own), where CLI11 would refuse it.
+    for (CLI::Option* option : command_app.get_options()) {
+      if (option->get_items_expected_max() <= 1 &&
+          option->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw) {
+        option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      }
+    }
   }
 
   std::vector<std::string> arguments(argv + 1, argv + argc);
