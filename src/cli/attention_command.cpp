@@ -140,6 +140,10 @@ void AttentionCommand::add_options(CLI::App& app) {
   app.add_flag("--flow", flow,
                "add attention flow (Abnar & Zuidema 2020): the same as maximum flows "
                "through the layers (slow past about 64 tokens)");
+  add_examples(
+      app, {"attn attention \"The jury said the judge was fair.\"",
+            "attn attention -m bert-base-uncased --format html -o attention.html \"The cat sat.\"",
+            "attn attention -m DIR --layers 0,5-7 --heads 0 --rollout \"A short text.\""});
 }
 
 int AttentionCommand::run([[maybe_unused]] const CLI::App& app) {

@@ -274,6 +274,12 @@ void ClassifyCommand::add_options(CLI::App& app) {
   app.add_flag("--multi-label", multi_label,
                "zero-shot: score each label on its own (entailment against "
                "contradiction) instead of over all labels");
+  add_examples(app, {"attn classify -m distilbert/distilbert-base-uncased-finetuned-sst-2-english "
+                     "\"A fine film.\"",
+                     "attn classify -m FacebookAI/roberta-large-mnli \"A man sleeps.\" --pair \"A "
+                     "person rests.\"",
+                     "attn classify -m facebook/bart-large-mnli --labels sports,politics \"The "
+                     "match ran late.\""});
 }
 
 int ClassifyCommand::run([[maybe_unused]] const CLI::App& app) {

@@ -171,8 +171,15 @@ int run_command_line(int argc, char** argv) {
     const CLI::App& command_app = *app.get_subcommand(command->name());
     if (!command_app.parsed()) continue;
     command->input.arguments = texts;
-    configure(command->common, gpu_options);
-    return run_with_output(*command, command_app);
+    try {
+      configure(command->common, gpu_options);
+      return run_with_output(*command, command_app);
+    } catch (const UsageError& e) {
+      // Every usage error points to the help that explains the options.
+      const std::string hint = "see attn " + command->name() + " --help";
+      if (std::string_view(e.what()).find(hint) != std::string_view::npos) throw;
+      throw UsageError(std::string(e.what()) + "; " + hint);
+    }
   }
   throw std::logic_error("no command was run");
 }

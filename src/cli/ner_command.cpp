@@ -153,6 +153,8 @@ void NerCommand::add_options(CLI::App& app) {
                "keep the first tokens of a text longer than the model's context instead of "
                "failing");
   add_batch_tokens_option(app, batch_tokens);
+  add_examples(app, {"attn ner -m dslim/bert-base-NER \"George Washington went to Paris.\"",
+                     "attn ner -m DIR --aggregation first -f texts.txt --json"});
 }
 
 int NerCommand::run([[maybe_unused]] const CLI::App& app) {

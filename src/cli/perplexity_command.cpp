@@ -116,6 +116,8 @@ void PerplexityCommand::add_options(CLI::App& app) {
       ->check(at_most(kMaxBatchTokens));
   app.add_option("--per-token", per_token, "write each token's NLL to this file as JSON Lines")
       ->type_name("FILE");
+  add_examples(app, {"attn perplexity \"The jury said the judge was fair.\"",
+                     "attn perplexity -m gpt2 -f corpus.txt --window 512 --stride 256 --json"});
 }
 
 int PerplexityCommand::run([[maybe_unused]] const CLI::App& app) {

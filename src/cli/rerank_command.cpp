@@ -132,6 +132,10 @@ void RerankCommand::add_options(CLI::App& app) {
   app.add_flag("--truncate", truncate,
                "cut a pair longer than the model's context (its longer text)");
   add_batch_tokens_option(app, batch_tokens);
+  add_examples(app, {"attn rerank -m cross-encoder/ms-marco-MiniLM-L-6-v2 --query \"jury verdict\" "
+                     "-f passages.txt",
+                     "attn rerank -m DIR --query \"Where is Paris?\" \"Paris is in France.\" "
+                     "\"Rome is in Italy.\" --json"});
 }
 
 int RerankCommand::run([[maybe_unused]] const CLI::App& app) {

@@ -170,6 +170,9 @@ void TokenizeCommand::add_options(CLI::App& app) {
   for (CLI::Option* option : add_chat_format_options(app, chat_format)) {
     option->needs(tokenize_chat);
   }
+  add_examples(app, {"attn tokenize \"The jury said.\"",
+                     "attn tokenize -m bert-base-uncased --offsets --json \"Hello, world!\"",
+                     "attn tokenize --decode \"464 9002\""});
 }
 
 int TokenizeCommand::run([[maybe_unused]] const CLI::App& app) {
