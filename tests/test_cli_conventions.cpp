@@ -1135,5 +1135,38 @@ TEST(LogTest, PluralsAreRight) {
   EXPECT_FALSE(contains(perplexity.out, "1 windows")) << perplexity.out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The README.
+
+// Every docs/examples/ file the README names is shipped, and its quick start runs as written
+// (attn standing for the executable under test; the examples' files found where they are).
+TEST(ReadmeTest, QuickStartRunsAndItsExampleFilesAreShipped) {
+  const std::filesystem::path examples = source_dir() / "docs" / "examples";
+  const std::string readme = read_file(source_dir() / "README.md");
+  const std::regex named("docs/examples/([A-Za-z0-9_.-]+)");
+  int files = 0;
+  for (std::sregex_iterator it(readme.begin(), readme.end(), named), end; it != end; ++it) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(examples / (*it)[1].str())) << (*it)[0];
+    ++files;
+  }
+  EXPECT_GT(files, 5);
+  const std::size_t start = readme.find("```sh\n", readme.find("## Quick start"));
+  ASSERT_NE(start, std::string::npos);
+  const std::size_t end = readme.find("```", start + 6);
+  TempDir scratch;  // the commands' output files go here
+  int commands = 0;
+  for (std::string line : split_lines_of(readme.substr(start + 6, end - start - 6))) {
+    if (!line.starts_with("attn ")) continue;  // the install line
+    line = line.substr(0, line.find("   # "));
+    line = std::regex_replace(line, std::regex("docs/examples/"), examples.string() + "/");
+    const std::string script = "cd '" + scratch.path().string() + "' && attn() { '" +
+                               attn_binary().string() + "' \"$@\"; } && " + line;
+    const CommandResult result = run_program("/bin/sh", {"-c", script});
+    EXPECT_EQ(result.exit_status, 0) << line << "\n" << describe(result);
+    ++commands;
+  }
+  EXPECT_GE(commands, 5);
+}
+
 }  // namespace
 }  // namespace attn::test
