@@ -134,9 +134,10 @@ int run_command_line(int argc, char** argv) {
   }
 
   std::vector<std::string> arguments(argv + 1, argv + argc);
-  // `attn help [COMMAND]` is `attn [COMMAND] --help`.
-  if (!arguments.empty() && arguments.front() == "help" && arguments.size() <= 2) {
-    arguments.erase(arguments.begin());
+  // `attn help [COMMAND]` is `attn [COMMAND] --help` (anything after the command is ignored).
+  if (!arguments.empty() && arguments.front() == "help") {
+    arguments = {arguments.begin() + 1,
+                 arguments.begin() + std::min<std::size_t>(arguments.size(), 2)};
     arguments.push_back("--help");
   }
   check_command_name(commands, arguments);
