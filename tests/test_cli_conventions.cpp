@@ -1066,6 +1066,29 @@ TEST(FriendlyCliTest, HelpHasNoParserInternals) {
       const std::string names = line.substr(0, line.find("  ", 2));
       EXPECT_EQ(names.find_first_of("=:[]"), std::string::npos) << line;
     }
+    // A command's help ends with examples; an option that takes a file says FILE.
+    if (*command) {
+      EXPECT_TRUE(contains(help.out, "\nExamples:\n  attn " + std::string(command))) << help.out;
+    }
+    EXPECT_FALSE(contains(help.out, " PATH ")) << help.out;
+  }
+}
+
+// The families a command takes come from the model registry, all of them: fill-mask's help left
+// out MPNet, embed's error named 5 of the 7 encoder families.
+TEST(FriendlyCliTest, FamilyListsNameEveryFamily) {
+  const std::string summary = run_attn({"--help"}).out;
+  const CommandResult embed = run_attn({"embed", "-m", gpt2(), "a"});
+  EXPECT_EQ(embed.exit_status, 2) << describe(embed);
+  for (const char* encoder :
+       {"BERT", "RoBERTa", "XLM-R", "DistilBERT", "ALBERT", "MPNet", "ModernBERT"}) {
+    EXPECT_TRUE(contains(summary, std::string(encoder) + ",") ||
+                contains(summary, std::string(encoder) + ")"))
+        << encoder << "\n" << summary;
+    EXPECT_TRUE(contains(embed.err, encoder)) << embed.err;
+  }
+  for (const char* decoder : {"GPT-2", "Llama", "Mistral", "Qwen3", "Gemma-3", "Phi-3", "BLOOM"}) {
+    EXPECT_TRUE(contains(summary, decoder)) << decoder << "\n" << summary;
   }
 }
 
