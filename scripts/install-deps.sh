@@ -5,11 +5,12 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev
-  libspdlog-dev libutf8proc-dev libonig-dev zlib1g-dev libedit-dev)
+  libspdlog-dev libutf8proc-dev libonig-dev zlib1g-dev libedit-dev libcpp-httplib-dev)
 if [ "${1:-}" = "--test" ]; then
   # numpy writes the full-size random models; chromium renders the attention page; clang and
-  # its runtime build the sanitizer and fuzzer builds (libFuzzer).
-  packages+=(libgtest-dev python3-numpy chromium clang libclang-rt-14-dev)
+  # its runtime build the sanitizer and fuzzer builds (libFuzzer); curl is the HTTP client of the
+  # attn serve tests.
+  packages+=(libgtest-dev python3-numpy chromium clang libclang-rt-14-dev curl)
 fi
 
 missing=()

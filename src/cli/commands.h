@@ -137,6 +137,7 @@ std::unique_ptr<Command> make_tokenize_command();
 std::unique_ptr<Command> make_info_command();
 std::unique_ptr<Command> make_perplexity_command();
 std::unique_ptr<Command> make_bench_command();
+std::unique_ptr<Command> make_serve_command();
 
 // The "timings" object of generate's and chat's --json: load, prompt and decode times and
 // rates.

@@ -36,7 +36,7 @@ std::vector<std::unique_ptr<Command>> all_commands() {
         make_rerank_command, make_ner_command, make_fill_mask_command, make_embed_command,
         make_similarity_command, make_attention_command, make_heads_command, make_lens_command,
         make_ablate_command, make_tokenize_command, make_info_command, make_perplexity_command,
-        make_bench_command}) {
+        make_bench_command, make_serve_command}) {
     commands.push_back(make());
   }
   return commands;

@@ -1,0 +1,392 @@
+#include "src/serve/model_server.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
+
+#include "src/base/error.h"
+#include "src/base/unicode.h"
+#include "src/tasks/model_info.h"
+
+namespace attn {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+// A request the server answers with an error, in OpenAI's shape:
+// {"error": {"message", "type", "param", "code"}}.
+struct HttpError {
+  int status;
+  std::string message;
+  std::string param = {};  // the request field at fault, when one is
+};
+
+std::string error_type(int status) {
+  switch (status) {
+    case 401:
+      return "authentication_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 503:
+      return "server_overloaded";
+    default:
+      return status >= 500 ? "server_error" : "invalid_request_error";
+  }
+}
+
+std::string json_text(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void send_error(httplib::Response& response, const HttpError& error) {
+  response.status = error.status;
+  const Json body = {{"error",
+                      {{"message", error.message},
+                       {"type", error_type(error.status)},
+                       {"param", error.param.empty() ? Json(nullptr) : Json(error.param)},
+                       {"code", error.status}}}};
+  response.set_content(json_text(body), "application/json");
+}
+
+void send_json(httplib::Response& response, const Json& body) {
+  response.set_content(json_text(body), "application/json");
+}
+
+// Compares in time that depends on the lengths only, not on where the first difference is.
+bool same_key(std::string_view given, std::string_view key) {
+  unsigned char difference = given.size() == key.size() ? 0 : 1;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    difference |= static_cast<unsigned char>(given[i] ^ key[i % (key.empty() ? 1 : key.size())]);
+  }
+  return difference == 0 && !key.empty();
+}
+
+// The request body as a JSON object.
+Json body_object(const httplib::Request& request) {
+  Json body;
+  try {
+    body = Json::parse(request.body);
+  } catch (const Json::exception& e) {
+    throw HttpError{400, std::string("the body is not valid JSON: ") + e.what()};
+  }
+  if (!body.is_object()) throw HttpError{400, "the body must be a JSON object"};
+  return body;
+}
+
+// Field `name` of `body` as a T, or `fallback` when it is absent or null.
+template <class T>
+T field(const Json& body, const char* name, T fallback) {
+  if (!body.contains(name) || body[name].is_null()) return fallback;
+  try {
+    return body[name].get<T>();
+  } catch (const Json::exception&) {
+    throw HttpError{
+        400, std::string(name) + ": has the wrong type (" + body[name].type_name() + ")", name};
+  }
+}
+
+// A text field: a string of valid UTF-8.
+std::string text_field(const Json& value, const std::string& name) {
+  if (!value.is_string()) {
+    throw HttpError{400, name + ": must be a string, got " + value.type_name(), name};
+  }
+  std::string text = value.get<std::string>();
+  if (!is_valid_utf8(text)) throw HttpError{400, name + ": is not valid UTF-8", name};
+  return text;
+}
+
+// `inputs` / `input`: one string or a non-empty list of them.
+std::vector<std::string> text_list(const Json& body, const char* name) {
+  if (!body.contains(name)) throw HttpError{400, std::string(name) + ": is required", name};
+  const Json& value = body[name];
+  if (value.is_string()) return {text_field(value, name)};
+  if (!value.is_array() || value.empty()) {
+    throw HttpError{400, std::string(name) + ": must be a string or a non-empty list of strings",
+                    name};
+  }
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    texts.push_back(text_field(value[i], std::string(name) + "[" + std::to_string(i) + "]"));
+  }
+  return texts;
+}
+
+// Refuses, by name, the fields of a route attn does not implement.
+void refuse_fields(const Json& body, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (body.contains(name) && !body[name].is_null()) {
+      throw HttpError{400, std::string(name) + ": not supported by attn serve", name};
+    }
+  }
+}
+
+std::string base64(std::span<const float> values) {
+  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  const std::size_t n = values.size() * sizeof(float);
+  std::string out;
+  for (std::size_t i = 0; i < n; i += 3) {
+    const unsigned chunk =
+        bytes[i] << 16 | (i + 1 < n ? bytes[i + 1] << 8 : 0) | (i + 2 < n ? bytes[i + 2] : 0);
+    out += kDigits[chunk >> 18 & 63];
+    out += kDigits[chunk >> 12 & 63];
+    out += i + 1 < n ? kDigits[chunk >> 6 & 63] : '=';
+    out += i + 2 < n ? kDigits[chunk & 63] : '=';
+  }
+  return out;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+}  // namespace
+
+struct ModelServer::State {
+  ServedModel served;
+  ServeOptions options;
+  httplib::Server http;
+  std::mutex compute;  // the model runs one request at a time
+  std::time_t started = std::time(nullptr);
+  std::vector<std::string> routes;  // "GET /health", ... for the 404 message
+
+  const Model& model() const { return *served.model; }
+
+  // Registers `handler` for `method` `path`; its HttpError and attn::Error become error responses.
+  void route(const char* method, const char* path,
+             std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+    routes.push_back(std::string(method) + " " + path);
+    auto guarded = [handler](const httplib::Request& request, httplib::Response& response) {
+      try {
+        handler(request, response);
+      } catch (const HttpError& error) {
+        send_error(response, error);
+      } catch (const UsageError& error) {
+        send_error(response, {400, error.what()});
+      } catch (const Error& error) {
+        send_error(response, {400, error.what()});
+      } catch (const std::bad_alloc&) {
+        send_error(response, {500, "out of memory"});
+      } catch (const std::exception&) {
+        // Never the details: they may name files of the server.
+        send_error(response, {500, "internal error"});
+      }
+    };
+    if (std::strcmp(method, "GET") == 0) {
+      http.Get(path, guarded);
+    } else {
+      http.Post(path, guarded);
+    }
+  }
+
+  void add_routes();
+  void add_embedding_routes();
+};
+
+void ModelServer::State::add_routes() {
+  route("GET", "/health", [](const httplib::Request&, httplib::Response& response) {
+    send_json(response, {{"status", "ok"}});
+  });
+  route("GET", "/info", [this](const httplib::Request&, httplib::Response& response) {
+    send_json(response, model_info(model(), served.sentence_transformers));
+  });
+  route("GET", "/v1/models", [this](const httplib::Request&, httplib::Response& response) {
+    send_json(response, {{"object", "list"},
+                         {"data", Json::array({{{"id", model().name()},
+                                                {"object", "model"},
+                                                {"created", started},
+                                                {"owned_by", "attn"}}})}});
+  });
+  // llama-server's: {"content", "add_special" (default false), "with_pieces"} -> {"tokens"}.
+  route("POST", "/tokenize", [this](const httplib::Request& request, httplib::Response& response) {
+    const Json body = body_object(request);
+    if (!body.contains("content")) throw HttpError{400, "content: is required", "content"};
+    const std::string text = text_field(body["content"], "content");
+    const Tokenizer& tokenizer = *model().tokenizer;
+    const std::vector<int> ids = field(body, "add_special", false) ? tokenizer.encode(text).ids
+                                                                   : tokenizer.encode_plain(text);
+    Json tokens = Json::array();
+    for (int id : ids) {
+      if (field(body, "with_pieces", false)) {
+        tokens.push_back({{"id", id}, {"piece", tokenizer.token_string(id)}});
+      } else {
+        tokens.push_back(id);
+      }
+    }
+    send_json(response, {{"tokens", tokens}});
+  });
+  route("POST", "/detokenize",
+        [this](const httplib::Request& request, httplib::Response& response) {
+          const Json body = body_object(request);
+          const std::vector<int> ids = field(body, "tokens", std::vector<int>{});
+          const int vocab = model().tokenizer->vocab_size();
+          for (int id : ids) {
+            if (id < 0 || id >= vocab) {
+              throw HttpError{400,
+                              "tokens: " + std::to_string(id) + " is outside the vocabulary (" +
+                                  std::to_string(vocab) + " ids)",
+                              "tokens"};
+            }
+          }
+          send_json(response,
+                    {{"content", replace_invalid_utf8(model().tokenizer->decode(ids, false))}});
+        });
+  if (served.embedding) add_embedding_routes();
+}
+
+void ModelServer::State::add_embedding_routes() {
+  // The texts' vectors, as attn embed computes them with `options`; truncated to max_seq_length
+  // unless `refuse_longer`.
+  const auto embed_texts = [this](const std::vector<std::string>& texts,
+                                  const EmbeddingOptions& options, bool refuse_longer,
+                                  int& tokens) {
+    std::vector<EmbeddingInput> inputs;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      inputs.push_back(encode_for_embedding(model(), texts[i], options));
+      if (refuse_longer && inputs.back().dropped_tokens > 0) {
+        throw HttpError{
+            413,
+            "inputs[" + std::to_string(i) +
+                "]: " + std::to_string(inputs.back().ids.size() + inputs.back().dropped_tokens) +
+                " tokens, more than the model's " + std::to_string(options.max_seq_length) +
+                " (truncate: true cuts it)",
+            "inputs"};
+      }
+      tokens += int(inputs.back().ids.size());
+    }
+    const std::lock_guard<std::mutex> lock(compute);
+    return embed(model(), inputs, options);
+  };
+  // OpenAI's: {"input", "encoding_format"} -> {"data": [{"embedding", "index"}], "usage"}.
+  route("POST", "/v1/embeddings",
+        [this, embed_texts](const httplib::Request& request, httplib::Response& response) {
+          const Json body = body_object(request);
+          refuse_fields(body, {"dimensions"});
+          const std::string format = field(body, "encoding_format", std::string("float"));
+          if (format != "float" && format != "base64") {
+            throw HttpError{400, "encoding_format: must be float or base64, got " + format,
+                            "encoding_format"};
+          }
+          int tokens = 0;
+          const auto vectors =
+              embed_texts(text_list(body, "input"), *served.embedding, false, tokens);
+          Json data = Json::array();
+          for (std::size_t i = 0; i < vectors.size(); ++i) {
+            data.push_back(
+                {{"object", "embedding"},
+                 {"index", i},
+                 {"embedding", format == "base64" ? Json(base64(vectors[i])) : Json(vectors[i])}});
+          }
+          send_json(response, {{"object", "list"},
+                               {"data", data},
+                               {"model", model().name()},
+                               {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
+        });
+  // text-embeddings-inference's: {"inputs", "normalize" (default true), "truncate" (default
+  // false)} -> [[...], ...].
+  route("POST", "/embed",
+        [this, embed_texts](const httplib::Request& request, httplib::Response& response) {
+          const Json body = body_object(request);
+          refuse_fields(body, {"prompt_name", "truncation_direction", "dimensions"});
+          EmbeddingOptions options = *served.embedding;
+          options.normalize = field(body, "normalize", true);
+          int tokens = 0;
+          send_json(response, Json(embed_texts(text_list(body, "inputs"), options,
+                                               !field(body, "truncate", false), tokens)));
+        });
+}
+
+ModelServer::ModelServer(ServedModel served, ServeOptions options)
+    : state_(std::make_unique<State>()) {
+  state_->served = std::move(served);
+  state_->options = std::move(options);
+  State& state = *state_;
+  const ServeOptions& settings = state.options;
+  httplib::Server& http = state.http;
+  http.set_payload_max_length(settings.max_body_bytes);
+  http.set_read_timeout(settings.timeout_seconds, 0);
+  http.set_write_timeout(settings.timeout_seconds, 0);
+  const int threads = settings.connection_threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(std::size_t(threads)); };
+
+  // Before routing: the request's start (for the access line) and its key.
+  static thread_local Clock::time_point request_start;
+  http.set_pre_routing_handler(
+      [&state](const httplib::Request& request, httplib::Response& response) {
+        request_start = Clock::now();
+        const std::optional<std::string>& key = state.options.api_key;
+        if (!key || request.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+        const std::string given = request.get_header_value("Authorization");
+        if (given.starts_with("Bearer ") && same_key(std::string_view(given).substr(7), *key)) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        send_error(response, {401, given.empty() ? "no API key: send Authorization: Bearer KEY"
+                                                 : "the API key is not this server's"});
+        return httplib::Server::HandlerResponse::Handled;
+      });
+  // Errors httplib decides (an unknown route, a body too large), in the same shape.
+  http.set_error_handler([&state](const httplib::Request& request, httplib::Response& response) {
+    if (!response.body.empty()) return;
+    if (response.status == 404) {
+      std::string routes;
+      for (const std::string& route : state.routes) routes += (routes.empty() ? "" : ", ") + route;
+      const Model& model = state.model();
+      send_error(response,
+                 {404, request.method + " " + request.path + ": not a route of this server; " +
+                           model.name() + " (" +
+                           (model.architecture.empty() ? model.model_type : model.architecture) +
+                           ") is served at " + routes});
+    } else if (response.status == 413) {
+      send_error(response, {413, "the body is larger than the server's limit of " +
+                                     std::to_string(state.options.max_body_bytes) + " bytes"});
+    } else {
+      send_error(response, {response.status, "the request could not be served"});
+    }
+  });
+  if (settings.log_requests) {
+    http.set_logger([](const httplib::Request& request, const httplib::Response& response) {
+      const double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - request_start).count();
+      spdlog::info("{} {} {} {:.1f} ms", request.method, request.path, response.status, ms);
+    });
+  }
+  state.add_routes();
+}
+
+ModelServer::~ModelServer() = default;
+
+void ModelServer::run() {
+  State& state = *state_;
+  const ServeOptions& options = state.options;
+  int port = options.port;
+  if (port == 0) {
+    port = state.http.bind_to_any_port(options.host);
+    if (port < 0) throw Error("--host " + options.host + ": cannot listen there");
+  } else if (!state.http.bind_to_port(options.host, port)) {
+    throw Error("--host " + options.host + " --port " + std::to_string(port) +
+                ": cannot listen there (in use, or not an address of this machine)");
+  }
+  // Said even with -q: with --port 0 it is the only way to learn the port.
+  std::fprintf(stderr, "attn serve: listening on http://%s:%d (%s%s)\n", options.host.c_str(), port,
+               state.model().name().c_str(), options.api_key ? ", API key required" : "");
+  if (!is_loopback(options.host) && !options.api_key) {
+    spdlog::warn("--host {}: no API key; anyone who reaches this address may use the model",
+                 options.host);
+  }
+  state.http.listen_after_bind();
+}
+
+void ModelServer::stop() { state_->http.stop(); }
+
+}  // namespace attn

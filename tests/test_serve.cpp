@@ -1,0 +1,298 @@
+// attn serve over loopback, with curl as the client: its routes against the commands that
+// compute the same (attn embed, attn tokenize, attn info), its errors, its key and its stop.
+// Every wait is bounded.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/cli_util.h"
+#include "tests/test_paths.h"
+
+namespace attn::test {
+namespace {
+
+using nlohmann::json;
+
+// An `attn serve --port 0 ...` in the background: started by the constructor, which waits (at
+// most a minute) for the port it logs; stopped with SIGTERM by stop() or the destructor.
+class ServerProcess {
+ public:
+  explicit ServerProcess(std::vector<std::string> args) {
+    args.insert(args.begin(), {"serve", "--port", "0"});
+    std::vector<std::string> argv_strings = {attn_binary().string()};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    const std::string err_path = (logs_ / "err").string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (std::string& arg : argv_strings) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      const int in = ::open("/dev/null", O_RDONLY);
+      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (in < 0 || err < 0) ::_exit(127);
+      ::dup2(in, 0);
+      ::dup2(err, 1);
+      ::dup2(err, 2);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch match;
+      const std::string log = this->log();
+      if (std::regex_search(log, match, listening)) {
+        port_ = std::stoi(match[1]);
+        return;
+      }
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return;  // it ended before listening: port() is 0, log() says why
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  std::string log() const {
+    return std::filesystem::exists(logs_ / "err") ? read_file(logs_ / "err") : "";
+  }
+  std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+  // SIGTERM, then its exit status (-1: killed after 30 s, or by a signal).
+  int stop() {
+    if (pid_ <= 0) return exit_status_;
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pid_ = -1;
+    exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return exit_status_;
+  }
+
+ private:
+  TempDir logs_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int exit_status_ = -1;
+};
+
+struct HttpReply {
+  int status = 0;
+  std::string body;
+  json parsed() const { return json::parse(body); }
+};
+
+// One request with curl (bounded to 60 s); `body` is sent as it is when given.
+HttpReply http_request(const ServerProcess& server, const std::string& method,
+                       const std::string& path,
+                       const std::optional<std::string>& body = std::nullopt,
+                       const std::vector<std::string>& headers = {}) {
+  TempDir scratch;
+  std::vector<std::string> args = {"-s", "-S",           "--max-time", "60",  "-o", scratch / "out",
+                                   "-w", "%{http_code}", "-X",         method};
+  for (const std::string& header : headers) args.insert(args.end(), {"-H", header});
+  if (body) {
+    write_file(scratch / "body", *body);
+    args.insert(args.end(), {"-H", "Content-Type: application/json", "--data-binary",
+                             "@" + (scratch / "body").string()});
+  }
+  args.push_back(server.url(path));
+  const CommandResult result = run_program("/usr/bin/curl", args);
+  EXPECT_EQ(result.exit_status, 0) << describe(result);
+  HttpReply reply;
+  reply.status = result.out.empty() ? 0 : std::stoi(result.out);
+  reply.body = std::filesystem::exists(scratch / "out") ? read_file(scratch / "out") : "";
+  return reply;
+}
+
+// An error reply in OpenAI's shape, with `status` and a message that contains `part`.
+void expect_error(const HttpReply& reply, int status, const std::string& part) {
+  EXPECT_EQ(reply.status, status) << reply.body;
+  json error;
+  ASSERT_NO_THROW(error = reply.parsed()) << reply.body;
+  ASSERT_TRUE(error.contains("error")) << reply.body;
+  EXPECT_EQ(error["error"]["code"], status) << reply.body;
+  EXPECT_TRUE(error["error"]["type"].is_string()) << reply.body;
+  EXPECT_TRUE(error["error"].contains("param")) << reply.body;
+  EXPECT_NE(error["error"]["message"].get<std::string>().find(part), std::string::npos)
+      << reply.body;
+}
+
+std::string served_bert() { return shipped_model("tiny-bert-brown").string(); }
+
+class ServeTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!std::filesystem::exists("/usr/bin/curl")) GTEST_SKIP() << "curl is not installed";
+  }
+};
+
+// An encoder's routes give what the commands give: /v1/embeddings attn embed's vectors (the
+// folder's pooling and normalization), /embed TEI's (normalized unless asked not to),
+// /tokenize and /detokenize attn tokenize's ids, /info attn info --json.
+TEST_F(ServeTest, EncoderRoutesGiveWhatTheCommandsGive) {
+  ServerProcess server({"-m", served_bert()});
+  ASSERT_NE(server.port(), 0) << server.log();
+  EXPECT_EQ(http_request(server, "GET", "/health").parsed(), json({{"status", "ok"}}));
+  const json info = json::parse(run_attn({"info", "-m", served_bert(), "--json"}).out);
+  EXPECT_EQ(http_request(server, "GET", "/info").parsed(), info);
+  const json models = http_request(server, "GET", "/v1/models").parsed();
+  EXPECT_EQ(models["data"][0]["id"], "tiny-bert-brown");
+
+  const std::vector<std::string> texts = {"The jury met.", "It rained all day.", "   "};
+  std::vector<std::string> args = {"embed", "-m", served_bert(), "--json", "-q"};
+  args.insert(args.end(), texts.begin(), texts.end());
+  const CommandResult cli = run_attn(args);
+  ASSERT_EQ(cli.exit_status, 0) << describe(cli);
+  const std::vector<std::string> lines = split_lines_of(cli.out);
+  ASSERT_EQ(lines.size(), texts.size());
+  const HttpReply openai =
+      http_request(server, "POST", "/v1/embeddings", json({{"input", texts}}).dump());
+  ASSERT_EQ(openai.status, 200) << openai.body;
+  const json data = openai.parsed()["data"];
+  ASSERT_EQ(data.size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const std::vector<float> expected = json::parse(lines[i])["embedding"];
+    const std::vector<float> got = data[i]["embedding"];
+    ASSERT_EQ(got.size(), expected.size());
+    // Both are the same computation; 1e-6 is the float32 rounding of the printed values.
+    for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], expected[k], 1e-6) << k;
+    EXPECT_EQ(data[i]["index"], i);
+  }
+  EXPECT_GT(openai.parsed()["usage"]["prompt_tokens"].get<int>(), 0);
+
+  // base64: the same float32 values, little-endian, as OpenAI's client decodes them.
+  const HttpReply packed =
+      http_request(server, "POST", "/v1/embeddings",
+                   json({{"input", texts[0]}, {"encoding_format", "base64"}}).dump());
+  ASSERT_EQ(packed.status, 200) << packed.body;
+  const std::string encoded = packed.parsed()["data"][0]["embedding"];
+  const CommandResult decoded =
+      run_program("/bin/sh", {"-c", "printf %s '" + encoded + "' | base64 -d | od -An -tf4 -v"});
+  std::vector<float> values;
+  std::istringstream words(decoded.out);
+  for (float value; words >> value;) values.push_back(value);
+  const std::vector<float> first = data[0]["embedding"];
+  ASSERT_EQ(values.size(), first.size());
+  for (std::size_t k = 0; k < values.size(); ++k) EXPECT_NEAR(values[k], first[k], 1e-6);
+
+  // TEI's /embed normalizes by default; normalize: false is the folder's own vectors.
+  const json tei =
+      http_request(server, "POST", "/embed", json({{"inputs", texts[0]}}).dump()).parsed();
+  double norm = 0;
+  for (float value : tei[0].get<std::vector<float>>()) norm += double(value) * value;
+  EXPECT_NEAR(std::sqrt(norm), 1.0, 1e-5);
+  const json raw = http_request(server, "POST", "/embed",
+                                json({{"inputs", {texts[0]}}, {"normalize", false}}).dump())
+                       .parsed();
+  EXPECT_EQ(raw[0], data[0]["embedding"]);
+
+  const json tokenized =
+      json::parse(run_attn({"tokenize", "-m", served_bert(), "--json", texts[1]}).out)["ids"];
+  EXPECT_EQ(http_request(server, "POST", "/tokenize",
+                         json({{"content", texts[1]}, {"add_special", true}}).dump())
+                .parsed()["tokens"],
+            tokenized);
+  EXPECT_EQ(http_request(server, "POST", "/detokenize", json({{"tokens", {1996, 6467}}}).dump())
+                .parsed()["content"],
+            "the jury");
+  EXPECT_EQ(server.stop(), 0) << server.log();
+  // One access line per request.
+  EXPECT_NE(server.log().find("POST /v1/embeddings 200"), std::string::npos) << server.log();
+}
+
+// Bad requests are errors in OpenAI's shape with the status a client expects, and the server
+// goes on serving.
+TEST_F(ServeTest, BadRequestsAreErrorsInOpenAisShape) {
+  ServerProcess server({"-m", served_bert(), "-q"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  expect_error(http_request(server, "POST", "/embed", "{bad"), 400, "not valid JSON");
+  expect_error(http_request(server, "POST", "/embed", "[1, 2]"), 400, "a JSON object");
+  expect_error(http_request(server, "POST", "/embed", R"({"inputs": 3})"), 400, "inputs");
+  expect_error(http_request(server, "POST", "/embed", R"({"inputs": []})"), 400, "non-empty");
+  expect_error(http_request(server, "POST", "/embed", R"({"normalize": true})"), 400, "required");
+  expect_error(http_request(server, "POST", "/v1/embeddings", "{\"input\": \"bad \xff byte\"}"),
+               400, "UTF-8");
+  expect_error(http_request(server, "POST", "/v1/embeddings",
+                            R"({"input": "a", "encoding_format": "int8"})"),
+               400, "encoding_format");
+  expect_error(http_request(server, "POST", "/v1/embeddings", R"({"input": "a", "dimensions": 8})"),
+               400, "dimensions: not supported");
+  expect_error(http_request(server, "POST", "/detokenize", R"({"tokens": [999999]})"), 400,
+               "outside the vocabulary");
+  // A route this model has no use for names the model and the routes it has.
+  const HttpReply chat = http_request(server, "POST", "/v1/chat/completions", "{}");
+  expect_error(chat, 404, "BertForMaskedLM");
+  EXPECT_NE(chat.body.find("POST /v1/embeddings"), std::string::npos) << chat.body;
+  // A body past the limit (1 MiB), and 10,000 texts within it.
+  expect_error(http_request(server, "POST", "/embed", std::string(2 << 20, 'a')), 413, "limit");
+  json many = {{"inputs", json::array()}};
+  for (int i = 0; i < 10000; ++i) many["inputs"].push_back("a");
+  EXPECT_EQ(http_request(server, "POST", "/embed", many.dump()).status, 200);
+  EXPECT_EQ(http_request(server, "GET", "/health").status, 200);
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+// With a key, every route but /health needs it, compared whole; another address than this
+// machine's needs one.
+TEST_F(ServeTest, ApiKey) {
+  ServerProcess server({"-m", served_bert(), "-q", "--api-key", "s3cret"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  EXPECT_EQ(http_request(server, "GET", "/health").status, 200);
+  expect_error(http_request(server, "GET", "/v1/models"), 401, "no API key");
+  expect_error(
+      http_request(server, "GET", "/v1/models", std::nullopt, {"Authorization: Bearer s3cre"}), 401,
+      "not this server's");
+  expect_error(
+      http_request(server, "GET", "/v1/models", std::nullopt, {"Authorization: Bearer s3cret2"}),
+      401, "not this server's");
+  EXPECT_EQ(
+      http_request(server, "GET", "/v1/models", std::nullopt, {"Authorization: Bearer s3cret"})
+          .status,
+      200);
+  EXPECT_EQ(server.stop(), 0);
+
+  const CommandResult open =
+      run_attn({"serve", "-m", served_bert(), "--host", "0.0.0.0", "--port", "0"});
+  EXPECT_EQ(open.exit_status, 2) << describe(open);
+  EXPECT_NE(open.err.find("--public-without-key"), std::string::npos) << open.err;
+}
+
+// SIGTERM stops the server with exit status 0.
+TEST_F(ServeTest, SigtermStopsItCleanly) {
+  ServerProcess server({"-m", served_bert()});
+  ASSERT_NE(server.port(), 0) << server.log();
+  EXPECT_EQ(http_request(server, "GET", "/health").status, 200);
+  EXPECT_EQ(server.stop(), 0) << server.log();
+  EXPECT_NE(server.log().find("stopped"), std::string::npos) << server.log();
+}
+
+}  // namespace
+}  // namespace attn::test
