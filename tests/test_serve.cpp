@@ -260,6 +260,68 @@ TEST_F(ServeTest, BadRequestsAreErrorsInOpenAisShape) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
+// A sequence classifier's /predict gives attn classify's scores (a text, a pair, a list of
+// either); a cross-encoder's /rerank gives attn rerank's, the sigmoid of the logit unless
+// raw_scores, as TEI scores them.
+TEST_F(ServeTest, ClassifierRoutesGiveWhatClassifyAndRerankGive) {
+  ATTN_REQUIRE_SHARED();
+  const std::string nli = (shared_dir() / "models" / "tiny-bert-seqcls-random").string();
+  ServerProcess server({"-m", nli, "-q"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  const auto classify = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> full = {"classify", "-m", nli, "--json", "-q"};
+    full.insert(full.end(), args.begin(), args.end());
+    const CommandResult result = run_attn(full);
+    EXPECT_EQ(result.exit_status, 0) << describe(result);
+    json scores = json::array();
+    const json document = json::parse(result.out);  // kept: the loop reads inside it
+    for (const json& label : document["labels"]) {
+      scores.push_back({{"score", label["score"]}, {"label", label["label"]}});
+    }
+    return scores;
+  };
+  const json single = classify({"A man sleeps."});
+  const json pair = classify({"A man sleeps.", "--pair", "A person rests."});
+  EXPECT_EQ(http_request(server, "POST", "/predict", R"({"inputs": "A man sleeps."})").parsed(),
+            single);
+  EXPECT_EQ(http_request(server, "POST", "/predict",
+                         R"({"inputs": ["A man sleeps.", "A person rests."]})")
+                .parsed(),
+            pair);
+  EXPECT_EQ(http_request(server, "POST", "/predict",
+                         R"({"inputs": [["A man sleeps.", "A person rests."], "A man sleeps."]})")
+                .parsed(),
+            json::array({pair, single}));
+  expect_error(http_request(server, "POST", "/rerank", R"({"query": "a", "texts": ["b"]})"), 400,
+               "cross-encoder");
+  EXPECT_EQ(server.stop(), 0) << server.log();
+
+  const std::string reranker = (shared_dir() / "models" / "tiny-roberta-seqcls-random").string();
+  ServerProcess ranking({"-m", reranker, "-q"});
+  ASSERT_NE(ranking.port(), 0) << ranking.log();
+  const std::vector<std::string> passages = {"It rained.", "The jury met.", "A dog ran."};
+  for (const bool raw : {false, true}) {
+    std::vector<std::string> args = {"rerank", "-m", reranker, "--query", "jury", "--json", "-q"};
+    if (!raw) args.push_back("--activation");
+    args.insert(args.end(), passages.begin(), passages.end());
+    const json expected = json::parse(run_attn(args).out)["results"];
+    const json got = http_request(ranking, "POST", "/rerank",
+                                  json({{"query", "jury"},
+                                        {"texts", passages},
+                                        {"raw_scores", raw},
+                                        {"return_text", true}})
+                                      .dump())
+                         .parsed();
+    ASSERT_EQ(got.size(), expected.size()) << got;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i]["index"], expected[i]["corpus_id"]);
+      EXPECT_EQ(got[i]["score"], expected[i]["score"]);
+      EXPECT_EQ(got[i]["text"], expected[i]["text"]);
+    }
+  }
+  EXPECT_EQ(ranking.stop(), 0) << ranking.log();
+}
+
 // With a key, every route but /health needs it, compared whole; another address than this
 // machine's needs one.
 TEST_F(ServeTest, ApiKey) {

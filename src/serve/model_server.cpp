@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
+#include "src/tasks/classify.h"
 #include "src/tasks/model_info.h"
 
 namespace attn {
@@ -147,6 +149,35 @@ std::string base64(std::span<const float> values) {
   return out;
 }
 
+// Tokens per packed batch of a request's texts, as the commands' default --batch-tokens.
+constexpr int kBatchTokens = 1024;
+
+// TEI's /predict inputs: a text, a pair [text, text], or a list of either. `batch` says whether
+// the reply is a list of results (a list given) or one result.
+std::vector<std::pair<std::string, std::optional<std::string>>> predict_inputs(const Json& body,
+                                                                               bool& batch) {
+  if (!body.contains("inputs")) throw HttpError{400, "inputs: is required", "inputs"};
+  const Json& value = body["inputs"];
+  const auto sequence =
+      [](const Json& item,
+         const std::string& name) -> std::pair<std::string, std::optional<std::string>> {
+    if (item.is_string()) return {text_field(item, name), std::nullopt};
+    if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string()) {
+      return {text_field(item[0], name + "[0]"), text_field(item[1], name + "[1]")};
+    }
+    throw HttpError{400, name + ": must be a text or a pair of texts [text, text]", "inputs"};
+  };
+  // A list of two texts is a pair, as TEI reads it; a list of anything else is a batch.
+  batch = value.is_array() && !(value.size() == 2 && value[0].is_string() && value[1].is_string());
+  if (!batch) return {sequence(value, "inputs")};
+  if (value.empty()) throw HttpError{400, "inputs: must not be an empty list", "inputs"};
+  std::vector<std::pair<std::string, std::optional<std::string>>> inputs;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    inputs.push_back(sequence(value[i], "inputs[" + std::to_string(i) + "]"));
+  }
+  return inputs;
+}
+
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
@@ -192,7 +223,40 @@ struct ModelServer::State {
 
   void add_routes();
   void add_embedding_routes();
+  void add_classifier_routes();
+
+  // The logits of each input (a text, or a text and its pair), packed into batches.
+  std::vector<std::vector<float>> logits(
+      const std::vector<std::pair<std::string, std::optional<std::string>>>& inputs, bool truncate,
+      const char* field_name);
 };
+
+std::vector<std::vector<float>> ModelServer::State::logits(
+    const std::vector<std::pair<std::string, std::optional<std::string>>>& inputs, bool truncate,
+    const char* field_name) {
+  std::vector<Encoding> encodings;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    try {
+      encodings.push_back(
+          encode_for_classifier(
+              model(), inputs[i].first,
+              inputs[i].second ? std::optional<std::string_view>(*inputs[i].second) : std::nullopt,
+              truncate ? Truncation::kLongestFirst : Truncation::kNone)
+              .encoding);
+    } catch (const Error& e) {
+      throw HttpError{413,
+                      std::string(field_name) + "[" + std::to_string(i) + "]: " + e.what() +
+                          " (truncate: true cuts it)",
+                      field_name};
+    }
+  }
+  std::vector<std::vector<float>> out(encodings.size());
+  const std::lock_guard<std::mutex> lock(compute);
+  classifier_logits(
+      model(), encodings, kBatchTokens,
+      [&](std::size_t i, std::span<const float> row) { out[i].assign(row.begin(), row.end()); });
+  return out;
+}
 
 void ModelServer::State::add_routes() {
   route("GET", "/health", [](const httplib::Request&, httplib::Response& response) {
@@ -243,6 +307,66 @@ void ModelServer::State::add_routes() {
                     {{"content", replace_invalid_utf8(model().tokenizer->decode(ids, false))}});
         });
   if (served.embedding) add_embedding_routes();
+  if (const ClassifierHead* head = model().transformer->classifier();
+      head && head->pooling != ClassifierHead::Pooling::kEveryToken) {
+    add_classifier_routes();
+  }
+}
+
+void ModelServer::State::add_classifier_routes() {
+  // TEI's: {"inputs", "raw_scores", "truncate"} -> [{"score", "label"}, ...] best first (a list
+  // of them for a list of inputs), scored as attn classify scores them.
+  route("POST", "/predict", [this](const httplib::Request& request, httplib::Response& response) {
+    const Json body = body_object(request);
+    refuse_fields(body, {"truncation_direction"});
+    bool batch = false;
+    const auto inputs = predict_inputs(body, batch);
+    const ScoreFunction function =
+        field(body, "raw_scores", false)
+            ? ScoreFunction::kNone
+            : default_score_function(model().problem_type, int(model().labels.size()));
+    Json results = Json::array();
+    for (const std::vector<float>& row : logits(inputs, field(body, "truncate", false), "inputs")) {
+      Json labels = Json::array();
+      for (const LabelScore& label : ranked_labels(class_scores(row, function), model().labels)) {
+        labels.push_back({{"score", label.score}, {"label", label.label}});
+      }
+      results.push_back(std::move(labels));
+    }
+    send_json(response, batch ? results : results[0]);
+  });
+  // TEI's: {"query", "texts", "raw_scores", "return_text", "truncate"} -> [{"index", "score",
+  // "text"?}] best first; the score a cross-encoder's sigmoid unless raw_scores.
+  route("POST", "/rerank", [this](const httplib::Request& request, httplib::Response& response) {
+    const Json body = body_object(request);
+    if (model().labels.size() != 1) {
+      throw HttpError{400, model().name() + " has " + std::to_string(model().labels.size()) +
+                               " labels; /rerank needs a cross-encoder (one label): use /predict"};
+    }
+    if (!body.contains("query")) throw HttpError{400, "query: is required", "query"};
+    const std::string query = text_field(body["query"], "query");
+    const std::vector<std::string> texts = text_list(body, "texts");
+    std::vector<std::pair<std::string, std::optional<std::string>>> inputs;
+    for (const std::string& text : texts) inputs.emplace_back(query, text);
+    const bool raw = field(body, "raw_scores", false);
+    const std::vector<std::vector<float>> rows =
+        logits(inputs, field(body, "truncate", false), "texts");
+    std::vector<std::pair<std::size_t, float>> ranking;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      ranking.emplace_back(
+          i, class_scores(rows[i], raw ? ScoreFunction::kNone : ScoreFunction::kSigmoid)[0]);
+    }
+    // Best first; tied texts keep their order, as sentence-transformers' sorted() keeps them.
+    std::stable_sort(ranking.begin(), ranking.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    Json results = Json::array();
+    for (const auto& [index, score] : ranking) {
+      Json result = {{"index", index}, {"score", score}};
+      if (field(body, "return_text", false)) result["text"] = texts[index];
+      results.push_back(std::move(result));
+    }
+    send_json(response, results);
+  });
 }
 
 void ModelServer::State::add_embedding_routes() {
