@@ -16,6 +16,7 @@
 #include "src/tasks/beam_search.h"
 #include "src/tasks/chat.h"
 #include "src/tasks/generate.h"
+#include "src/tasks/generation_settings.h"
 
 // What every command of the attn command line shares: the Command interface main.cpp runs them
 // through, the settings several of them have, and small helpers for their output.
@@ -44,35 +45,6 @@ struct CommonOptions {
   // -o: the results go to this file, written whole or not at all, instead of standard output.
   std::optional<std::filesystem::path> output;
   bool json = false;  // --json: one JSON object per input (JSON Lines for several)
-};
-
-// Which generation settings the command line gave: the others come from the model folder's
-// generation_config.json when it has them.
-struct GenerationFlagsGiven {
-  bool max_new_tokens = false;
-  bool temperature = false;
-  bool top_k = false;
-  bool top_p = false;
-  bool min_p = false;
-  bool typical_p = false;
-  bool repetition_penalty = false;
-  bool seed = false;
-  bool num_return = false;
-  bool length_penalty = false;
-  bool early_stopping = false;
-  bool repeat_last_n = false;
-};
-
-// Seeds stay below 2^53, so that a seed printed in JSON survives tools that read numbers as
-// doubles (jq) and can be given back to repeat a run.
-constexpr std::uint64_t kMaxSeed = (std::uint64_t(1) << 53) - 1;
-
-// What the generation options (options.h: add_generation_options) set, for generate and chat.
-struct GenerationSettings {
-  GenerateOptions options;
-  std::optional<int> context_size;  // -c: generation stops when the sequence reaches this
-  std::int64_t seed = -1;           // --seed; -1: a random one
-  GenerationFlagsGiven given;       // which of them the command line gave
 };
 
 // How a conversation becomes a prompt (attn chat, generate --chat, tokenize --chat): the model
@@ -149,11 +121,6 @@ void require_decoder(const Model& model, const std::string& command);
 // Sampling options that would do nothing are refused, with the reason: a user who gives one
 // expects it to change something (--top-k with --temp 0, ...). `beams`: beam search is on.
 void check_sampling_options_apply(const GenerationSettings& settings, bool beams);
-
-// The generation settings, with those the command line did not give taken from the model's
-// generation_config.json (generate_command.cpp).
-GenerateOptions with_generation_config(const GenerationSettings& settings,
-                                       const GenerationConfig& config);
 
 // The chat template of command.common.model_dir as `format` chooses it
 // (chat_format.cpp).

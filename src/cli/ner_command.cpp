@@ -12,6 +12,7 @@
 #include "src/cli/options.h"
 #include "src/cli/progress.h"
 #include "src/io/output_file.h"
+#include "src/tasks/classify.h"
 #include "src/tasks/token_classify.h"
 
 namespace attn {

@@ -14,6 +14,7 @@
 #include "src/cli/progress.h"
 #include "src/io/json_util.h"
 #include "src/io/output_file.h"
+#include "src/tasks/classify.h"
 
 namespace attn {
 namespace {
