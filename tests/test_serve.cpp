@@ -322,6 +322,112 @@ TEST_F(ServeTest, ClassifierRoutesGiveWhatClassifyAndRerankGive) {
   EXPECT_EQ(ranking.stop(), 0) << ranking.log();
 }
 
+// The text of a stream of server-sent events: each data line's JSON, the pieces joined; `done`
+// says whether it ended with "data: [DONE]".
+std::string streamed_text(const std::string& events, bool chat, bool& done,
+                          std::string& finish_reason) {
+  std::string text;
+  done = false;
+  for (const std::string& line : split_lines_of(events)) {
+    if (line.empty()) continue;
+    EXPECT_TRUE(line.starts_with("data: ")) << line;
+    const std::string data = line.substr(6);
+    if (data == "[DONE]") {
+      done = true;
+      continue;
+    }
+    const json chunk = json::parse(data);
+    if (chunk["choices"].empty()) continue;
+    const json& choice = chunk["choices"][0];
+    if (!choice["finish_reason"].is_null()) finish_reason = choice["finish_reason"];
+    const json piece = chat ? choice.at("delta").value("content", json()) : choice.at("text");
+    if (piece.is_string()) text += piece.get<std::string>();
+  }
+  return text;
+}
+
+// A decoder's /v1/completions gives attn generate's text and /v1/chat/completions attn chat's
+// reply to the same conversation (greedy, the same length); streamed, the same text in pieces.
+TEST_F(ServeTest, CompletionsGiveWhatGenerateAndChatGive) {
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  const std::string chatml = (source_dir() / "tests" / "data" / "chatml.jinja").string();
+  ServerProcess server({"-m", gpt2, "--chat-template-file", chatml});
+  ASSERT_NE(server.port(), 0) << server.log();
+
+  const json generated = json::parse(
+      run_attn({"generate", "-m", gpt2, "--temp", "0", "-n", "12", "--json", "-q", "The jury said"})
+          .out);
+  const json request = {
+      {"prompt", "The jury said"}, {"max_tokens", 12}, {"temperature", 0}, {"seed", 1}};
+  const HttpReply completion = http_request(server, "POST", "/v1/completions", request.dump());
+  ASSERT_EQ(completion.status, 200) << completion.body;
+  const json body = completion.parsed();
+  EXPECT_EQ(body["object"], "text_completion");
+  EXPECT_EQ(body["choices"][0]["text"], generated["text"]);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["usage"]["prompt_tokens"], generated["prompt_ids"].size());
+  EXPECT_EQ(body["usage"]["completion_tokens"], 12);
+  json streaming = request;
+  streaming["stream"] = true;
+  bool done = false;
+  std::string finish;
+  const HttpReply events = http_request(server, "POST", "/v1/completions", streaming.dump());
+  EXPECT_EQ(streamed_text(events.body, false, done, finish), generated["text"]);
+  EXPECT_TRUE(done) << events.body;
+  EXPECT_EQ(finish, "length");
+
+  const json messages = json::array({{{"role", "system"}, {"content", "Be brief."}},
+                                     {{"role", "user"}, {"content", "Tell me about the jury."}}});
+  TempDir scratch;
+  write_file(scratch / "conversation.json", messages.dump());
+  const CommandResult chat = run_attn({"chat", "-m", gpt2, "--chat-template-file", chatml, "--temp",
+                                       "0", "-n", "10", "--json", "-q"},
+                                      scratch / "conversation.json");
+  ASSERT_EQ(chat.exit_status, 0) << describe(chat);
+  const json reply = json::parse(chat.out);
+  const json chat_request = {{"messages", messages}, {"max_tokens", 10}, {"temperature", 0}};
+  const HttpReply answer =
+      http_request(server, "POST", "/v1/chat/completions", chat_request.dump());
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_EQ(answer.parsed()["choices"][0]["message"], reply["message"]);
+  EXPECT_EQ(answer.parsed()["usage"]["prompt_tokens"], reply["prompt_tokens"]);
+  json chat_streaming = chat_request;
+  chat_streaming["stream"] = true;
+  chat_streaming["stream_options"] = {{"include_usage", true}};
+  const HttpReply chat_events =
+      http_request(server, "POST", "/v1/chat/completions", chat_streaming.dump());
+  EXPECT_EQ(streamed_text(chat_events.body, true, done, finish), reply["message"]["content"]);
+  EXPECT_TRUE(done);
+  EXPECT_NE(chat_events.body.find("\"usage\""), std::string::npos) << chat_events.body;
+
+  // What attn does not implement is refused by name.
+  json refused = request;
+  refused["n"] = 2;
+  expect_error(http_request(server, "POST", "/v1/completions", refused.dump()), 400, "n:");
+  refused = request;
+  refused["presence_penalty"] = 0.5;
+  expect_error(http_request(server, "POST", "/v1/completions", refused.dump()), 400,
+               "presence_penalty");
+  refused = request;
+  refused["logprobs"] = 2;
+  expect_error(http_request(server, "POST", "/v1/completions", refused.dump()), 400, "logprobs");
+  refused = request;
+  refused["max_tokens"] = 100000;
+  expect_error(http_request(server, "POST", "/v1/completions", refused.dump()), 400, "max_tokens");
+  refused = request;
+  refused["prompt"] = json::array({464, 9002});
+  expect_error(http_request(server, "POST", "/v1/completions", refused.dump()), 400, "prompt");
+  expect_error(http_request(server, "POST", "/v1/chat/completions", R"({"messages": "hi"})"), 400,
+               "messages");
+  EXPECT_EQ(server.stop(), 0) << server.log();
+
+  // Without a chat template, the chat route is not there, and the 404 says what is.
+  ServerProcess plain({"-m", gpt2, "-q"});
+  ASSERT_NE(plain.port(), 0) << plain.log();
+  expect_error(http_request(plain, "POST", "/v1/chat/completions", chat_request.dump()), 404,
+               "POST /v1/completions");
+}
+
 // With a key, every route but /health needs it, compared whole; another address than this
 // machine's needs one.
 TEST_F(ServeTest, ApiKey) {

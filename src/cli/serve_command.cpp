@@ -28,6 +28,7 @@ struct ServeCommand final : Command {
   int run(const CLI::App& app) override;
 
   ServeOptions options;
+  ChatFormatOptions chat_format;  // --chat-template-file, --chat-template-name
   std::optional<std::string> api_key;
   std::optional<std::filesystem::path> api_key_file;
   bool without_key = false;  // --public-without-key
@@ -59,13 +60,18 @@ void ServeCommand::add_options(CLI::App& app) {
                  "30)")
       ->check(whole_number<int>())
       ->check(positive());
+  app.add_option("--chat-template-file", chat_format.choice.file,
+                 "a Jinja2 chat template for /v1/chat/completions instead of the folder's")
+      ->type_name("FILE");
+  app.add_option("--chat-template-name", chat_format.choice.name,
+                 "which of the folder's named chat templates (default: 'default')");
   add_examples(app, {"attn serve -m sentence-transformers/all-MiniLM-L6-v2 --port 8080",
                      "curl -s localhost:8080/v1/embeddings -d '{\"input\": \"The jury met.\"}'",
                      "ATTN_API_KEY=secret attn serve -m DIR --host 0.0.0.0"});
 }
 
 // The model and what its routes need: an encoder is also an embedder, as attn embed loads it.
-ServedModel load_served_model(const CommonOptions& common) {
+ServedModel load_served_model(const CommonOptions& common, const ChatTemplateChoice& chat) {
   ServedModel served;
   served.sentence_transformers = read_sentence_transformers_config(common.model_dir);
   served.model =
@@ -76,6 +82,24 @@ ServedModel load_served_model(const CommonOptions& common) {
     served.embedding = embedding_options(*served.model, served.sentence_transformers);
     // What sentence-transformers does with a plain Hugging Face model.
     if (!served.sentence_transformers) served.embedding->pooling = Pooling::kMean;
+  }
+  const bool chat_asked = !chat.file.empty() || !chat.name.empty();
+  if (chat_asked && served.model->kind() != ModelKind::kDecoder) {
+    throw UsageError(
+        std::string(chat.file.empty() ? "--chat-template-name" : "--chat-template-file") +
+        ": only for a decoder, whose /v1/chat/completions it renders; " + served.model->name() +
+        " is not one");
+  }
+  if (served.model->kind() == ModelKind::kDecoder) {
+    try {
+      const ChatTemplate chat_template = ChatTemplate::load(served.model->dir, chat);
+      served.chat_template = chat;
+      spdlog::debug("chat template: {}", chat_template.origin());
+    } catch (const Error& e) {
+      if (chat_asked) throw;
+      spdlog::info("{}; /v1/chat/completions is not served (--chat-template-file gives one)",
+                   e.what());
+    }
   }
   return served;
 }
@@ -97,7 +121,7 @@ int ServeCommand::run(const CLI::App&) {
                      "ATTN_API_KEY), or --public-without-key to serve without one");
   }
   options.log_requests = !common.quiet;
-  ModelServer server(load_served_model(common), options);
+  ModelServer server(load_served_model(common, chat_format.choice), options);
 
   // SIGTERM and SIGINT are taken by one thread, which stops the server: blocked here before the
   // server's threads start, so that they inherit the mask.

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +16,9 @@
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
+#include "src/tasks/chat.h"
 #include "src/tasks/classify.h"
+#include "src/tasks/generation_settings.h"
 #include "src/tasks/model_info.h"
 
 namespace attn {
@@ -45,6 +48,13 @@ std::string error_type(int status) {
     default:
       return status >= 500 ? "server_error" : "invalid_request_error";
   }
+}
+
+std::string fmt_number(float value) {
+  std::string text = std::to_string(value);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.ends_with('.')) text.pop_back();
+  return text;
 }
 
 std::string json_text(const Json& json) {
@@ -178,6 +188,74 @@ std::vector<std::pair<std::string, std::optional<std::string>>> predict_inputs(c
   return inputs;
 }
 
+// OpenAI's finish_reason for a generation's stop_reason.
+std::string finish_reason(const std::string& stop_reason) {
+  return stop_reason == "length" || stop_reason == "context" ? "length" : "stop";
+}
+
+// The generation a completion request asks for: its fields over the model's
+// generation_config.json, as attn generate's options go over it. Without max_tokens it runs to
+// the end of the text or of the context, as OpenAI's does.
+GenerateOptions requested_generation(const Json& body, const Model& model) {
+  refuse_fields(body, {"logprobs", "top_logprobs", "logit_bias", "response_format", "suffix",
+                       "best_of", "echo", "tool_choice", "parallel_tool_calls", "functions"});
+  for (const char* penalty : {"presence_penalty", "frequency_penalty"}) {
+    if (field(body, penalty, 0.0) != 0.0) {
+      throw HttpError{400, std::string(penalty) + ": not supported by attn serve (0 only)",
+                      penalty};
+    }
+  }
+  if (field(body, "n", 1) != 1) throw HttpError{400, "n: attn serve gives one choice", "n"};
+  GenerationSettings settings;
+  GenerationFlagsGiven& given = settings.given;
+  const int context = model.spec().max_positions;
+  const char* length =
+      body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  const int max_tokens = field(body, length, context);
+  if (max_tokens < 1 || max_tokens > context) {
+    throw HttpError{400,
+                    std::string(length) + ": must be from 1 to the context, " +
+                        std::to_string(context) + ", got " + std::to_string(max_tokens),
+                    length};
+  }
+  settings.options.max_new_tokens = max_tokens;
+  given.max_new_tokens = true;
+  SamplingOptions& sampling = settings.options.sampling;
+  const auto number = [&](const char* name, float& value, bool& was_given, float low, float high) {
+    if (!body.contains(name) || body[name].is_null()) return;
+    value = field(body, name, value);
+    if (!(value >= low && value <= high)) {
+      throw HttpError{
+          400, std::string(name) + ": must be from " + fmt_number(low) + " to " + fmt_number(high),
+          name};
+    }
+    was_given = true;
+  };
+  number("temperature", sampling.temperature, given.temperature, 0, 100);
+  number("top_p", sampling.top_p, given.top_p, 0, 1);
+  number("min_p", sampling.min_p, given.min_p, 0, 1);
+  number("typical_p", sampling.typical_p, given.typical_p, 0, 1);
+  number("repetition_penalty", sampling.repetition_penalty, given.repetition_penalty, 0.01f, 100);
+  if (body.contains("top_k") && !body["top_k"].is_null()) {
+    sampling.top_k = field(body, "top_k", 0);
+    if (sampling.top_k < 0) throw HttpError{400, "top_k: must be 0 or more", "top_k"};
+    given.top_k = true;
+  }
+  if (body.contains("seed") && !body["seed"].is_null()) {
+    settings.seed = field(body, "seed", std::int64_t(-1));
+    given.seed = true;
+  }
+  if (body.contains("stop") && !body["stop"].is_null()) {
+    const Json& stop = body["stop"];
+    for (const Json& item : stop.is_array() ? stop : Json::array({stop})) {
+      const std::string text = text_field(item, "stop");
+      if (text.empty()) throw HttpError{400, "stop: must not be empty", "stop"};
+      settings.options.stop.push_back(text);
+    }
+  }
+  return with_generation_config(settings, model.generation);
+}
+
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
@@ -224,6 +302,12 @@ struct ModelServer::State {
   void add_routes();
   void add_embedding_routes();
   void add_classifier_routes();
+  void add_decoder_routes();
+  // Answers a completion: generates with `generate` (which runs the model, handing it the
+  // callbacks), whole or as server-sent events; `chat` picks OpenAI's chat or text shape.
+  void complete(httplib::Response& response, bool chat, const Json& body, int prompt_tokens,
+                std::function<GenerateResult(const GenerateCallbacks&)> generate);
+  int next_id = 0;
 
   // The logits of each input (a text, or a text and its pair), packed into batches.
   std::vector<std::vector<float>> logits(
@@ -307,6 +391,7 @@ void ModelServer::State::add_routes() {
                     {{"content", replace_invalid_utf8(model().tokenizer->decode(ids, false))}});
         });
   if (served.embedding) add_embedding_routes();
+  if (model().kind() == ModelKind::kDecoder) add_decoder_routes();
   if (const ClassifierHead* head = model().transformer->classifier();
       head && head->pooling != ClassifierHead::Pooling::kEveryToken) {
     add_classifier_routes();
@@ -428,6 +513,164 @@ void ModelServer::State::add_embedding_routes() {
           int tokens = 0;
           send_json(response, Json(embed_texts(text_list(body, "inputs"), options,
                                                !field(body, "truncate", false), tokens)));
+        });
+}
+
+void ModelServer::State::complete(
+    httplib::Response& response, bool chat, const Json& body, int prompt_tokens,
+    std::function<GenerateResult(const GenerateCallbacks&)> generate) {
+  const bool stream = field(body, "stream", false);
+  // OpenAI's stream_options.include_usage: a last chunk with the usage and no choices.
+  const bool stream_usage = body.contains("stream_options") && body["stream_options"].is_object() &&
+                            field(body["stream_options"], "include_usage", false);
+  const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(++next_id);
+  const std::time_t created = std::time(nullptr);
+  const Json head = {
+      {"id", id},
+      {"object", chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
+      {"created", created},
+      {"model", model().name()}};
+  const auto usage = [prompt_tokens](const GenerateResult& result) {
+    const int completion = int(result.generated_ids.size());
+    return Json{{"prompt_tokens", prompt_tokens},
+                {"completion_tokens", completion},
+                {"total_tokens", prompt_tokens + completion}};
+  };
+  if (!stream) {
+    GenerateResult result;
+    {
+      const std::lock_guard<std::mutex> lock(compute);
+      result = generate({});
+    }
+    Json choice = {{"index", 0}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+    } else {
+      choice["text"] = result.text;
+      choice["logprobs"] = nullptr;
+    }
+    choice["finish_reason"] = finish_reason(result.stop_reason);
+    Json body = head;
+    body["choices"] = Json::array({choice});
+    body["usage"] = usage(result);
+    send_json(response, body);
+    return;
+  }
+  // Server-sent events: a chunk per piece of text as it is decided, the finish_reason in the
+  // last, then "data: [DONE]". A client that goes away stops the generation at the next token.
+  response.set_chunked_content_provider("text/event-stream", [this, chat, head, usage, generate,
+                                                              stream_usage](
+                                                                 std::size_t,
+                                                                 httplib::DataSink& sink) {
+    std::atomic<bool> gone = false;
+    const auto send = [&](const Json& choice) {
+      Json chunk = head;
+      chunk["choices"] = Json::array({choice});
+      const std::string event = "data: " + json_text(chunk) + "\n\n";
+      if (!gone && !sink.write(event.data(), event.size())) gone = true;
+    };
+    if (chat) {
+      send({{"index", 0},
+            {"delta", {{"role", "assistant"}, {"content", ""}}},
+            {"finish_reason", nullptr}});
+    }
+    const auto piece = [&](std::string_view text) {
+      if (text.empty()) return;
+      send(chat ? Json{{"index", 0}, {"delta", {{"content", text}}}, {"finish_reason", nullptr}}
+                : Json{{"index", 0},
+                       {"text", text},
+                       {"logprobs", nullptr},
+                       {"finish_reason", nullptr}});
+    };
+    GenerateResult result;
+    try {
+      const std::lock_guard<std::mutex> lock(compute);
+      result = generate(
+          {.on_logits = {}, .on_text = piece, .on_token = {}, .observer = nullptr, .stop = &gone});
+    } catch (const std::exception& e) {
+      // The status line has gone out: the error goes in the stream, as llama-server's does.
+      const std::string event =
+          "data: " + json_text({{"error", {{"message", e.what()}, {"code", 500}}}}) + "\n\n";
+      sink.write(event.data(), event.size());
+      sink.done();
+      return true;
+    }
+    Json last = {{"index", 0}, {"finish_reason", finish_reason(result.stop_reason)}};
+    if (chat) {
+      last["delta"] = Json::object();
+    } else {
+      last["text"] = "";
+      last["logprobs"] = nullptr;
+    }
+    send(last);
+    std::string tail;
+    if (stream_usage) {
+      Json final_usage = head;
+      final_usage["choices"] = Json::array();
+      final_usage["usage"] = usage(result);
+      tail = "data: " + json_text(final_usage) + "\n\n";
+    }
+    tail += "data: [DONE]\n\n";
+    if (!gone) sink.write(tail.data(), tail.size());
+    sink.done();
+    return true;
+  });
+}
+
+void ModelServer::State::add_decoder_routes() {
+  // OpenAI's completions: {"prompt": a string, ...} -> choices[0].text, as attn generate
+  // generates after the prompt (its special tokens added as the tokenizer adds them).
+  route("POST", "/v1/completions",
+        [this](const httplib::Request& request, httplib::Response& response) {
+          const Json body = body_object(request);
+          if (!body.contains("prompt")) throw HttpError{400, "prompt: is required", "prompt"};
+          const Json& prompt_field = body["prompt"];
+          const Json& one =
+              prompt_field.is_array() && prompt_field.size() == 1 ? prompt_field[0] : prompt_field;
+          if (!one.is_string()) {
+            throw HttpError{400, "prompt: must be a string (token ids and lists are not supported)",
+                            "prompt"};
+          }
+          const std::string prompt = text_field(one, "prompt");
+          const GenerateOptions options = requested_generation(body, model());
+          const std::vector<int> ids = model().tokenizer->encode(prompt).ids;
+          if (ids.empty()) throw HttpError{400, "prompt: the text gives no tokens", "prompt"};
+          if (int(ids.size()) >= generation_context(model().spec(), options)) {
+            throw HttpError{400,
+                            "prompt: " + std::to_string(ids.size()) +
+                                " tokens, which leave no room in the context of " +
+                                std::to_string(model().spec().max_positions),
+                            "prompt"};
+          }
+          complete(response, false, body, int(ids.size()),
+                   [this, ids, options](const GenerateCallbacks& callbacks) {
+                     return attn::generate(model(), ids, options, callbacks);
+                   });
+        });
+  if (!served.chat_template) return;
+  // OpenAI's chat completions: {"messages", ...} -> choices[0].message, the reply attn chat
+  // gives to the same conversation (its chat template, the end-of-turn tokens).
+  route("POST", "/v1/chat/completions",
+        [this](const httplib::Request& request, httplib::Response& response) {
+          const Json body = body_object(request);
+          if (!body.contains("messages")) {
+            throw HttpError{400, "messages: is required", "messages"};
+          }
+          ChatOptions options;
+          options.generation = with_end_of_turn(model(), requested_generation(body, model()));
+          if (body.contains("tools") && !body["tools"].is_null()) options.tools = body["tools"];
+          auto conversation = std::make_shared<Conversation>(
+              model(), ChatTemplate::load(model().dir, *served.chat_template), options);
+          try {
+            conversation->set_messages(body["messages"], "messages");
+          } catch (const Error& e) {
+            throw HttpError{400, e.what(), "messages"};
+          }
+          const int prompt_tokens = int(conversation->prompt_ids().size());
+          complete(response, true, body, prompt_tokens,
+                   [conversation](const GenerateCallbacks& callbacks) {
+                     return conversation->reply(callbacks).generation;
+                   });
         });
 }
 

@@ -7,6 +7,7 @@
 
 #include "src/model/model.h"
 #include "src/model/sentence_transformers.h"
+#include "src/tasks/chat_template.h"
 #include "src/tasks/embed.h"
 
 // attn serve: one model behind HTTP routes that OpenAI's and text-embeddings-inference's clients
@@ -31,6 +32,10 @@ struct ServedModel {
   std::optional<SentenceTransformersConfig> sentence_transformers;
   // Encoders: how /v1/embeddings embeds (as attn embed does with this folder).
   std::optional<EmbeddingOptions> embedding;
+  // Decoders with a chat template (the folder's, or --chat-template-file): /v1/chat/completions,
+  // each request rendering with the template loaded anew from model->dir (a Conversation owns
+  // its template).
+  std::optional<ChatTemplateChoice> chat_template;
 };
 
 class ModelServer {
