@@ -428,6 +428,87 @@ TEST_F(ServeTest, CompletionsGiveWhatGenerateAndChatGive) {
                "POST /v1/completions");
 }
 
+// /attention is attn attention --json, byte for byte: a decoder's, an encoder's pair, a choice of
+// layers and heads.
+TEST_F(ServeTest, AttentionIsWhatAttnAttentionWrites) {
+  for (const std::string model : {"tiny-gpt2-brown", "tiny-bert-brown"}) {
+    SCOPED_TRACE(model);
+    const std::string dir = shipped_model(model.c_str()).string();
+    ServerProcess server({"-m", dir, "-q"});
+    ASSERT_NE(server.port(), 0) << server.log();
+    const bool pair = model == std::string("tiny-bert-brown");
+    std::vector<std::string> args = {
+        "attention", "-m",  dir,       "--json", "-q",
+        "--layers",  "1-2", "--heads", "0,3",    "The jury said it was fair."};
+    json body = {{"text", "The jury said it was fair."}, {"layers", "1-2"}, {"heads", "0,3"}};
+    if (pair) {
+      args.insert(args.end(), {"--pair", "The court agreed."});
+      body["pair"] = "The court agreed.";
+    }
+    const CommandResult cli = run_attn(args);
+    ASSERT_EQ(cli.exit_status, 0) << describe(cli);
+    const HttpReply reply = http_request(server, "POST", "/attention", body.dump());
+    EXPECT_EQ(reply.status, 200) << reply.body.substr(0, 300);
+    EXPECT_EQ(reply.body, cli.out);
+    expect_error(http_request(server, "POST", "/attention", R"({"text": "a", "layers": "99"})"),
+                 400, "99");
+  }
+}
+
+// Concurrent requests: each greedy completion equals the one a lone request gets; past the queue
+// they get 503 with Retry-After, never a wrong answer or a crash; /metrics counts them.
+TEST_F(ServeTest, ConcurrentRequestsAndAFullQueue) {
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  ServerProcess server({"-m", gpt2, "-q", "--queue", "3", "--connections", "16"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  const json request = {{"prompt", "The jury said"}, {"max_tokens", 96}, {"temperature", 0}};
+  const HttpReply lone = http_request(server, "POST", "/v1/completions", request.dump());
+  ASSERT_EQ(lone.status, 200) << lone.body;
+  const std::string expected = lone.parsed()["choices"][0]["text"];
+  TempDir scratch;
+  write_file(scratch / "body", request.dump());
+  constexpr int kClients = 12;
+  const std::string script =
+      "cd '" + scratch.path().string() + "' && for i in $(seq " + std::to_string(kClients) +
+      "); do curl -s --max-time 60 -D head$i -o out$i -w '%{http_code}' -H 'Content-Type: "
+      "application/json' --data-binary @body " +
+      server.url("/v1/completions") + " > code$i & done; wait";
+  const CommandResult clients = run_program("/bin/sh", {"-c", script});
+  ASSERT_EQ(clients.exit_status, 0) << describe(clients);
+  int answered = 0, busy = 0;
+  for (int i = 1; i <= kClients; ++i) {
+    const std::string suffix = std::to_string(i);
+    const int status = std::stoi(read_file(scratch / ("code" + suffix)));
+    const json body = json::parse(read_file(scratch / ("out" + suffix)));
+    if (status == 200) {
+      ++answered;
+      EXPECT_EQ(body["choices"][0]["text"], expected) << "client " << i;
+    } else {
+      ++busy;
+      EXPECT_EQ(status, 503) << body;
+      EXPECT_EQ(body["error"]["code"], 503);
+      EXPECT_NE(read_file(scratch / ("head" + suffix)).find("Retry-After: 1"), std::string::npos);
+    }
+  }
+  EXPECT_GE(answered, 3);
+  EXPECT_GT(busy, 0) << "12 clients at once over a queue of 3";
+  const HttpReply metrics = http_request(server, "GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("attn_requests_total{route=\"/v1/completions\",status=\"200\"} " +
+                              std::to_string(answered + 1)),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("attn_requests_total{route=\"/v1/completions\",status=\"503\"} " +
+                              std::to_string(busy)),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("attn_generated_tokens_total " + std::to_string(96 * (answered + 1))),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("attn_queue_depth 0"), std::string::npos) << metrics.body;
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
 // With a key, every route but /health needs it, compared whole; another address than this
 // machine's needs one.
 TEST_F(ServeTest, ApiKey) {

@@ -65,6 +65,17 @@ void ServeCommand::add_options(CLI::App& app) {
       ->type_name("FILE");
   app.add_option("--chat-template-name", chat_format.choice.name,
                  "which of the folder's named chat templates (default: 'default')");
+  app.add_option("--queue", options.queue,
+                 "requests that may wait for the model, the one it runs included; more get 503 "
+                 "with Retry-After (default: 16)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(4096));
+  app.add_option("--connections", options.connection_threads,
+                 "connections served at once, a thread each (default: 8)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(1024));
   add_examples(app, {"attn serve -m sentence-transformers/all-MiniLM-L6-v2 --port 8080",
                      "curl -s localhost:8080/v1/embeddings -d '{\"input\": \"The jury met.\"}'",
                      "ATTN_API_KEY=secret attn serve -m DIR --host 0.0.0.0"});

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -16,10 +17,12 @@
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
+#include "src/tasks/attention_capture.h"
 #include "src/tasks/chat.h"
 #include "src/tasks/classify.h"
 #include "src/tasks/generation_settings.h"
 #include "src/tasks/model_info.h"
+#include "src/tasks/translate.h"
 
 namespace attn {
 namespace {
@@ -256,17 +259,126 @@ GenerateOptions requested_generation(const Json& body, const Model& model) {
   return with_generation_config(settings, model.generation);
 }
 
+// The largest attention document /attention writes: past this a request is better served by
+// attn attention on the server's own machine.
+constexpr double kMaxAttentionBytes = 64 << 20;
+
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
 }  // namespace
 
+// What GET /metrics reports, in Prometheus' text format, names prefixed attn_.
+class Metrics {
+ public:
+  // The upper bounds of the request duration histogram's buckets, in seconds.
+  static constexpr double kBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                        0.5,   1,    2.5,   5,    10,  30};
+
+  void request(const std::string& route, int status, double seconds) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++requests_[{route, status}];
+    for (std::size_t b = 0; b < std::size(kBuckets); ++b) buckets_[b] += seconds <= kBuckets[b];
+    ++count_;
+    sum_ += seconds;
+  }
+  void tokens(long prompt, long generated) {
+    prompt_tokens_ += prompt;
+    generated_tokens_ += generated;
+  }
+  std::atomic<int> queued{0};   // requests waiting for the model or running on it
+  std::atomic<int> running{0};  // requests running on it
+
+  std::string text() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::string out =
+        "# HELP attn_requests_total Requests answered, by route and status.\n"
+        "# TYPE attn_requests_total counter\n";
+    for (const auto& [key, count] : requests_) {
+      out += "attn_requests_total{route=\"" + key.first + "\",status=\"" +
+             std::to_string(key.second) + "\"} " + std::to_string(count) + "\n";
+    }
+    out +=
+        "# HELP attn_request_duration_seconds Time from a request's arrival to its answer.\n"
+        "# TYPE attn_request_duration_seconds histogram\n";
+    for (std::size_t b = 0; b < std::size(kBuckets); ++b) {
+      out += "attn_request_duration_seconds_bucket{le=\"" + fmt_number(float(kBuckets[b])) +
+             "\"} " + std::to_string(buckets_[b]) + "\n";
+    }
+    out += "attn_request_duration_seconds_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
+    out += "attn_request_duration_seconds_sum " + std::to_string(sum_) + "\n";
+    out += "attn_request_duration_seconds_count " + std::to_string(count_) + "\n";
+    const auto one = [&](const char* name, const char* type, const char* help, long value) {
+      out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+             name + " " + std::to_string(value) + "\n";
+    };
+    one("attn_prompt_tokens_total", "counter", "Tokens of prompts and inputs computed.",
+        prompt_tokens_);
+    one("attn_generated_tokens_total", "counter", "Tokens generated.", generated_tokens_);
+    one("attn_queue_depth", "gauge", "Requests waiting for the model or running on it.", queued);
+    one("attn_active_slots", "gauge", "Requests the model is running.", running);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, int>, long> requests_;
+  long buckets_[std::size(kBuckets)] = {};
+  long count_ = 0;
+  double sum_ = 0;
+  std::atomic<long> prompt_tokens_{0};
+  std::atomic<long> generated_tokens_{0};
+};
+
+// A request's place in the queue for the model: 503 when the queue is full. Held from the
+// request's arrival (a stream's, until it ends).
+class QueueTicket {
+ public:
+  QueueTicket(Metrics& metrics, int queue) : metrics_(metrics) {
+    if (metrics_.queued.fetch_add(1) >= queue) {
+      metrics_.queued.fetch_sub(1);
+      throw HttpError{503, "the server is busy (" + std::to_string(queue) +
+                               " requests queued); try again shortly"};
+    }
+  }
+  ~QueueTicket() { metrics_.queued.fetch_sub(1); }
+  QueueTicket(const QueueTicket&) = delete;
+  QueueTicket& operator=(const QueueTicket&) = delete;
+
+ private:
+  Metrics& metrics_;
+};
+
 struct ModelServer::State {
   ServedModel served;
   ServeOptions options;
   httplib::Server http;
   std::mutex compute;  // the model runs one request at a time
+  Metrics metrics;
+
+  // The model, for one request: its place in the queue (taken here unless given; 503 when the
+  // queue is full), then the model itself, until the Turn is gone.
+  class Turn {
+   public:
+    explicit Turn(State& state, std::shared_ptr<QueueTicket> ticket = nullptr)
+        : ticket_(ticket ? std::move(ticket) : state.queue_ticket()),
+          lock_(state.compute),
+          running_(state.metrics.running) {
+      ++running_;
+    }
+    ~Turn() { --running_; }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    std::shared_ptr<QueueTicket> ticket_;
+    std::lock_guard<std::mutex> lock_;
+    std::atomic<int>& running_;
+  };
+  std::shared_ptr<QueueTicket> queue_ticket() {
+    return std::make_shared<QueueTicket>(metrics, options.queue);
+  }
   std::time_t started = std::time(nullptr);
   std::vector<std::string> routes;  // "GET /health", ... for the 404 message
 
@@ -281,6 +393,7 @@ struct ModelServer::State {
         handler(request, response);
       } catch (const HttpError& error) {
         send_error(response, error);
+        if (error.status == 503) response.set_header("Retry-After", "1");
       } catch (const UsageError& error) {
         send_error(response, {400, error.what()});
       } catch (const Error& error) {
@@ -335,7 +448,7 @@ std::vector<std::vector<float>> ModelServer::State::logits(
     }
   }
   std::vector<std::vector<float>> out(encodings.size());
-  const std::lock_guard<std::mutex> lock(compute);
+  const Turn model_turn(*this);
   classifier_logits(
       model(), encodings, kBatchTokens,
       [&](std::size_t i, std::span<const float> row) { out[i].assign(row.begin(), row.end()); });
@@ -348,6 +461,9 @@ void ModelServer::State::add_routes() {
   });
   route("GET", "/info", [this](const httplib::Request&, httplib::Response& response) {
     send_json(response, model_info(model(), served.sentence_transformers));
+  });
+  route("GET", "/metrics", [this](const httplib::Request&, httplib::Response& response) {
+    response.set_content(metrics.text(), "text/plain; version=0.0.4");
   });
   route("GET", "/v1/models", [this](const httplib::Request&, httplib::Response& response) {
     send_json(response, {{"object", "list"},
@@ -390,6 +506,62 @@ void ModelServer::State::add_routes() {
           send_json(response,
                     {{"content", replace_invalid_utf8(model().tokenizer->decode(ids, false))}});
         });
+  // {"text", "pair", "layers", "heads", "precision"} -> the document attn attention --json writes
+  // (an encoder-decoder's decoder reads the model's own greedy translation).
+  route("POST", "/attention", [this](const httplib::Request& request, httplib::Response& response) {
+    const Json body = body_object(request);
+    if (!body.contains("text")) throw HttpError{400, "text: is required", "text"};
+    const std::string text = text_field(body["text"], "text");
+    std::optional<std::string> pair;
+    if (body.contains("pair") && !body["pair"].is_null()) pair = text_field(body["pair"], "pair");
+    const bool encoder_decoder = model().kind() == ModelKind::kEncoderDecoder;
+    if (pair && (model().spec().causal || encoder_decoder)) {
+      throw HttpError{400, "pair: sentence pairs need an encoder such as BERT", "pair"};
+    }
+    AttentionOptions options;
+    options.layers = field(body, "layers", std::string());
+    options.heads = field(body, "heads", std::string());
+    options.precision = field(body, "precision", options.precision);
+    if (options.precision < 1 || options.precision > 9) {
+      throw HttpError{400, "precision: must be from 1 to 9", "precision"};
+    }
+    Encoding encoding = model().tokenizer->encode(text, pair);
+    const ArchSpec& spec = model().input_stack().spec();
+    const int n = int(encoding.ids.size());
+    if (n == 0) throw HttpError{400, "text: the text gives no tokens", "text"};
+    if (n > spec.max_positions) {
+      throw HttpError{400,
+                      "text: " + std::to_string(n) + " tokens, more than the context of " +
+                          std::to_string(spec.max_positions),
+                      "text"};
+    }
+    AttentionSelection selection;
+    try {
+      selection = select_attention(spec, options);
+    } catch (const Error& e) {
+      throw HttpError{400, e.what()};
+    }
+    if (estimated_attention_bytes(selection, n, spec.causal, options.precision) >
+        kMaxAttentionBytes) {
+      throw HttpError{413, "the attention of " + std::to_string(n) + " tokens over " +
+                               std::to_string(selection.head_count()) +
+                               " heads is larger than the server writes (64 MiB): choose layers "
+                               "and heads, or run attn attention"};
+    }
+    const Turn model_turn(*this);
+    std::vector<int> decoder_ids;
+    if (encoder_decoder) {
+      decoder_ids = greedy_decoder_input(model(), encode_source(model(), encoding.ids),
+                                         kMaxOwnTranslationTokens);
+    }
+    const AttentionDocumentInfo info =
+        attention_document_info(model(), text, pair, std::move(encoding), std::move(decoder_ids));
+    StringSink document;
+    AttentionWriter writer(document, AttentionFormat::kJson, options.precision, info);
+    write_attention_heads(model(), info, options, writer);
+    writer.finish();
+    response.set_content(document.text, "application/json");
+  });
   if (served.embedding) add_embedding_routes();
   if (model().kind() == ModelKind::kDecoder) add_decoder_routes();
   if (const ClassifierHead* head = model().transformer->classifier();
@@ -474,7 +646,8 @@ void ModelServer::State::add_embedding_routes() {
       }
       tokens += int(inputs.back().ids.size());
     }
-    const std::lock_guard<std::mutex> lock(compute);
+    metrics.tokens(tokens, 0);
+    const Turn model_turn(*this);
     return embed(model(), inputs, options);
   };
   // OpenAI's: {"input", "encoding_format"} -> {"data": [{"embedding", "index"}], "usage"}.
@@ -539,9 +712,10 @@ void ModelServer::State::complete(
   if (!stream) {
     GenerateResult result;
     {
-      const std::lock_guard<std::mutex> lock(compute);
+      const Turn model_turn(*this);
       result = generate({});
     }
+    metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
     Json choice = {{"index", 0}};
     if (chat) {
       choice["message"] = {{"role", "assistant"}, {"content", result.text}};
@@ -558,8 +732,10 @@ void ModelServer::State::complete(
   }
   // Server-sent events: a chunk per piece of text as it is decided, the finish_reason in the
   // last, then "data: [DONE]". A client that goes away stops the generation at the next token.
+  // Its place in the queue is taken now, so that a full queue is a 503, not a broken stream.
+  std::shared_ptr<QueueTicket> ticket = queue_ticket();
   response.set_chunked_content_provider("text/event-stream", [this, chat, head, usage, generate,
-                                                              stream_usage](
+                                                              stream_usage, ticket, prompt_tokens](
                                                                  std::size_t,
                                                                  httplib::DataSink& sink) {
     std::atomic<bool> gone = false;
@@ -584,7 +760,7 @@ void ModelServer::State::complete(
     };
     GenerateResult result;
     try {
-      const std::lock_guard<std::mutex> lock(compute);
+      const Turn model_turn(*this, ticket);
       result = generate(
           {.on_logits = {}, .on_text = piece, .on_token = {}, .observer = nullptr, .stop = &gone});
     } catch (const std::exception& e) {
@@ -595,6 +771,7 @@ void ModelServer::State::complete(
       sink.done();
       return true;
     }
+    metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
     Json last = {{"index", 0}, {"finish_reason", finish_reason(result.stop_reason)}};
     if (chat) {
       last["delta"] = Json::object();
@@ -721,13 +898,19 @@ ModelServer::ModelServer(ServedModel served, ServeOptions options)
       send_error(response, {response.status, "the request could not be served"});
     }
   });
-  if (settings.log_requests) {
-    http.set_logger([](const httplib::Request& request, const httplib::Response& response) {
-      const double ms =
-          std::chrono::duration<double, std::milli>(Clock::now() - request_start).count();
-      spdlog::info("{} {} {} {:.1f} ms", request.method, request.path, response.status, ms);
-    });
-  }
+  // After each request: its metrics, and its access line unless -q.
+  http.set_logger([&state](const httplib::Request& request, const httplib::Response& response) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - request_start).count();
+    const std::string route = request.method + " " + request.path;
+    const bool known =
+        std::find(state.routes.begin(), state.routes.end(), route) != state.routes.end();
+    // Unknown paths are counted together: a scanner must not grow the metrics without bound.
+    state.metrics.request(known ? request.path : "other", response.status, seconds);
+    if (state.options.log_requests) {
+      spdlog::info("{} {} {} {:.1f} ms", request.method, request.path, response.status,
+                   seconds * 1000);
+    }
+  });
   state.add_routes();
 }
 

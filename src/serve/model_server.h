@@ -23,6 +23,9 @@ struct ServeOptions {
   std::size_t max_body_bytes = std::size_t(1) << 20;  // a larger request is 413
   int timeout_seconds = 30;  // to read a request or write a response: a slow client lets go
   int connection_threads = 8;
+  // Requests that may wait for the model, the one it runs included; one more is 503 with
+  // Retry-After.
+  int queue = 16;
   bool log_requests = true;  // an access line per request on stderr
 };
 
