@@ -1,8 +1,12 @@
 // attn serve over loopback, with curl as the client: its routes against the commands that
 // compute the same (attn embed, attn tokenize, attn info), its errors, its key and its stop.
 // Every wait is bounded.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -507,6 +511,112 @@ TEST_F(ServeTest, ConcurrentRequestsAndAFullQueue) {
       << metrics.body;
   EXPECT_NE(metrics.body.find("attn_queue_depth 0"), std::string::npos) << metrics.body;
   EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+// A free loopback port, for a program that takes its port from a file (nginx).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), size);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+// docs/deploy/nginx.conf, its ports replaced, in front of two replicas: completions through it
+// are the replicas' own, streaming included, and round robin gives each replica its share.
+TEST_F(ServeTest, NginxInFrontOfTwoReplicas) {
+  if (!std::filesystem::exists("/usr/sbin/nginx")) {
+    ATTN_SKIP_UNLESS_CI("nginx is not installed (scripts/install-deps.sh --test installs it)");
+  }
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  ServerProcess first({"-m", gpt2});
+  ServerProcess second({"-m", gpt2});
+  ASSERT_NE(first.port(), 0) << first.log();
+  ASSERT_NE(second.port(), 0) << second.log();
+  TempDir prefix;
+  const int port = free_port();
+  std::string config = read_file(source_dir() / "docs" / "deploy" / "nginx.conf");
+  config = std::regex_replace(config, std::regex("127\\.0\\.0\\.1:8080"),
+                              "127.0.0.1:" + std::to_string(port));
+  config = std::regex_replace(config, std::regex("127\\.0\\.0\\.1:8081"),
+                              "127.0.0.1:" + std::to_string(first.port()));
+  config = std::regex_replace(config, std::regex("127\\.0\\.0\\.1:8082"),
+                              "127.0.0.1:" + std::to_string(second.port()));
+  // Its files under the test's own folder, not the system's.
+  const std::string here = prefix.path().string();
+  config = std::regex_replace(
+      config, std::regex("http \\{"),
+      "http {\n  access_log " + here + "/access.log;\n  client_body_temp_path " + here +
+          "/body;\n  proxy_temp_path " + here + "/proxy;\n  fastcgi_temp_path " + here +
+          "/fastcgi;\n  uwsgi_temp_path " + here + "/uwsgi;\n  scgi_temp_path " + here + "/scgi;");
+  write_file(prefix / "nginx.conf", config);
+  const pid_t nginx = ::fork();
+  if (nginx == 0) {
+    const int out = ::open((here + "/nginx.out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    const std::string globals =
+        "daemon off; pid " + here + "/nginx.pid; error_log " + here + "/error.log; user root;";
+    ::execl("/usr/sbin/nginx", "nginx", "-p", here.c_str(), "-c", (here + "/nginx.conf").c_str(),
+            "-g", globals.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  struct StopNginx {
+    pid_t pid;
+    ~StopNginx() {
+      ::kill(pid, SIGQUIT);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } stop_nginx{nginx};
+  const std::string front = "http://127.0.0.1:" + std::to_string(port);
+  bool up = false;
+  for (int attempt = 0; attempt < 300 && !up; ++attempt) {
+    up = run_program("/usr/bin/curl", {"-s", "-f", "--max-time", "2", front + "/health"})
+             .exit_status == 0;
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(up) << read_file(prefix / "nginx.out")
+                  << (std::filesystem::exists(prefix / "error.log")
+                          ? read_file(prefix / "error.log")
+                          : "");
+  const json request = {{"prompt", "The jury said"}, {"max_tokens", 16}, {"temperature", 0}};
+  const std::string direct =
+      http_request(first, "POST", "/v1/completions", request.dump()).parsed()["choices"][0]["text"];
+  write_file(prefix / "request.json", request.dump());
+  for (int i = 0; i < 4; ++i) {
+    const CommandResult through =
+        run_program("/usr/bin/curl",
+                    {"-s", "--max-time", "60", "-H", "Content-Type: application/json",
+                     "--data-binary", "@" + here + "/request.json", front + "/v1/completions"});
+    ASSERT_EQ(through.exit_status, 0) << describe(through);
+    EXPECT_EQ(json::parse(through.out)["choices"][0]["text"], direct) << through.out;
+  }
+  json streaming = request;
+  streaming["stream"] = true;
+  write_file(prefix / "stream.json", streaming.dump());
+  const CommandResult events = run_program(
+      "/usr/bin/curl", {"-s", "-N", "--max-time", "60", "-H", "Content-Type: application/json",
+                        "--data-binary", "@" + here + "/stream.json", front + "/v1/completions"});
+  bool done = false;
+  std::string finish;
+  EXPECT_EQ(streamed_text(events.out, false, done, finish), direct);
+  EXPECT_TRUE(done) << events.out;
+  // Round robin: each replica answered some of the five requests through nginx.
+  const auto answered = [](const ServerProcess& replica) {
+    const std::string log = replica.log();
+    int count = 0;
+    for (std::size_t at = 0; (at = log.find("POST /v1/completions 200", at)) != std::string::npos;
+         ++at) {
+      ++count;
+    }
+    return count;
+  };
+  EXPECT_GE(answered(first), 2) << first.log();  // one of them the direct request
+  EXPECT_GE(answered(second), 2) << second.log();
 }
 
 // With a key, every route but /health needs it, compared whole; another address than this
