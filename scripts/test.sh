@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 source scripts/stage.sh
 stage install scripts/install-deps.sh --test
 stage build scripts/build.sh
+stage npm scripts/install-test-npm.sh
 stage tests bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'

@@ -619,6 +619,61 @@ TEST_F(ServeTest, NginxInFrontOfTwoReplicas) {
   EXPECT_GE(answered(second), 2) << second.log();
 }
 
+// The official openai npm client (scripts/install-test-npm.sh puts it in build/npm): its chat
+// completion, streamed or not, is attn chat's reply, its completion attn generate's text, its
+// embeddings (which it asks for in base64) attn embed's vectors within 1e-6.
+TEST_F(ServeTest, OpenAiClient) {
+  const std::filesystem::path modules = source_dir() / "build" / "npm" / "node_modules";
+  if (!std::filesystem::exists(modules / "openai") || !std::filesystem::exists("/usr/bin/node")) {
+    ATTN_SKIP_UNLESS_CI("the openai npm client is not installed (scripts/install-test-npm.sh)");
+  }
+  const std::string script = (source_dir() / "tests" / "data" / "openai_client.cjs").string();
+  const auto client = [&](const ServerProcess& server, const std::string& mode) {
+    const CommandResult result = run_program(
+        "/usr/bin/env", {"NODE_PATH=" + modules.string(), "node", script, server.url("/v1"), mode});
+    EXPECT_EQ(result.exit_status, 0) << describe(result);
+    json values = json::object();
+    for (const std::string& line : split_lines_of(result.out)) {
+      const json item = json::parse(line);
+      values[item["name"].get<std::string>()] = item["value"];
+    }
+    return values;
+  };
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  const std::string chatml = (source_dir() / "tests" / "data" / "chatml.jinja").string();
+  ServerProcess decoder({"-m", gpt2, "-q", "--chat-template-file", chatml});
+  ASSERT_NE(decoder.port(), 0) << decoder.log();
+  const json got = client(decoder, "decoder");
+  TempDir scratch;
+  write_file(scratch / "conversation.json",
+             R"([{"role": "user", "content": "Tell me about the jury."}])");
+  const json chat = json::parse(run_attn({"chat", "-m", gpt2, "--chat-template-file", chatml,
+                                          "--temp", "0", "-n", "10", "--json", "-q"},
+                                         scratch / "conversation.json")
+                                    .out);
+  EXPECT_EQ(got["chat"], chat["message"]["content"]);
+  EXPECT_EQ(got["chat_stream"], chat["message"]["content"]);
+  const json generated = json::parse(
+      run_attn({"generate", "-m", gpt2, "--temp", "0", "-n", "12", "--json", "-q", "The jury said"})
+          .out);
+  EXPECT_EQ(got["completion"], generated["text"]);
+  EXPECT_EQ(got["usage"]["completion_tokens"], 12);
+
+  ServerProcess encoder({"-m", served_bert(), "-q"});
+  ASSERT_NE(encoder.port(), 0) << encoder.log();
+  const json vectors = client(encoder, "encoder")["embeddings"];
+  const CommandResult embedded = run_attn(
+      {"embed", "-m", served_bert(), "--json", "-q", "The jury met.", "It rained all day."});
+  const std::vector<std::string> lines = split_lines_of(embedded.out);
+  ASSERT_EQ(vectors.size(), lines.size()) << embedded.out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::vector<float> expected = json::parse(lines[i])["embedding"];
+    const std::vector<float> value = vectors[i];
+    ASSERT_EQ(value.size(), expected.size());
+    for (std::size_t k = 0; k < value.size(); ++k) EXPECT_NEAR(value[k], expected[k], 1e-6);
+  }
+}
+
 // With a key, every route but /health needs it, compared whole; another address than this
 // machine's needs one.
 TEST_F(ServeTest, ApiKey) {
