@@ -1046,9 +1046,9 @@ TEST(FriendlyCliTest, MisplacedArgumentsSayWhereTheyGo) {
 // Help shows each option as "-n, --max-new-tokens INT  description": no validator ranges
 // ("INT:INT", ":>= 0"), no "=default", no "{false}" on negated flags, no Excludes/Needs.
 TEST(FriendlyCliTest, HelpHasNoParserInternals) {
-  for (const char* command :
-       {"", "generate", "chat", "translate", "classify", "rerank", "ner", "fill-mask", "embed",
-        "similarity", "attention", "heads", "lens", "tokenize", "info", "perplexity", "bench"}) {
+  for (const char* command : {"", "generate", "chat", "translate", "classify", "rerank", "ner",
+                              "fill-mask", "embed", "similarity", "attention", "heads", "lens",
+                              "tokenize", "info", "perplexity", "bench", "serve"}) {
     SCOPED_TRACE(command);
     std::vector<std::string> args;
     if (*command) args.push_back(command);
@@ -1084,7 +1084,8 @@ TEST(FriendlyCliTest, FamilyListsNameEveryFamily) {
        {"BERT", "RoBERTa", "XLM-R", "DistilBERT", "ALBERT", "MPNet", "ModernBERT"}) {
     EXPECT_TRUE(contains(summary, std::string(encoder) + ",") ||
                 contains(summary, std::string(encoder) + ")"))
-        << encoder << "\n" << summary;
+        << encoder << "\n"
+        << summary;
     EXPECT_TRUE(contains(embed.err, encoder)) << embed.err;
   }
   for (const char* decoder : {"GPT-2", "Llama", "Mistral", "Qwen3", "Gemma-3", "Phi-3", "BLOOM"}) {

@@ -98,7 +98,7 @@ TEST_F(HostileCliTest, UnknownCommandListsTheCommands) {
       run({"foo"}), kUsageError,
       {"unknown command 'foo'",
        "(commands: generate, chat, translate, classify, rerank, ner, fill-mask, embed, similarity, "
-       "attention, heads, lens, ablate, tokenize, info, perplexity, bench)"});
+       "attention, heads, lens, ablate, tokenize, info, perplexity, bench, serve)"});
 }
 
 TEST_F(HostileCliTest, TranslateNeedsAModel) {

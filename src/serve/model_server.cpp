@@ -223,6 +223,7 @@ GenerateOptions requested_generation(const Json& body, const Model& model) {
   }
   settings.options.max_new_tokens = max_tokens;
   given.max_new_tokens = true;
+  settings.options.ignore_eos = field(body, "ignore_eos", false);  // llama-server's
   SamplingOptions& sampling = settings.options.sampling;
   const auto number = [&](const char* name, float& value, bool& was_given, float low, float high) {
     if (!body.contains(name) || body[name].is_null()) return;
