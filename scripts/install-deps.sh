@@ -9,9 +9,9 @@ packages=(build-essential cmake pkg-config libcli11-dev nlohmann-json3-dev
 if [ "${1:-}" = "--test" ]; then
   # numpy writes the full-size random models; chromium renders the attention page; clang and
   # its runtime build the sanitizer and fuzzer builds (libFuzzer); curl is the HTTP client of the
-  # attn serve tests, nginx the load balancer in front of two replicas. (node and npm, which run
-  # the openai client, come with the machines: scripts/install-test-npm.sh.)
-  packages+=(libgtest-dev python3-numpy chromium clang libclang-rt-14-dev curl nginx)
+  # attn serve tests, nginx the load balancer in front of two replicas, hey its load run (node
+  # and npm, which run the openai client, come with the machines: scripts/install-test-npm.sh).
+  packages+=(libgtest-dev python3-numpy chromium clang libclang-rt-14-dev curl nginx hey)
 fi
 
 missing=()
