@@ -1,6 +1,7 @@
 #include "src/serve/model_server.h"
 
 #include <httplib.h>
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -53,12 +54,8 @@ std::string error_type(int status) {
   }
 }
 
-std::string fmt_number(float value) {
-  std::string text = std::to_string(value);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (text.ends_with('.')) text.pop_back();
-  return text;
-}
+// A number as people write it: 0.5, 1, 0.005.
+std::string fmt_number(float value) { return fmt::format("{}", value); }
 
 std::string json_text(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -421,7 +418,7 @@ struct ModelServer::State {
   // callbacks), whole or as server-sent events; `chat` picks OpenAI's chat or text shape.
   void complete(httplib::Response& response, bool chat, const Json& body, int prompt_tokens,
                 std::function<GenerateResult(const GenerateCallbacks&)> generate);
-  int next_id = 0;
+  std::atomic<int> next_id = 0;  // completions are numbered across connection threads
 
   // The logits of each input (a text, or a text and its pair), packed into batches.
   std::vector<std::vector<float>> logits(
