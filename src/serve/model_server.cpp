@@ -18,6 +18,8 @@
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
+#include "src/serve/http_json.h"
+#include "src/serve/metrics.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/chat.h"
 #include "src/tasks/classify.h"
@@ -28,136 +30,8 @@
 namespace attn {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using namespace serve;
 using Clock = std::chrono::steady_clock;
-
-// A request the server answers with an error, in OpenAI's shape:
-// {"error": {"message", "type", "param", "code"}}.
-struct HttpError {
-  int status;
-  std::string message;
-  std::string param = {};  // the request field at fault, when one is
-};
-
-std::string error_type(int status) {
-  switch (status) {
-    case 401:
-      return "authentication_error";
-    case 404:
-      return "not_found_error";
-    case 413:
-      return "request_too_large";
-    case 503:
-      return "server_overloaded";
-    default:
-      return status >= 500 ? "server_error" : "invalid_request_error";
-  }
-}
-
-// A number as people write it: 0.5, 1, 0.005.
-std::string fmt_number(float value) { return fmt::format("{}", value); }
-
-std::string json_text(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-void send_error(httplib::Response& response, const HttpError& error) {
-  response.status = error.status;
-  const Json body = {{"error",
-                      {{"message", error.message},
-                       {"type", error_type(error.status)},
-                       {"param", error.param.empty() ? Json(nullptr) : Json(error.param)},
-                       {"code", error.status}}}};
-  response.set_content(json_text(body), "application/json");
-}
-
-void send_json(httplib::Response& response, const Json& body) {
-  response.set_content(json_text(body), "application/json");
-}
-
-// Compares in time that depends on the lengths only, not on where the first difference is.
-bool same_key(std::string_view given, std::string_view key) {
-  unsigned char difference = given.size() == key.size() ? 0 : 1;
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    difference |= static_cast<unsigned char>(given[i] ^ key[i % (key.empty() ? 1 : key.size())]);
-  }
-  return difference == 0 && !key.empty();
-}
-
-// The request body as a JSON object.
-Json body_object(const httplib::Request& request) {
-  Json body;
-  try {
-    body = Json::parse(request.body);
-  } catch (const Json::exception& e) {
-    throw HttpError{400, std::string("the body is not valid JSON: ") + e.what()};
-  }
-  if (!body.is_object()) throw HttpError{400, "the body must be a JSON object"};
-  return body;
-}
-
-// Field `name` of `body` as a T, or `fallback` when it is absent or null.
-template <class T>
-T field(const Json& body, const char* name, T fallback) {
-  if (!body.contains(name) || body[name].is_null()) return fallback;
-  try {
-    return body[name].get<T>();
-  } catch (const Json::exception&) {
-    throw HttpError{
-        400, std::string(name) + ": has the wrong type (" + body[name].type_name() + ")", name};
-  }
-}
-
-// A text field: a string of valid UTF-8.
-std::string text_field(const Json& value, const std::string& name) {
-  if (!value.is_string()) {
-    throw HttpError{400, name + ": must be a string, got " + value.type_name(), name};
-  }
-  std::string text = value.get<std::string>();
-  if (!is_valid_utf8(text)) throw HttpError{400, name + ": is not valid UTF-8", name};
-  return text;
-}
-
-// `inputs` / `input`: one string or a non-empty list of them.
-std::vector<std::string> text_list(const Json& body, const char* name) {
-  if (!body.contains(name)) throw HttpError{400, std::string(name) + ": is required", name};
-  const Json& value = body[name];
-  if (value.is_string()) return {text_field(value, name)};
-  if (!value.is_array() || value.empty()) {
-    throw HttpError{400, std::string(name) + ": must be a string or a non-empty list of strings",
-                    name};
-  }
-  std::vector<std::string> texts;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    texts.push_back(text_field(value[i], std::string(name) + "[" + std::to_string(i) + "]"));
-  }
-  return texts;
-}
-
-// Refuses, by name, the fields of a route attn does not implement.
-void refuse_fields(const Json& body, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (body.contains(name) && !body[name].is_null()) {
-      throw HttpError{400, std::string(name) + ": not supported by attn serve", name};
-    }
-  }
-}
-
-std::string base64(std::span<const float> values) {
-  static const char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-  const std::size_t n = values.size() * sizeof(float);
-  std::string out;
-  for (std::size_t i = 0; i < n; i += 3) {
-    const unsigned chunk =
-        bytes[i] << 16 | (i + 1 < n ? bytes[i + 1] << 8 : 0) | (i + 2 < n ? bytes[i + 2] : 0);
-    out += kDigits[chunk >> 18 & 63];
-    out += kDigits[chunk >> 12 & 63];
-    out += i + 1 < n ? kDigits[chunk >> 6 & 63] : '=';
-    out += i + 2 < n ? kDigits[chunk & 63] : '=';
-  }
-  return out;
-}
 
 // Tokens per packed batch of a request's texts, as the commands' default --batch-tokens.
 constexpr int kBatchTokens = 1024;
@@ -266,87 +140,6 @@ bool is_loopback(const std::string& host) {
 }
 
 }  // namespace
-
-// What GET /metrics reports, in Prometheus' text format, names prefixed attn_.
-class Metrics {
- public:
-  // The upper bounds of the request duration histogram's buckets, in seconds.
-  static constexpr double kBuckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                        0.5,   1,    2.5,   5,    10,  30};
-
-  void request(const std::string& route, int status, double seconds) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    ++requests_[{route, status}];
-    for (std::size_t b = 0; b < std::size(kBuckets); ++b) buckets_[b] += seconds <= kBuckets[b];
-    ++count_;
-    sum_ += seconds;
-  }
-  void tokens(long prompt, long generated) {
-    prompt_tokens_ += prompt;
-    generated_tokens_ += generated;
-  }
-  std::atomic<int> queued{0};   // requests waiting for the model or running on it
-  std::atomic<int> running{0};  // requests running on it
-
-  std::string text() const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    std::string out =
-        "# HELP attn_requests_total Requests answered, by route and status.\n"
-        "# TYPE attn_requests_total counter\n";
-    for (const auto& [key, count] : requests_) {
-      out += "attn_requests_total{route=\"" + key.first + "\",status=\"" +
-             std::to_string(key.second) + "\"} " + std::to_string(count) + "\n";
-    }
-    out +=
-        "# HELP attn_request_duration_seconds Time from a request's arrival to its answer.\n"
-        "# TYPE attn_request_duration_seconds histogram\n";
-    for (std::size_t b = 0; b < std::size(kBuckets); ++b) {
-      out += "attn_request_duration_seconds_bucket{le=\"" + fmt_number(float(kBuckets[b])) +
-             "\"} " + std::to_string(buckets_[b]) + "\n";
-    }
-    out += "attn_request_duration_seconds_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
-    out += "attn_request_duration_seconds_sum " + std::to_string(sum_) + "\n";
-    out += "attn_request_duration_seconds_count " + std::to_string(count_) + "\n";
-    const auto one = [&](const char* name, const char* type, const char* help, long value) {
-      out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-             name + " " + std::to_string(value) + "\n";
-    };
-    one("attn_prompt_tokens_total", "counter", "Tokens of prompts and inputs computed.",
-        prompt_tokens_);
-    one("attn_generated_tokens_total", "counter", "Tokens generated.", generated_tokens_);
-    one("attn_queue_depth", "gauge", "Requests waiting for the model or running on it.", queued);
-    one("attn_active_slots", "gauge", "Requests the model is running.", running);
-    return out;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::pair<std::string, int>, long> requests_;
-  long buckets_[std::size(kBuckets)] = {};
-  long count_ = 0;
-  double sum_ = 0;
-  std::atomic<long> prompt_tokens_{0};
-  std::atomic<long> generated_tokens_{0};
-};
-
-// A request's place in the queue for the model: 503 when the queue is full. Held from the
-// request's arrival (a stream's, until it ends).
-class QueueTicket {
- public:
-  QueueTicket(Metrics& metrics, int queue) : metrics_(metrics) {
-    if (metrics_.queued.fetch_add(1) >= queue) {
-      metrics_.queued.fetch_sub(1);
-      throw HttpError{503, "the server is busy (" + std::to_string(queue) +
-                               " requests queued); try again shortly"};
-    }
-  }
-  ~QueueTicket() { metrics_.queued.fetch_sub(1); }
-  QueueTicket(const QueueTicket&) = delete;
-  QueueTicket& operator=(const QueueTicket&) = delete;
-
- private:
-  Metrics& metrics_;
-};
 
 struct ModelServer::State {
   ServedModel served;
