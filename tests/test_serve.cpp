@@ -714,11 +714,12 @@ TEST_F(ServeTest, InFlightRequestsFinishAndGoneClientsStopTheirGeneration) {
   ASSERT_NE(server.port(), 0) << server.log();
   const CommandResult gone = run_program(
       "/usr/bin/curl",
-      {"-sN", "--max-time", "0.3", "-H", "Content-Type: application/json", "--data-binary",
+      {"-sN", "--max-time", "0.15", "-H", "Content-Type: application/json", "--data-binary",
        R"({"prompt": "The jury said", "max_tokens": 500, "ignore_eos": true, "temperature": 0,
            "stream": true})",
        server.url("/v1/completions")});
-  EXPECT_NE(gone.exit_status, 0) << "curl should have given up at 0.3 s";
+  // 0.15 s is about a third of the 500 tokens at this model's fastest (about 1,100 tokens/s).
+  EXPECT_NE(gone.exit_status, 0) << "curl should have given up at 0.15 s";
   // The generation ended at the next token after the client went: its tokens are counted once it
   // has, and /metrics answers after it (the model is free again).
   long generated = -1;
@@ -737,7 +738,7 @@ TEST_F(ServeTest, InFlightRequestsFinishAndGoneClientsStopTheirGeneration) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
-// A load run (hey, 1,000 requests at 8 at once): every request answered 200, and the server's
+// A load run (hey, 2,000 requests at 8 at once): every request answered 200, and the server's
 // memory the same after the run as after a warm-up.
 TEST_F(ServeTest, LoadRunHasNoErrorsAndFlatMemory) {
   if (!std::filesystem::exists("/usr/bin/hey")) {
@@ -760,14 +761,14 @@ TEST_F(ServeTest, LoadRunHasNoErrorsAndFlatMemory) {
   };
   load(200);  // warm-up: the heap and the threads' buffers settle
   const long before = server.rss_kb();
-  load(1000);
+  load(2000);
   const long after = server.rss_kb();
-  // 4 MiB of slack: the allocator's arenas move a little; a leak of a vector per request (8
-  // KiB for two 128-float vectors and their JSON) would add about 8 MB. Under AddressSanitizer
+  // 8 MiB of slack: the allocator's arenas move a little; a leak of a vector per request (8
+  // KiB for two 128-float vectors and their JSON) would add about 16 MB. Under AddressSanitizer
   // (scripts/test-sanitize.sh sets ASAN_OPTIONS) freed memory waits in its quarantine, so the
   // resident size grows by design; LeakSanitizer checks the server at its exit instead.
   if (std::getenv("ASAN_OPTIONS") == nullptr) {
-    EXPECT_LT(after, before + 4096) << "RSS " << before << " kB -> " << after << " kB";
+    EXPECT_LT(after, before + 8192) << "RSS " << before << " kB -> " << after << " kB";
   }
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
