@@ -80,11 +80,11 @@ std::vector<std::string> option_names(const CLI::App& command) {
   return names;
 }
 
+}  // namespace
+
 std::string help_hint(const CLI::App& command) {
   return command.get_parent() ? "see attn " + command.get_name() + " --help" : "see attn --help";
 }
-
-}  // namespace
 
 std::shared_ptr<CLI::Formatter> help_formatter() { return std::make_shared<HelpFormatter>(); }
 

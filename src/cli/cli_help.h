@@ -18,6 +18,9 @@ std::shared_ptr<CLI::Formatter> help_formatter();
 // enough to be a likely typo; empty otherwise.
 std::string closest_name(std::string_view given, const std::vector<std::string>& candidates);
 
+// "see attn CMD --help" (or "see attn --help" for the app itself), the end of every usage error.
+std::string help_hint(const CLI::App& command);
+
 // One line for a CLI11 parse error of `command` (the subcommand, or the app itself when no
 // subcommand was reached): "unknown option '--sed' (did you mean --seed?); see attn generate
 // --help".

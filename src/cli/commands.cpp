@@ -83,6 +83,4 @@ std::string page_with_data(std::string_view page, std::string_view marker,
   return std::string(page.substr(0, at)) + json + std::string(page.substr(at + marker.size()));
 }
 
-double shortest(float value) { return std::stod(fmt::format("{}", value)); }
-
 }  // namespace attn

@@ -11,6 +11,7 @@
 
 #include "src/base/error.h"
 #include "src/cli/text_input.h"
+#include "src/io/json_util.h"
 #include "src/kernels/weight_type.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/beam_search.h"
@@ -138,12 +139,6 @@ nlohmann::ordered_json read_conversation(const std::filesystem::path& path,
 // Throws Error "<what>: invalid UTF-8 at byte N" for text that is not UTF-8.
 void require_utf8(std::string_view text, const std::string& what);
 
-// JSON text that never throws: bytes that are not UTF-8 (in a folder name, say) become U+FFFD.
-template <class Json>
-std::string json_text(const Json& json, int indent = -1) {
-  return json.dump(indent, ' ', false, Json::error_handler_t::replace);
-}
-
 // The lines of an input file (--file), without their "\n" or "\r\n"; lines[i] is line i + 1. A
 // final "\n" does not start another line.
 std::vector<std::string> split_lines(std::string_view contents);
@@ -152,10 +147,6 @@ std::vector<std::string> split_lines(std::string_view contents);
 // JSON string) is written \u003c, so that no "</script>" in the data ends its element early.
 std::string page_with_data(std::string_view page, std::string_view marker,
                            const nlohmann::ordered_json& data);
-
-// A float as a JSON number in its shortest decimal form: 1.3f as 1.3, not as the
-// 1.2999999523162842 of its double.
-double shortest(float value);
 
 // "1 token", "2 tokens"; "1 pass", "3 passes" with plural_form "passes".
 std::string plural(long count, std::string_view singular, std::string_view plural_form = {});

@@ -177,7 +177,7 @@ int run_command_line(int argc, char** argv) {
       return run_with_output(*command, command_app);
     } catch (const UsageError& e) {
       // Every usage error points to the help that explains the options.
-      const std::string hint = "see attn " + command->name() + " --help";
+      const std::string hint = help_hint(command_app);
       if (std::string_view(e.what()).find(hint) != std::string_view::npos) throw;
       throw UsageError(std::string(e.what()) + "; " + hint);
     }

@@ -208,8 +208,8 @@ void add_report_format_option(CLI::App& command, ReportFormat& format, const std
 }
 
 bool beam_options_given(const CLI::App& command) {
-  return command.count("--num-return") > 0 || command.count("--length-penalty") > 0 ||
-         command.count("--early-stopping") > 0;
+  const GenerationFlagsGiven given = generation_flags_given(command);
+  return given.num_return || given.length_penalty || given.early_stopping;
 }
 
 void add_batch_tokens_option(CLI::App& command, int& batch_tokens) {

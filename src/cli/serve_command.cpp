@@ -103,9 +103,8 @@ ServedModel load_served_model(const CommonOptions& common, const ChatTemplateCho
   }
   if (served.model->kind() == ModelKind::kDecoder) {
     try {
-      const ChatTemplate chat_template = ChatTemplate::load(served.model->dir, chat);
-      served.chat_template = chat;
-      spdlog::debug("chat template: {}", chat_template.origin());
+      served.chat_template = ChatTemplate::load(served.model->dir, chat);
+      spdlog::debug("chat template: {}", served.chat_template->origin());
     } catch (const Error& e) {
       if (chat_asked) throw;
       spdlog::info("{}; /v1/chat/completions is not served (--chat-template-file gives one)",
@@ -124,9 +123,7 @@ int ServeCommand::run(const CLI::App&) {
   }
   if (api_key && api_key->empty()) throw UsageError("--api-key: the key is empty");
   options.api_key = api_key;
-  const bool loopback =
-      options.host == "localhost" || options.host == "::1" || options.host.starts_with("127.");
-  if (!loopback && !api_key && !without_key) {
+  if (!is_loopback(options.host) && !api_key && !without_key) {
     throw UsageError("--host " + options.host +
                      ": another machine could reach it; give --api-key (or --api-key-file, "
                      "ATTN_API_KEY), or --public-without-key to serve without one");

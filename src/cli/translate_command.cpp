@@ -221,9 +221,9 @@ int translate_each(const Translator& translator, const std::vector<InputText>& t
       return;
     }
     const std::vector<int> ids = source_ids(translator, text.text, text.source);
-    nlohmann::ordered_json out = text_json(text);
-    out.erase("text");  // named "source", as a translation's input
-    out["source"] = text.text;
+    nlohmann::ordered_json out;
+    if (text.line > 0) out["line"] = text.line;
+    out["source"] = text.text;  // not text_json's "text": the output's "text" is the translation
     out["source_ids"] = ids;
     out.update(translation_json(translator, ids));
     if (command.common.json) {

@@ -1,7 +1,9 @@
 #include "src/io/json_util.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <system_error>
 
@@ -194,6 +196,13 @@ std::string brief_text(std::string_view text, std::size_t max_chars) {
     ++chars;
   }
   return out;
+}
+
+double shortest(float value) {
+  // to_chars writes the shortest decimal that reads back as the same float.
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::strtod(std::string(text, end).c_str(), nullptr);
 }
 
 std::string brief_json(const nlohmann::json& value) {

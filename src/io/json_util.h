@@ -53,6 +53,16 @@ std::string invalid_json_message(const std::string& file, std::string_view part,
 // terminal raw), and text longer than max_chars characters is cut short with "...".
 std::string brief_text(std::string_view text, std::size_t max_chars = kMaxQuotedChars);
 
+// JSON text that never throws: bytes that are not UTF-8 (in a folder name, say) become U+FFFD.
+template <class Json>
+std::string json_text(const Json& json, int indent = -1) {
+  return json.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// A float as a JSON number in its shortest decimal form: 1.3f as 1.3, not as the
+// 1.2999999523162842 of its double.
+double shortest(float value);
+
 // A JSON value for an error message: compact, ASCII, and at most kMaxQuotedChars characters
 // ("[128,128,128,...").
 std::string brief_json(const nlohmann::json& value);

@@ -25,12 +25,15 @@ struct Template::Parsed {
   Body body;
 };
 
-Template::Template(std::string_view source) : parsed_(std::make_unique<Parsed>()) {
-  const std::string normalized = normalize_source(source);
-  parsed_->body = parse(tokenize(normalized), kMaxNesting);
+Template::Template(std::string_view source) {
+  auto parsed = std::make_shared<Parsed>();
+  parsed->body = parse(tokenize(normalize_source(source)), kMaxNesting);
+  parsed_ = std::move(parsed);
 }
 
 Template::~Template() = default;
+Template::Template(const Template&) = default;
+Template& Template::operator=(const Template&) = default;
 Template::Template(Template&&) noexcept = default;
 Template& Template::operator=(Template&&) noexcept = default;
 

@@ -47,6 +47,10 @@ class Template {
   // Parses `source`; a syntax error is a TemplateError.
   explicit Template(std::string_view source);
   ~Template();
+  // Copies share the parse, which rendering only reads: a server renders one template loaded
+  // once for every request.
+  Template(const Template&);
+  Template& operator=(const Template&);
   Template(Template&&) noexcept;
   Template& operator=(Template&&) noexcept;
 
@@ -58,7 +62,7 @@ class Template {
 
  private:
   struct Parsed;
-  std::unique_ptr<Parsed> parsed_;
+  std::shared_ptr<const Parsed> parsed_;
 };
 
 }  // namespace attn::jinja

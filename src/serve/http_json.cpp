@@ -1,7 +1,5 @@
 #include "src/serve/http_json.h"
 
-#include <spdlog/fmt/fmt.h>
-
 #include "src/base/unicode.h"
 
 namespace attn::serve {
@@ -23,12 +21,6 @@ std::string error_type(int status) {
 }
 
 }  // namespace
-
-std::string fmt_number(float value) { return fmt::format("{}", value); }
-
-std::string json_text(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 void send_error(httplib::Response& response, const HttpError& error) {
   response.status = error.status;
@@ -70,6 +62,11 @@ std::string text_field(const Json& value, const std::string& name) {
   std::string text = value.get<std::string>();
   if (!is_valid_utf8(text)) throw HttpError{400, name + ": is not valid UTF-8", name};
   return text;
+}
+
+std::string required_text(const Json& body, const char* name) {
+  if (!body.contains(name)) throw HttpError{400, std::string(name) + ": is required", name};
+  return text_field(body[name], name);
 }
 
 std::vector<std::string> text_list(const Json& body, const char* name) {

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/io/json_util.h"
+
 // The JSON of attn serve's requests and answers: a request's fields read with their checks, and
 // errors in OpenAI's shape. In attn::serve, apart from the command line's helpers of the same
 // kind.
@@ -23,11 +25,6 @@ struct HttpError {
   std::string message;
   std::string param = {};  // the request field at fault, when one is
 };
-
-// JSON text that never throws: bytes that are not UTF-8 become U+FFFD.
-std::string json_text(const Json& json);
-// A number as people write it: 0.5, 1, 0.005.
-std::string fmt_number(float value);
 
 void send_error(httplib::Response& response, const HttpError& error);
 void send_json(httplib::Response& response, const Json& body);
@@ -52,6 +49,8 @@ T field(const Json& body, const char* name, T fallback) {
 
 // A text field: a string of valid UTF-8 (400 otherwise).
 std::string text_field(const Json& value, const std::string& name);
+// Field `name` of `body`, required: a text (400 when absent or another type).
+std::string required_text(const Json& body, const char* name);
 // `inputs` / `input`: one string or a non-empty list of them.
 std::vector<std::string> text_list(const Json& body, const char* name);
 // Refuses, by name, the fields of a route attn does not implement.

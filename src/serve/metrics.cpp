@@ -1,5 +1,7 @@
 #include "src/serve/metrics.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include "src/serve/http_json.h"
 
 namespace attn::serve {
@@ -25,7 +27,7 @@ std::string Metrics::text() const {
       "# HELP attn_request_duration_seconds Time from a request's arrival to its answer.\n"
       "# TYPE attn_request_duration_seconds histogram\n";
   for (std::size_t b = 0; b < std::size(kBuckets); ++b) {
-    out += "attn_request_duration_seconds_bucket{le=\"" + fmt_number(float(kBuckets[b])) + "\"} " +
+    out += "attn_request_duration_seconds_bucket{le=\"" + fmt::format("{}", kBuckets[b]) + "\"} " +
            std::to_string(buckets_[b]) + "\n";
   }
   out += "attn_request_duration_seconds_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";

@@ -100,9 +100,10 @@ GenerateOptions requested_generation(const Json& body, const Model& model) {
     if (!body.contains(name) || body[name].is_null()) return;
     value = field(body, name, value);
     if (!(value >= low && value <= high)) {
-      throw HttpError{
-          400, std::string(name) + ": must be from " + fmt_number(low) + " to " + fmt_number(high),
-          name};
+      throw HttpError{400,
+                      std::string(name) + ": must be from " + fmt::format("{}", low) + " to " +
+                          fmt::format("{}", high),
+                      name};
     }
     was_given = true;
   };
@@ -135,11 +136,11 @@ GenerateOptions requested_generation(const Json& body, const Model& model) {
 // attn attention on the server's own machine.
 constexpr double kMaxAttentionBytes = 64 << 20;
 
+}  // namespace
+
 bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
-
-}  // namespace
 
 struct ModelServer::State {
   ServedModel served;
@@ -185,9 +186,7 @@ struct ModelServer::State {
       } catch (const HttpError& error) {
         send_error(response, error);
         if (error.status == 503) response.set_header("Retry-After", "1");
-      } catch (const UsageError& error) {
-        send_error(response, {400, error.what()});
-      } catch (const Error& error) {
+      } catch (const Error& error) {  // bad input, UsageError included
         send_error(response, {400, error.what()});
       } catch (const std::bad_alloc&) {
         send_error(response, {500, "out of memory"});
@@ -266,14 +265,14 @@ void ModelServer::State::add_routes() {
   // llama-server's: {"content", "add_special" (default false), "with_pieces"} -> {"tokens"}.
   route("POST", "/tokenize", [this](const httplib::Request& request, httplib::Response& response) {
     const Json body = body_object(request);
-    if (!body.contains("content")) throw HttpError{400, "content: is required", "content"};
-    const std::string text = text_field(body["content"], "content");
+    const std::string text = required_text(body, "content");
     const Tokenizer& tokenizer = *model().tokenizer;
     const std::vector<int> ids = field(body, "add_special", false) ? tokenizer.encode(text).ids
                                                                    : tokenizer.encode_plain(text);
+    const bool with_pieces = field(body, "with_pieces", false);
     Json tokens = Json::array();
     for (int id : ids) {
-      if (field(body, "with_pieces", false)) {
+      if (with_pieces) {
         tokens.push_back({{"id", id}, {"piece", tokenizer.token_string(id)}});
       } else {
         tokens.push_back(id);
@@ -301,8 +300,7 @@ void ModelServer::State::add_routes() {
   // (an encoder-decoder's decoder reads the model's own greedy translation).
   route("POST", "/attention", [this](const httplib::Request& request, httplib::Response& response) {
     const Json body = body_object(request);
-    if (!body.contains("text")) throw HttpError{400, "text: is required", "text"};
-    const std::string text = text_field(body["text"], "text");
+    const std::string text = required_text(body, "text");
     std::optional<std::string> pair;
     if (body.contains("pair") && !body["pair"].is_null()) pair = text_field(body["pair"], "pair");
     const bool encoder_decoder = model().kind() == ModelKind::kEncoderDecoder;
@@ -391,8 +389,7 @@ void ModelServer::State::add_classifier_routes() {
       throw HttpError{400, model().name() + " has " + std::to_string(model().labels.size()) +
                                " labels; /rerank needs a cross-encoder (one label): use /predict"};
     }
-    if (!body.contains("query")) throw HttpError{400, "query: is required", "query"};
-    const std::string query = text_field(body["query"], "query");
+    const std::string query = required_text(body, "query");
     const std::vector<std::string> texts = text_list(body, "texts");
     std::vector<std::pair<std::string, std::optional<std::string>>> inputs;
     for (const std::string& text : texts) inputs.emplace_back(query, text);
@@ -530,10 +527,11 @@ void ModelServer::State::complete(
                                                                  std::size_t,
                                                                  httplib::DataSink& sink) {
     std::atomic<bool> gone = false;
+    // Every chunk is `head` and its choices: head's text is made once, not at every token.
+    std::string chunk_head = "data: " + json_text(head);
+    chunk_head.back() = ',';  // its closing brace: the choices follow
     const auto send = [&](const Json& choice) {
-      Json chunk = head;
-      chunk["choices"] = Json::array({choice});
-      const std::string event = "data: " + json_text(chunk) + "\n\n";
+      const std::string event = chunk_head + "\"choices\":[" + json_text(choice) + "]}\n\n";
       if (!gone && !sink.write(event.data(), event.size())) gone = true;
     };
     if (chat) {
@@ -555,9 +553,14 @@ void ModelServer::State::complete(
       result = generate(
           {.on_logits = {}, .on_text = piece, .on_token = {}, .observer = nullptr, .stop = &gone});
     } catch (const std::exception& e) {
-      // The status line has gone out: the error goes in the stream, as llama-server's does.
+      // The status line has gone out: the error goes in the stream, as llama-server's does,
+      // with the details of bad input only, as the routes' errors.
+      const bool bad_input = dynamic_cast<const Error*>(&e) != nullptr;
       const std::string event =
-          "data: " + json_text({{"error", {{"message", e.what()}, {"code", 500}}}}) + "\n\n";
+          "data: " +
+          json_text(Json{
+              {"error", {{"message", bad_input ? e.what() : "internal error"}, {"code", 500}}}}) +
+          "\n\n";
       sink.write(event.data(), event.size());
       sink.done();
       return true;
@@ -627,8 +630,8 @@ void ModelServer::State::add_decoder_routes() {
           ChatOptions options;
           options.generation = with_end_of_turn(model(), requested_generation(body, model()));
           if (body.contains("tools") && !body["tools"].is_null()) options.tools = body["tools"];
-          auto conversation = std::make_shared<Conversation>(
-              model(), ChatTemplate::load(model().dir, *served.chat_template), options);
+          auto conversation =
+              std::make_shared<Conversation>(model(), *served.chat_template, options);
           try {
             conversation->set_messages(body["messages"], "messages");
           } catch (const Error& e) {

@@ -35,11 +35,12 @@ struct ServedModel {
   std::optional<SentenceTransformersConfig> sentence_transformers;
   // Encoders: how /v1/embeddings embeds (as attn embed does with this folder).
   std::optional<EmbeddingOptions> embedding;
-  // Decoders with a chat template (the folder's, or --chat-template-file): /v1/chat/completions,
-  // each request rendering with the template loaded anew from model->dir (a Conversation owns
-  // its template).
-  std::optional<ChatTemplateChoice> chat_template;
+  // Decoders with a chat template (the folder's, or --chat-template-file): /v1/chat/completions.
+  std::optional<ChatTemplate> chat_template;
 };
+
+// Whether `host` is this machine only: localhost, ::1, 127.x.x.x.
+bool is_loopback(const std::string& host);
 
 class ModelServer {
  public:

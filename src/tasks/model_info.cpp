@@ -5,13 +5,11 @@
 #include <map>
 #include <string>
 
+#include "src/io/json_util.h"
 #include "src/tasks/embed.h"
 
 namespace attn {
 namespace {
-
-// A float as a JSON number in its shortest decimal form: 1.3f as 1.3.
-double shortest_number(float value) { return std::stod(fmt::format("{}", value)); }
 
 // "learned", "learned (from row 2)", "rotary (32 dims per head, theta 10000, linear x2)",
 // "alibi".
@@ -58,13 +56,12 @@ std::string describe_positions(const PositionScheme& positions) {
 nlohmann::ordered_json generation_defaults(const GenerationConfig& config) {
   nlohmann::ordered_json out = {{"eos_token_ids", config.eos_token_ids}};
   if (config.do_sample) out["do_sample"] = *config.do_sample;
-  if (config.temperature) out["temperature"] = shortest_number(*config.temperature);
+  if (config.temperature) out["temperature"] = shortest(*config.temperature);
   if (config.top_k) out["top_k"] = *config.top_k;
-  if (config.top_p) out["top_p"] = shortest_number(*config.top_p);
-  if (config.min_p) out["min_p"] = shortest_number(*config.min_p);
-  if (config.typical_p) out["typical_p"] = shortest_number(*config.typical_p);
-  if (config.repetition_penalty)
-    out["repetition_penalty"] = shortest_number(*config.repetition_penalty);
+  if (config.top_p) out["top_p"] = shortest(*config.top_p);
+  if (config.min_p) out["min_p"] = shortest(*config.min_p);
+  if (config.typical_p) out["typical_p"] = shortest(*config.typical_p);
+  if (config.repetition_penalty) out["repetition_penalty"] = shortest(*config.repetition_penalty);
   if (config.max_new_tokens) out["max_new_tokens"] = *config.max_new_tokens;
   return out;
 }
