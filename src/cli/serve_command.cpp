@@ -66,11 +66,23 @@ void ServeCommand::add_options(CLI::App& app) {
   app.add_option("--chat-template-name", chat_format.choice.name,
                  "which of the folder's named chat templates (default: 'default')");
   app.add_option("--queue", options.queue,
-                 "requests that may wait for the model, the one it runs included; more get 503 "
+                 "requests that may wait for the model, those it runs included; more get 503 "
                  "with Retry-After (default: 16)")
       ->check(whole_number<int>())
       ->check(positive())
       ->check(at_most(4096));
+  app.add_option("--parallel", options.parallel,
+                 "generation slots: the requests whose tokens are decoded together, a row each "
+                 "of one pass (default: 4)")
+      ->check(whole_number<int>())
+      ->check(positive())
+      ->check(at_most(64));
+  add_batch_tokens_option(app, options.batch_tokens);
+  app.add_option("--grace", options.grace_seconds,
+                 "on SIGTERM or SIGINT, seconds that running generations may go on before they "
+                 "end with what they have (default: 20)")
+      ->check(whole_number<int>())
+      ->check(number_check("0 or more", [](double v) { return v >= 0; }));
   app.add_option("--connections", options.connection_threads,
                  "connections served at once, a thread each (default: 8)")
       ->check(whole_number<int>())
@@ -129,15 +141,16 @@ int ServeCommand::run(const CLI::App&) {
                      "ATTN_API_KEY), or --public-without-key to serve without one");
   }
   options.log_requests = !common.quiet;
-  ModelServer server(load_served_model(common, chat_format.choice), options);
+  ServedModel served = load_served_model(common, chat_format.choice);
 
   // SIGTERM and SIGINT are taken by one thread, which stops the server: blocked here before the
-  // server's threads start, so that they inherit the mask.
+  // server's threads start (its model thread with it), so that they inherit the mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  ModelServer server(std::move(served), options);
   std::atomic<bool> signalled = false;
   std::thread waiter([&] {
     int signal = 0;

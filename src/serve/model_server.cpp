@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -14,12 +15,14 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
 #include "src/serve/http_json.h"
 #include "src/serve/metrics.h"
+#include "src/serve/scheduler.h"
 #include "src/tasks/attention_capture.h"
 #include "src/tasks/chat.h"
 #include "src/tasks/classify.h"
@@ -32,9 +35,6 @@ namespace {
 
 using namespace serve;
 using Clock = std::chrono::steady_clock;
-
-// Tokens per packed batch of a request's texts, as the commands' default --batch-tokens.
-constexpr int kBatchTokens = 1024;
 
 // TEI's /predict inputs: a text, a pair [text, text], or a list of either. `batch` says whether
 // the reply is a list of results (a list given) or one result.
@@ -146,31 +146,33 @@ struct ModelServer::State {
   ServedModel served;
   ServeOptions options;
   httplib::Server http;
-  std::mutex compute;  // the model runs one request at a time
   Metrics metrics;
+  // Every computation of the model; made by the constructor, ended before the rest.
+  std::unique_ptr<Scheduler> scheduler;
+  // The encoder tasks the scheduler batches across requests.
+  EncoderTask embed_task, classify_task;
 
-  // The model, for one request: its place in the queue (taken here unless given; 503 when the
-  // queue is full), then the model itself, until the Turn is gone.
-  class Turn {
-   public:
-    explicit Turn(State& state, std::shared_ptr<QueueTicket> ticket = nullptr)
-        : ticket_(ticket ? std::move(ticket) : state.queue_ticket()),
-          lock_(state.compute),
-          running_(state.metrics.running) {
-      ++running_;
-    }
-    ~Turn() { --running_; }
-    Turn(const Turn&) = delete;
-    Turn& operator=(const Turn&) = delete;
-
-   private:
-    std::shared_ptr<QueueTicket> ticket_;
-    std::lock_guard<std::mutex> lock_;
-    std::atomic<int>& running_;
-  };
+  // A request's place in the queue for the model, until the response is sent: 503 when the
+  // queue is full.
   std::shared_ptr<QueueTicket> queue_ticket() {
     return std::make_shared<QueueTicket>(metrics, options.queue);
   }
+  // A shutdown's grace: stop() starts `grace`, which ends the generations still running after
+  // options.grace_seconds unless run() has returned first (served_out).
+  std::mutex grace_mutex;
+  std::condition_variable grace_over;
+  bool served_out = false;
+  std::thread grace;
+  void end_grace() {
+    {
+      const std::lock_guard lock(grace_mutex);
+      served_out = true;
+    }
+    grace_over.notify_all();
+    if (grace.joinable()) grace.join();
+  }
+  ~State() { end_grace(); }
+
   std::time_t started = std::time(nullptr);
   std::vector<std::string> routes;  // "GET /health", ... for the 404 message
 
@@ -206,10 +208,10 @@ struct ModelServer::State {
   void add_embedding_routes();
   void add_classifier_routes();
   void add_decoder_routes();
-  // Answers a completion: generates with `generate` (which runs the model, handing it the
-  // callbacks), whole or as server-sent events; `chat` picks OpenAI's chat or text shape.
-  void complete(httplib::Response& response, bool chat, const Json& body, int prompt_tokens,
-                std::function<GenerateResult(const GenerateCallbacks&)> generate);
+  // Answers a completion: generates after `prompt` in a generation slot, whole or as server-sent
+  // events; `chat` picks OpenAI's chat or text shape.
+  void complete(httplib::Response& response, bool chat, const Json& body, std::vector<int> prompt,
+                GenerateOptions generation);
   std::atomic<int> next_id = 0;  // completions are numbered across connection threads
 
   // The logits of each input (a text, or a text and its pair), packed into batches.
@@ -237,12 +239,8 @@ std::vector<std::vector<float>> ModelServer::State::logits(
                       field_name};
     }
   }
-  std::vector<std::vector<float>> out(encodings.size());
-  const Turn model_turn(*this);
-  classifier_logits(
-      model(), encodings, kBatchTokens,
-      [&](std::size_t i, std::span<const float> row) { out[i].assign(row.begin(), row.end()); });
-  return out;
+  const auto ticket = queue_ticket();
+  return scheduler->run_batched(classify_task, std::move(encodings));
 }
 
 void ModelServer::State::add_routes() {
@@ -337,18 +335,20 @@ void ModelServer::State::add_routes() {
                                " heads is larger than the server writes (64 MiB): choose layers "
                                "and heads, or run attn attention"};
     }
-    const Turn model_turn(*this);
-    std::vector<int> decoder_ids;
-    if (encoder_decoder) {
-      decoder_ids = greedy_decoder_input(model(), encode_source(model(), encoding.ids),
-                                         kMaxOwnTranslationTokens);
-    }
-    const AttentionDocumentInfo info =
-        attention_document_info(model(), text, pair, std::move(encoding), std::move(decoder_ids));
+    const auto ticket = queue_ticket();
     StringSink document;
-    AttentionWriter writer(document, AttentionFormat::kJson, options.precision, info);
-    write_attention_heads(model(), info, options, writer);
-    writer.finish();
+    scheduler->run([&] {
+      std::vector<int> decoder_ids;
+      if (encoder_decoder) {
+        decoder_ids = greedy_decoder_input(model(), encode_source(model(), encoding.ids),
+                                           kMaxOwnTranslationTokens);
+      }
+      const AttentionDocumentInfo info =
+          attention_document_info(model(), text, pair, std::move(encoding), std::move(decoder_ids));
+      AttentionWriter writer(document, AttentionFormat::kJson, options.precision, info);
+      write_attention_heads(model(), info, options, writer);
+      writer.finish();
+    });
     response.set_content(document.text, "application/json");
   });
   if (served.embedding) add_embedding_routes();
@@ -420,23 +420,27 @@ void ModelServer::State::add_embedding_routes() {
   const auto embed_texts = [this](const std::vector<std::string>& texts,
                                   const EmbeddingOptions& options, bool refuse_longer,
                                   int& tokens) {
-    std::vector<EmbeddingInput> inputs;
+    std::vector<Encoding> inputs;
     for (std::size_t i = 0; i < texts.size(); ++i) {
-      inputs.push_back(encode_for_embedding(model(), texts[i], options));
-      if (refuse_longer && inputs.back().dropped_tokens > 0) {
-        throw HttpError{
-            413,
-            "inputs[" + std::to_string(i) +
-                "]: " + std::to_string(inputs.back().ids.size() + inputs.back().dropped_tokens) +
-                " tokens, more than the model's " + std::to_string(options.max_seq_length) +
-                " (truncate: true cuts it)",
-            "inputs"};
+      EmbeddingInput input = encode_for_embedding(model(), texts[i], options);
+      if (refuse_longer && input.dropped_tokens > 0) {
+        throw HttpError{413,
+                        "inputs[" + std::to_string(i) +
+                            "]: " + std::to_string(input.ids.size() + input.dropped_tokens) +
+                            " tokens, more than the model's " +
+                            std::to_string(options.max_seq_length) + " (truncate: true cuts it)",
+                        "inputs"};
       }
-      tokens += int(inputs.back().ids.size());
+      tokens += int(input.ids.size());
+      inputs.push_back({std::move(input.ids), {}});
     }
     metrics.tokens(tokens, 0);
-    const Turn model_turn(*this);
-    return embed(model(), inputs, options);
+    const auto ticket = queue_ticket();
+    std::vector<std::vector<float>> vectors = scheduler->run_batched(embed_task, std::move(inputs));
+    if (options.normalize) {
+      for (std::vector<float>& vector : vectors) l2_normalize(vector);
+    }
+    return vectors;
   };
   // OpenAI's: {"input", "encoding_format"} -> {"data": [{"embedding", "index"}], "usage"}.
   route("POST", "/v1/embeddings",
@@ -477,9 +481,8 @@ void ModelServer::State::add_embedding_routes() {
         });
 }
 
-void ModelServer::State::complete(
-    httplib::Response& response, bool chat, const Json& body, int prompt_tokens,
-    std::function<GenerateResult(const GenerateCallbacks&)> generate) {
+void ModelServer::State::complete(httplib::Response& response, bool chat, const Json& body,
+                                  std::vector<int> prompt, GenerateOptions generation) {
   const bool stream = field(body, "stream", false);
   // OpenAI's stream_options.include_usage: a last chunk with the usage and no choices.
   const bool stream_usage = body.contains("stream_options") && body["stream_options"].is_object() &&
@@ -491,18 +494,19 @@ void ModelServer::State::complete(
       {"object", chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
       {"created", created},
       {"model", model().name()}};
+  const int prompt_tokens = int(prompt.size());
   const auto usage = [prompt_tokens](const GenerateResult& result) {
     const int completion = int(result.generated_ids.size());
     return Json{{"prompt_tokens", prompt_tokens},
                 {"completion_tokens", completion},
                 {"total_tokens", prompt_tokens + completion}};
   };
+  // Its place in the queue is taken first, so that a full queue is a 503, not a broken stream.
+  std::shared_ptr<QueueTicket> ticket = queue_ticket();
+  std::shared_ptr<GenerationRequest> request =
+      scheduler->generate(std::move(prompt), std::move(generation));
   if (!stream) {
-    GenerateResult result;
-    {
-      const Turn model_turn(*this);
-      result = generate({});
-    }
+    const GenerateResult result = request->result();
     metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
     Json choice = {{"index", 0}};
     if (chat) {
@@ -519,73 +523,73 @@ void ModelServer::State::complete(
     return;
   }
   // Server-sent events: a chunk per piece of text as it is decided, the finish_reason in the
-  // last, then "data: [DONE]". A client that goes away stops the generation at the next token.
-  // Its place in the queue is taken now, so that a full queue is a 503, not a broken stream.
-  std::shared_ptr<QueueTicket> ticket = queue_ticket();
-  response.set_chunked_content_provider("text/event-stream", [this, chat, head, usage, generate,
-                                                              stream_usage, ticket, prompt_tokens](
-                                                                 std::size_t,
-                                                                 httplib::DataSink& sink) {
-    std::atomic<bool> gone = false;
-    // Every chunk is `head` and its choices: head's text is made once, not at every token.
-    std::string chunk_head = "data: " + json_text(head);
-    chunk_head.back() = ',';  // its closing brace: the choices follow
-    const auto send = [&](const Json& choice) {
-      const std::string event = chunk_head + "\"choices\":[" + json_text(choice) + "]}\n\n";
-      if (!gone && !sink.write(event.data(), event.size())) gone = true;
-    };
-    if (chat) {
-      send({{"index", 0},
-            {"delta", {{"role", "assistant"}, {"content", ""}}},
-            {"finish_reason", nullptr}});
-    }
-    const auto piece = [&](std::string_view text) {
-      if (text.empty()) return;
-      send(chat ? Json{{"index", 0}, {"delta", {{"content", text}}}, {"finish_reason", nullptr}}
-                : Json{{"index", 0},
-                       {"text", text},
-                       {"logprobs", nullptr},
-                       {"finish_reason", nullptr}});
-    };
-    GenerateResult result;
-    try {
-      const Turn model_turn(*this, ticket);
-      result = generate(
-          {.on_logits = {}, .on_text = piece, .on_token = {}, .observer = nullptr, .stop = &gone});
-    } catch (const std::exception& e) {
-      // The status line has gone out: the error goes in the stream, as llama-server's does,
-      // with the details of bad input only, as the routes' errors.
-      const bool bad_input = dynamic_cast<const Error*>(&e) != nullptr;
-      const std::string event =
-          "data: " +
-          json_text(Json{
-              {"error", {{"message", bad_input ? e.what() : "internal error"}, {"code", 500}}}}) +
-          "\n\n";
-      sink.write(event.data(), event.size());
-      sink.done();
-      return true;
-    }
-    metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
-    Json last = {{"index", 0}, {"finish_reason", finish_reason(result.stop_reason)}};
-    if (chat) {
-      last["delta"] = Json::object();
-    } else {
-      last["text"] = "";
-      last["logprobs"] = nullptr;
-    }
-    send(last);
-    std::string tail;
-    if (stream_usage) {
-      Json final_usage = head;
-      final_usage["choices"] = Json::array();
-      final_usage["usage"] = usage(result);
-      tail = "data: " + json_text(final_usage) + "\n\n";
-    }
-    tail += "data: [DONE]\n\n";
-    if (!gone) sink.write(tail.data(), tail.size());
-    sink.done();
-    return true;
-  });
+  // last, then "data: [DONE]". A client that goes away ends the generation at its next step; so
+  // does a response dropped before its stream began (the provider's copy of `cancel` goes).
+  const auto cancel = std::shared_ptr<void>(nullptr, [request](void*) { request->cancel(); });
+  response.set_chunked_content_provider(
+      "text/event-stream", [this, chat, head, usage, request, stream_usage, ticket, cancel,
+                            prompt_tokens](std::size_t, httplib::DataSink& sink) {
+        bool gone = false;
+        // Every chunk is `head` and its choices: head's text is made once, not at every token.
+        std::string chunk_head = "data: " + json_text(head);
+        chunk_head.back() = ',';  // its closing brace: the choices follow
+        const auto send = [&](const Json& choice) {
+          const std::string event = chunk_head + "\"choices\":[" + json_text(choice) + "]}\n\n";
+          if (!gone && !sink.write(event.data(), event.size())) gone = true;
+        };
+        if (chat) {
+          send({{"index", 0},
+                {"delta", {{"role", "assistant"}, {"content", ""}}},
+                {"finish_reason", nullptr}});
+        }
+        std::string text;
+        while (!gone && request->next_text(text)) {
+          send(chat ? Json{{"index", 0}, {"delta", {{"content", text}}}, {"finish_reason", nullptr}}
+                    : Json{{"index", 0},
+                           {"text", text},
+                           {"logprobs", nullptr},
+                           {"finish_reason", nullptr}});
+          text.clear();
+        }
+        if (gone) request->cancel();
+        GenerateResult result;
+        try {
+          result = request->result();
+        } catch (const std::exception& e) {
+          // The status line has gone out: the error goes in the stream, as llama-server's does,
+          // with the details of bad input only, as the routes' errors.
+          const bool bad_input = dynamic_cast<const Error*>(&e) != nullptr;
+          const std::string event =
+              "data: " +
+              json_text(
+                  Json{{"error",
+                        {{"message", bad_input ? e.what() : "internal error"}, {"code", 500}}}}) +
+              "\n\n";
+          sink.write(event.data(), event.size());
+          sink.done();
+          return true;
+        }
+        metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
+        Json last = {{"index", 0}, {"finish_reason", finish_reason(result.stop_reason)}};
+        if (chat) {
+          last["delta"] = Json::object();
+        } else {
+          last["text"] = "";
+          last["logprobs"] = nullptr;
+        }
+        send(last);
+        std::string tail;
+        if (stream_usage) {
+          Json final_usage = head;
+          final_usage["choices"] = Json::array();
+          final_usage["usage"] = usage(result);
+          tail = "data: " + json_text(final_usage) + "\n\n";
+        }
+        tail += "data: [DONE]\n\n";
+        if (!gone) sink.write(tail.data(), tail.size());
+        sink.done();
+        return true;
+      });
 }
 
 void ModelServer::State::add_decoder_routes() {
@@ -604,7 +608,7 @@ void ModelServer::State::add_decoder_routes() {
           }
           const std::string prompt = text_field(one, "prompt");
           const GenerateOptions options = requested_generation(body, model());
-          const std::vector<int> ids = model().tokenizer->encode(prompt).ids;
+          std::vector<int> ids = model().tokenizer->encode(prompt).ids;
           if (ids.empty()) throw HttpError{400, "prompt: the text gives no tokens", "prompt"};
           if (int(ids.size()) >= generation_context(model().spec(), options)) {
             throw HttpError{400,
@@ -613,10 +617,7 @@ void ModelServer::State::add_decoder_routes() {
                                 std::to_string(model().spec().max_positions),
                             "prompt"};
           }
-          complete(response, false, body, int(ids.size()),
-                   [this, ids, options](const GenerateCallbacks& callbacks) {
-                     return attn::generate(model(), ids, options, callbacks);
-                   });
+          complete(response, false, body, std::move(ids), options);
         });
   if (!served.chat_template) return;
   // OpenAI's chat completions: {"messages", ...} -> choices[0].message, the reply attn chat
@@ -630,18 +631,23 @@ void ModelServer::State::add_decoder_routes() {
           ChatOptions options;
           options.generation = with_end_of_turn(model(), requested_generation(body, model()));
           if (body.contains("tools") && !body["tools"].is_null()) options.tools = body["tools"];
-          auto conversation =
-              std::make_shared<Conversation>(model(), *served.chat_template, options);
+          Conversation conversation(model(), *served.chat_template, options);
           try {
-            conversation->set_messages(body["messages"], "messages");
+            conversation.set_messages(body["messages"], "messages");
           } catch (const Error& e) {
             throw HttpError{400, e.what(), "messages"};
           }
-          const int prompt_tokens = int(conversation->prompt_ids().size());
-          complete(response, true, body, prompt_tokens,
-                   [conversation](const GenerateCallbacks& callbacks) {
-                     return conversation->reply(callbacks).generation;
-                   });
+          // What attn chat's reply computes: the rendered conversation, then the reply after it.
+          std::vector<int> ids = conversation.prompt_ids();
+          const int context = generation_context(model().spec(), options.generation);
+          if (int(ids.size()) >= context) {
+            throw HttpError{400,
+                            "messages: the conversation is " + std::to_string(ids.size()) +
+                                " tokens, which leave no room in the context of " +
+                                std::to_string(context),
+                            "messages"};
+          }
+          complete(response, true, body, std::move(ids), options.generation);
         });
 }
 
@@ -705,6 +711,26 @@ ModelServer::ModelServer(ServedModel served, ServeOptions options)
                    seconds * 1000);
     }
   });
+  state.embed_task = [&state](
+                         std::span<const Encoding> inputs, int batch_tokens,
+                         const std::function<void(std::size_t, std::span<const float>)>& on_row) {
+    // Normalized per request: /embed's normalize may differ between requests of one batch.
+    EmbeddingOptions options = *state.served.embedding;
+    options.normalize = false;
+    options.max_batch_tokens = batch_tokens;
+    std::vector<EmbeddingInput> texts;
+    for (const Encoding& input : inputs) texts.push_back({input.ids, 0});
+    embed(state.model(), texts, options, on_row);
+  };
+  state.classify_task =
+      [&state](std::span<const Encoding> inputs, int batch_tokens,
+               const std::function<void(std::size_t, std::span<const float>)>& on_row) {
+        classifier_logits(state.model(), inputs, batch_tokens, on_row);
+      };
+  state.scheduler = std::make_unique<Scheduler>(
+      state.model(),
+      SchedulerOptions{.parallel = settings.parallel, .batch_tokens = settings.batch_tokens},
+      state.metrics);
   state.add_routes();
 }
 
@@ -729,8 +755,23 @@ void ModelServer::run() {
                  options.host);
   }
   state.http.listen_after_bind();
+  state.end_grace();
 }
 
-void ModelServer::stop() { state_->http.stop(); }
+void ModelServer::stop() {
+  State& state = *state_;
+  state.http.stop();
+  const std::lock_guard lock(state.grace_mutex);
+  if (state.grace.joinable() || state.served_out) return;
+  state.grace = std::thread([&state] {
+    std::unique_lock lock(state.grace_mutex);
+    if (!state.grace_over.wait_for(lock, std::chrono::seconds(state.options.grace_seconds),
+                                   [&] { return state.served_out; })) {
+      spdlog::warn("stopping: generations still running after {} s end with what they have",
+                   state.options.grace_seconds);
+      state.scheduler->interrupt_all();
+    }
+  });
+}
 
 }  // namespace attn

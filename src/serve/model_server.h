@@ -11,8 +11,8 @@
 #include "src/tasks/embed.h"
 
 // attn serve: one model behind HTTP routes that OpenAI's and text-embeddings-inference's clients
-// speak (README, "Serve"). cpp-httplib runs the connections, a thread each; the model computes one
-// request at a time.
+// speak (README, "Serve"). cpp-httplib runs the connections, a thread each; the model runs on a
+// thread of its own, which batches the requests (src/serve/scheduler.h).
 namespace attn {
 
 struct ServeOptions {
@@ -26,6 +26,10 @@ struct ServeOptions {
   // Requests that may wait for the model, the one it runs included; one more is 503 with
   // Retry-After.
   int queue = 16;
+  int parallel = 4;         // generation slots whose decode steps share a pass
+  int batch_tokens = 1024;  // tokens per packed batch of encoder requests
+  // After stop(), generations still running past this many seconds end with what they have.
+  int grace_seconds = 20;
   bool log_requests = true;  // an access line per request on stderr
 };
 
@@ -52,7 +56,8 @@ class ModelServer {
   // Binds (Error if it cannot), logs where, and serves until stop(); returns once the requests in
   // flight are answered.
   void run();
-  // Stops accepting connections; run() then returns. Safe from any thread.
+  // Stops accepting connections; run() returns once the requests in flight are answered, their
+  // generations cut short after options.grace_seconds. Safe from any thread.
   void stop();
 
  private:

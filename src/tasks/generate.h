@@ -10,6 +10,7 @@
 
 #include "src/model/model.h"
 #include "src/tasks/sampler.h"
+#include "src/tasks/text_stream.h"
 
 namespace attn {
 
@@ -66,6 +67,41 @@ int generation_context(const ArchSpec& spec, const GenerateOptions& options);
 // The ids that end generation: the model's eos_token_ids and options.extra_eos_ids; none with
 // options.ignore_eos.
 std::vector<int> end_of_sequence_ids(const Model& model, const GenerateOptions& options);
+
+// One sequence's generation, a token at a time, whoever runs the model: given the logits of the
+// sequence's last token, chooses the next token, reports it and its text through the callbacks,
+// and says whether the sequence goes on. GenerationSession runs one sequence; attn serve runs
+// several, one row each of a pass.
+class SequenceGenerator {
+ public:
+  // `context`: the positions the sequence may fill (generation_context).
+  SequenceGenerator(const Model& model, std::span<const int> prompt_ids,
+                    const GenerateOptions& options, const GenerateCallbacks& callbacks,
+                    int context);
+  SequenceGenerator(const SequenceGenerator&) = delete;
+  SequenceGenerator& operator=(const SequenceGenerator&) = delete;
+
+  // Takes the logits (vocab) of the last token of ids() (the sampler changes them). True when a
+  // token was chosen and must be run next (its logits then come to the next step); false when
+  // generation has ended.
+  bool step(std::span<float> logits);
+  // Hands over the text held back, and returns the result with its tokens, text and stop_reason
+  // (the caller adds the counts and times). Once, after step() returned false.
+  GenerateResult finish();
+  // The prompt and the tokens chosen so far.
+  const std::vector<int>& ids() const { return ids_; }
+
+ private:
+  const Model& model_;
+  const GenerateOptions& options_;
+  const GenerateCallbacks& callbacks_;
+  const int context_;
+  std::vector<int> ids_;
+  std::vector<int> eos_ids_;
+  Sampler sampler_;
+  TextStream stream_;
+  GenerateResult result_;
+};
 
 // Autoregressive generation: one batched pass over the prompt, then one pass per new token over
 // that token alone, reading earlier keys and values from the KV cache. An encoder-decoder's
