@@ -40,6 +40,11 @@ std::string Metrics::text() const {
   one("attn_prompt_tokens_total", "counter", "Tokens of prompts and inputs computed.",
       prompt_tokens_);
   one("attn_generated_tokens_total", "counter", "Tokens generated.", generated_tokens_);
+  one("attn_decode_passes_total", "counter", "Decode steps: passes over the busy slots.",
+      decode_passes_);
+  one("attn_decode_rows_total", "counter",
+      "Rows of the decode steps (a busy slot each): over attn_decode_passes_total, the mean batch.",
+      decode_rows_);
   one("attn_queue_depth", "gauge", "Requests waiting for the model or running on it.", queued);
   one("attn_active_slots", "gauge", "Requests the model is running.", running);
   return out;

@@ -22,6 +22,13 @@ class Metrics {
     prompt_tokens_ += prompt;
     generated_tokens_ += generated;
   }
+  // A decode step of the generation slots: one pass of `rows` rows, a busy slot each.
+  void decode_pass(int rows) {
+    ++decode_passes_;
+    decode_rows_ += rows;
+  }
+  long decode_passes() const { return decode_passes_; }
+  long decode_rows() const { return decode_rows_; }
   std::atomic<int> queued{0};   // requests waiting for the model or running on it
   std::atomic<int> running{0};  // requests running on it
 
@@ -36,6 +43,8 @@ class Metrics {
   double sum_ = 0;
   std::atomic<long> prompt_tokens_{0};
   std::atomic<long> generated_tokens_{0};
+  std::atomic<long> decode_passes_{0};
+  std::atomic<long> decode_rows_{0};
 };
 
 // A request's place in the queue for the model: 503 when the queue is full. Held from the

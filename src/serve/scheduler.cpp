@@ -99,10 +99,12 @@ Scheduler::~Scheduler() {
 }
 
 std::shared_ptr<GenerationRequest> Scheduler::generate(std::vector<int> prompt,
-                                                       GenerateOptions options) {
+                                                       GenerateOptions options,
+                                                       GenerateCallbacks observe) {
   auto request = std::make_shared<GenerationRequest>();
   request->prompt_ = std::move(prompt);
   request->options_ = std::move(options);
+  request->callbacks_ = std::move(observe);
   GenerationRequest* raw = request.get();
   request->callbacks_.on_text = [raw](std::string_view text) { raw->add_text(text); };
   request->callbacks_.stop = &request->cancelled_;
@@ -321,6 +323,7 @@ void Scheduler::decode_step() {
     }
     return;
   }
+  metrics_.decode_pass(int(running.size()));
   for (std::size_t r = 0; r < running.size(); ++r) {
     Slot& slot = *running[r];
     slot.cached.push_back(slot.sequence->ids().back());

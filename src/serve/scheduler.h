@@ -51,7 +51,7 @@ class GenerationRequest {
 
   std::vector<int> prompt_;
   GenerateOptions options_;
-  GenerateCallbacks callbacks_;  // on_text: add_text; stop: cancelled_
+  GenerateCallbacks callbacks_;  // on_text: add_text; stop: cancelled_; the rest the caller's
   std::atomic<bool> cancelled_ = false;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -76,7 +76,9 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   // Generates after `prompt` (at most options' context) in a slot, from the next step on.
-  std::shared_ptr<GenerationRequest> generate(std::vector<int> prompt, GenerateOptions options);
+  // `observe`'s on_logits and on_token, when given, are called on the model thread.
+  std::shared_ptr<GenerationRequest> generate(std::vector<int> prompt, GenerateOptions options,
+                                              GenerateCallbacks observe = {});
   // task's rows for `inputs`, computed in one batch with the inputs of other requests to the
   // same task that are waiting then. Waits for them; the task's error passes through.
   std::vector<std::vector<float>> run_batched(const EncoderTask& task,
