@@ -169,6 +169,58 @@ TEST(WeightKernels, DotRowsMatchFloat64) {
   }
 }
 
+// The kernels for several sequences' rows at once give each sequence's y bit for bit as the
+// one-row kernels give it alone (attn serve's slots and beam search's beams must not change
+// what a sequence computes), on every instruction set that has them, for 1 to 9 sequences (the
+// blocks of 4 and what is left), on shapes whose widths are not multiples of a vector.
+TEST(WeightKernels, RowsOfSeveralSequencesEqualEachAlone) {
+  std::mt19937 random(9);
+  const int widths[] = {1, 15, 37, 64, 100};
+  for (const InstructionSet& set : built_instruction_sets()) {
+    for (WeightType type : kTypes) {
+      const WeightKernels& kernels = set.kernels(type);
+      if (!kernels.dot_rows_of_seqs || !kernels.accumulate_rows_of_seqs) {
+        EXPECT_EQ(kernels.dot_rows_of_seqs, nullptr) << set.name << ": both or neither";
+        EXPECT_EQ(kernels.accumulate_rows_of_seqs, nullptr) << set.name << ": both or neither";
+        continue;
+      }
+      for (int in : widths) {
+        for (int out : widths) {
+          for (int n_seqs = 1; n_seqs <= 9; ++n_seqs) {
+            const std::string name =
+                case_name(set, type, in, out) + " seqs=" + std::to_string(n_seqs);
+            // x and y rows with 5 elements between them, as rows of a wider buffer.
+            const long x_stride = std::max(in, out) + 5, y_stride = std::max(in, out) + 5;
+            const std::vector<float> x = random_floats(std::size_t(n_seqs) * x_stride, random);
+            const std::vector<float> y_before =
+                random_floats(std::size_t(n_seqs) * y_stride, random);
+            // dot_rows: W [out, in], stride in + 3.
+            const Matrix by_rows(type, out, in + 3, random);
+            std::vector<float> together = y_before, alone = y_before;
+            kernels.dot_rows_of_seqs(together.data(), y_stride, by_rows.data(), in + 3, x.data(),
+                                     x_stride, in, out, n_seqs);
+            for (int s = 0; s < n_seqs; ++s) {
+              kernels.dot_rows(alone.data() + s * y_stride, by_rows.data(), in + 3,
+                               x.data() + s * x_stride, in, out);
+            }
+            ASSERT_TRUE(together == alone) << name << ": dot_rows_of_seqs";
+            // accumulate_rows: W [in, out], stride out + 3, added to y.
+            const Matrix by_columns(type, in, out + 3, random);
+            together = alone = y_before;
+            kernels.accumulate_rows_of_seqs(together.data(), y_stride, by_columns.data(), out + 3,
+                                            x.data(), x_stride, in, out, n_seqs);
+            for (int s = 0; s < n_seqs; ++s) {
+              kernels.accumulate_rows(alone.data() + s * y_stride, by_columns.data(), out + 3,
+                                      x.data() + s * x_stride, in, out);
+            }
+            ASSERT_TRUE(together == alone) << name << ": accumulate_rows_of_seqs";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(WeightKernels, AccumulateRowsMatchFloat64) {
   std::mt19937 random(2);
   for (WeightType type : kTypes) {
@@ -940,7 +992,7 @@ TEST(LinearForward, EveryWeightTypeMatchesFloat64) {
 // or two [out, in] matrices); the shapes need several chunks of weights per thread.
 TEST(LinearForward, SeparateRowsEqualLoneRows) {
   std::mt19937 random(5);
-  const int in = 1024, out = 544, rows = 3;
+  const int in = 1024, out = 544, rows = 7;
   for (WeightType type : kAllTypes) {
     for (bool in_out_layout : {false, true}) {
       if (in_out_layout && is_block_type(type)) continue;  // always stored [out, in]

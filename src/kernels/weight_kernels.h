@@ -41,6 +41,17 @@ struct WeightKernels {
   //   y (n), weight (n_rows, row_stride) of the type, x (n_rows)
   void (*accumulate_rows)(float* y, const void* weight, long row_stride, const float* x, int n_rows,
                           int n);
+  // dot_rows for n_seqs vectors x at once, the rows of separate sequences (RowKind::kSeparate):
+  // each vector of W is loaded once for all of them, and each y[s] is exactly what dot_rows gives
+  // for x[s] alone (each sum taken in the same order). nullptr where a caller should call
+  // dot_rows per sequence (the scalar kernels, the block types).
+  //   y (n_seqs, y_stride), weight (n_rows, row_stride), x (n_seqs, x_stride)
+  void (*dot_rows_of_seqs)(float* y, long y_stride, const void* weight, long row_stride,
+                           const float* x, long x_stride, int in, int n_rows, int n_seqs);
+  // accumulate_rows for n_seqs vectors x at once, as dot_rows_of_seqs is to dot_rows.
+  //   y (n_seqs, y_stride), weight (n_rows, row_stride), x (n_seqs, x_stride)
+  void (*accumulate_rows_of_seqs)(float* y, long y_stride, const void* weight, long row_stride,
+                                  const float* x, long x_stride, int n_rows, int n, int n_seqs);
   // y[j] = W[j] for j in [0, n): one row's elements as floats, exactly.
   //   y (n), weight (n) of the type
   void (*to_floats)(float* y, const void* weight, int n);

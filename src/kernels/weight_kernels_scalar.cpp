@@ -47,6 +47,8 @@ template <WeightType kType>
 constexpr WeightKernels kernels_of() {
   return {.dot_rows = dot_rows<kType>,
           .accumulate_rows = accumulate_rows<kType>,
+          .dot_rows_of_seqs = nullptr,
+          .accumulate_rows_of_seqs = nullptr,
           .to_floats = to_floats<kType>};
 }
 
@@ -104,6 +106,8 @@ template <class Block>
 constexpr WeightKernels quantized_kernels_of() {
   return {.dot_rows = dot_rows_quantized<Block>,
           .accumulate_rows = nullptr,
+          .dot_rows_of_seqs = nullptr,
+          .accumulate_rows_of_seqs = nullptr,
           .to_floats = to_floats_quantized<Block>};
 }
 

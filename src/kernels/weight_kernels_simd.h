@@ -123,6 +123,163 @@ void accumulate_rows(float* y, const void* weight, long row_stride, const float*
   }
 }
 
+// The _of_seqs kernels take kSeqBlock sequences at once, and kSeqRows rows of W (dot) or vectors
+// of columns (accumulate): kSeqBlock x kSeqRows sums in registers, with room for the weights
+// loaded (AVX-512 has 32 registers, AVX2 16).
+constexpr int kSeqBlock = 4;
+template <class Isa>
+constexpr int kSeqRows = Isa::kLanes == 16 ? 4 : 2;
+
+// dot_row_block for kSeqs sequences: sums[s][r] is dot_row_block's sums[r] for x[s], taken in the
+// same order, and each vector of W is loaded once for all of them.
+template <class Isa, WeightType kType, int kSeqs, int kRows>
+void dot_row_block_of_seqs(float* y, long y_stride, const WeightElement<kType>* w, long row_stride,
+                           const float* x, long x_stride, int in) {
+  const auto prefetch_distance =  // as in dot_row_block
+      uintptr_t(kPrefetchRows * row_stride * long(sizeof(WeightElement<kType>)));
+  typename Isa::Vector sums[kSeqs][kRows];
+  for (int s = 0; s < kSeqs; ++s) {
+    for (int r = 0; r < kRows; ++r) sums[s][r] = Isa::zero();
+  }
+  int i = 0;
+  for (; i + Isa::kLanes <= in; i += Isa::kLanes) {
+    typename Isa::Vector weights[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const WeightElement<kType>* elements = w + r * row_stride + i;
+      _mm_prefetch(reinterpret_cast<const char*>(uintptr_t(elements) + prefetch_distance),
+                   _MM_HINT_T0);
+      weights[r] = Isa::template load_weights<kType>(elements);
+    }
+    for (int s = 0; s < kSeqs; ++s) {
+      const auto xs = Isa::load(x + s * x_stride + i);
+      for (int r = 0; r < kRows; ++r) sums[s][r] = Isa::fmadd(weights[r], xs, sums[s][r]);
+    }
+  }
+  for (int s = 0; s < kSeqs; ++s) {
+    const float* xs = x + s * x_stride;
+    for (int r = 0; r < kRows; ++r) {
+      float sum = Isa::sum(sums[s][r]);
+      for (int k = i; k < in; ++k) sum += weight_value<kType>(w[r * row_stride + k]) * xs[k];
+      y[s * y_stride + r] = sum;
+    }
+  }
+}
+
+template <class Isa, WeightType kType, int kSeqs>
+void dot_rows_seq_block(float* y, long y_stride, const WeightElement<kType>* w, long row_stride,
+                        const float* x, long x_stride, int in, int n_rows) {
+  constexpr int kRows = kSeqRows<Isa>;
+  int j = 0;
+  for (; j + kRows <= n_rows; j += kRows) {
+    dot_row_block_of_seqs<Isa, kType, kSeqs, kRows>(y + j, y_stride, w + j * row_stride, row_stride,
+                                                    x, x_stride, in);
+  }
+  for (; j < n_rows; ++j) {
+    dot_row_block_of_seqs<Isa, kType, kSeqs, 1>(y + j, y_stride, w + j * row_stride, row_stride, x,
+                                                x_stride, in);
+  }
+}
+
+template <class Isa, WeightType kType>
+void dot_rows_of_seqs(float* y, long y_stride, const void* weight, long row_stride, const float* x,
+                      long x_stride, int in, int n_rows, int n_seqs) {
+  const auto* w = static_cast<const WeightElement<kType>*>(weight);
+  int s = 0;
+  for (; s + kSeqBlock <= n_seqs; s += kSeqBlock) {
+    dot_rows_seq_block<Isa, kType, kSeqBlock>(y + s * y_stride, y_stride, w, row_stride,
+                                              x + s * x_stride, x_stride, in, n_rows);
+  }
+  y += s * y_stride;
+  x += s * x_stride;
+  switch (n_seqs - s) {
+    case 3:
+      dot_rows_seq_block<Isa, kType, 3>(y, y_stride, w, row_stride, x, x_stride, in, n_rows);
+      break;
+    case 2:
+      dot_rows_seq_block<Isa, kType, 2>(y, y_stride, w, row_stride, x, x_stride, in, n_rows);
+      break;
+    case 1:
+      dot_rows_seq_block<Isa, kType, 1>(y, y_stride, w, row_stride, x, x_stride, in, n_rows);
+      break;
+  }
+}
+
+// accumulate_row_block for kSeqs sequences over kVectors vectors of columns: each y[s][j] takes
+// the rows' products in the same order as accumulate_rows gives them, and each vector of W is
+// loaded once for all the sequences. y and w point at the block's first column.
+template <class Isa, WeightType kType, int kSeqs, int kVectors>
+void accumulate_block_of_seqs(float* y, long y_stride, const WeightElement<kType>* w,
+                              long row_stride, const float* x, long x_stride, int n_rows) {
+  const auto prefetch_distance =  // as in dot_row_block
+      uintptr_t(kPrefetchRows * row_stride * long(sizeof(WeightElement<kType>)));
+  typename Isa::Vector sums[kSeqs][kVectors];
+  for (int s = 0; s < kSeqs; ++s) {
+    for (int v = 0; v < kVectors; ++v) sums[s][v] = Isa::load(y + s * y_stride + v * Isa::kLanes);
+  }
+  for (int r = 0; r < n_rows; ++r) {
+    typename Isa::Vector weights[kVectors];
+    for (int v = 0; v < kVectors; ++v) {
+      const WeightElement<kType>* elements = w + r * row_stride + v * Isa::kLanes;
+      _mm_prefetch(reinterpret_cast<const char*>(uintptr_t(elements) + prefetch_distance),
+                   _MM_HINT_T0);
+      weights[v] = Isa::template load_weights<kType>(elements);
+    }
+    for (int s = 0; s < kSeqs; ++s) {
+      const auto xs = Isa::broadcast(x[s * x_stride + r]);
+      for (int v = 0; v < kVectors; ++v) sums[s][v] = Isa::fmadd(xs, weights[v], sums[s][v]);
+    }
+  }
+  for (int s = 0; s < kSeqs; ++s) {
+    for (int v = 0; v < kVectors; ++v) Isa::store(y + s * y_stride + v * Isa::kLanes, sums[s][v]);
+  }
+}
+
+template <class Isa, WeightType kType, int kSeqs>
+void accumulate_rows_seq_block(float* y, long y_stride, const WeightElement<kType>* w,
+                               long row_stride, const float* x, long x_stride, int n_rows, int n) {
+  constexpr int kVectors = kSeqRows<Isa>;
+  int j = 0;
+  for (; j + kVectors * Isa::kLanes <= n; j += kVectors * Isa::kLanes) {
+    accumulate_block_of_seqs<Isa, kType, kSeqs, kVectors>(y + j, y_stride, w + j, row_stride, x,
+                                                          x_stride, n_rows);
+  }
+  for (; j + Isa::kLanes <= n; j += Isa::kLanes) {
+    accumulate_block_of_seqs<Isa, kType, kSeqs, 1>(y + j, y_stride, w + j, row_stride, x, x_stride,
+                                                   n_rows);
+  }
+  if (j == n) return;
+  // The last columns, less than a vector: accumulate_rows' own code for them, sequence by
+  // sequence.
+  for (int s = 0; s < kSeqs; ++s) {
+    accumulate_rows<Isa, kType>(y + s * y_stride + j, w + j, row_stride, x + s * x_stride, n_rows,
+                                n - j);
+  }
+}
+
+template <class Isa, WeightType kType>
+void accumulate_rows_of_seqs(float* y, long y_stride, const void* weight, long row_stride,
+                             const float* x, long x_stride, int n_rows, int n, int n_seqs) {
+  const auto* w = static_cast<const WeightElement<kType>*>(weight);
+  int s = 0;
+  for (; s + kSeqBlock <= n_seqs; s += kSeqBlock) {
+    accumulate_rows_seq_block<Isa, kType, kSeqBlock>(y + s * y_stride, y_stride, w, row_stride,
+                                                     x + s * x_stride, x_stride, n_rows, n);
+  }
+  y += s * y_stride;
+  x += s * x_stride;
+  switch (n_seqs - s) {
+    case 3:
+      accumulate_rows_seq_block<Isa, kType, 3>(y, y_stride, w, row_stride, x, x_stride, n_rows, n);
+      break;
+    case 2:
+      accumulate_rows_seq_block<Isa, kType, 2>(y, y_stride, w, row_stride, x, x_stride, n_rows, n);
+      break;
+    case 1:
+      accumulate_rows_seq_block<Isa, kType, 1>(y, y_stride, w, row_stride, x, x_stride, n_rows, n);
+      break;
+  }
+}
+
 template <class Isa, WeightType kType>
 void to_floats(float* y, const void* weight, int n) {
   const auto* w = static_cast<const WeightElement<kType>*>(weight);
@@ -137,6 +294,8 @@ template <class Isa, WeightType kType>
 constexpr WeightKernels kernels_of() {
   return {.dot_rows = dot_rows<Isa, kType>,
           .accumulate_rows = accumulate_rows<Isa, kType>,
+          .dot_rows_of_seqs = dot_rows_of_seqs<Isa, kType>,
+          .accumulate_rows_of_seqs = accumulate_rows_of_seqs<Isa, kType>,
           .to_floats = to_floats<Isa, kType>};
 }
 
@@ -328,6 +487,8 @@ template <class Isa, class Block>
 constexpr WeightKernels quantized_kernels_of() {
   return {.dot_rows = dot_rows_quantized<Isa, Block>,
           .accumulate_rows = nullptr,
+          .dot_rows_of_seqs = nullptr,
+          .accumulate_rows_of_seqs = nullptr,
           .to_floats = to_floats_quantized<Isa, Block>};
 }
 
