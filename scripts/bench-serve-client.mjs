@@ -1,23 +1,36 @@
 // The load client of scripts/bench-serve.sh: concurrent clients against an OpenAI- or TEI-style
 // server (attn serve, llama-server), each sending its next request once the last is answered.
-// Prints one JSON line of what it measured. Node 20 (its fetch); nothing from npm.
+// Prints one JSON line of what it measured. Node 20; nothing from npm.
 //   node bench-serve-client.mjs completions URL CLIENTS REQUESTS MAX_TOKENS PROMPTS_FILE
 //   node bench-serve-client.mjs first-token URL REQUESTS PROMPT_FILE
-//   node bench-serve-client.mjs embed URL CLIENTS TEXTS_FILE
+//   node bench-serve-client.mjs embed URL CLIENTS TEXTS_FILE [PER_REQUEST]
 // PROMPTS_FILE, TEXTS_FILE: one text a line. REQUESTS: in all, shared by the clients.
 import { readFileSync } from "node:fs";
+import http from "node:http";
 
 const [mode, url, ...rest] = process.argv.slice(2);
 const lines = (file) => readFileSync(file, "utf8").split("\n").filter((line) => line.trim());
 
-async function post(path, body) {
-  const response = await fetch(url + path, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
+// node:http rather than fetch, whose overhead per request is larger than a small model's work.
+// A connection per request, as attn serve closes each after its response (model_server.cpp).
+const agent = new http.Agent({ keepAlive: false });
+function post(path, body) {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url + path, {
+      method: "POST", agent, headers: { "Content-Type": "application/json" },
+    }, (response) => {
+      const chunks = [];
+      response.on("data", (chunk) => { chunks.push(chunk); response.emit("piece", chunk); });
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString();
+        if (response.statusCode !== 200) reject(new Error(`${path}: ${response.statusCode} ${text}`));
+        else resolve(text);
+      });
+      if (body.stream) resolve(response);  // the caller reads the events as they come
+    });
+    request.on("error", reject);
+    request.end(JSON.stringify(body));
   });
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return response;
 }
 
 // Runs `requests` calls of `one(i)` over `clients` concurrent loops; returns the seconds taken.
@@ -43,7 +56,7 @@ if (mode === "completions") {
       temperature: 0,
       ignore_eos: true,
     });
-    const { usage } = await response.json();  // awaited before the sum: clients run between
+    const { usage } = JSON.parse(response);  // parsed before the sum: clients run between
     generated += usage.completion_tokens;
   });
   console.log(JSON.stringify({ clients: Number(clients), requests: Number(requests), generated,
@@ -55,32 +68,36 @@ if (mode === "completions") {
   const times = [];
   for (let i = 0; i < Number(requests); ++i) {
     const start = performance.now();
+    // cache_prompt false (llama-server's): the whole prompt computed each time.
     const response = await post("/v1/completions", {
-      prompt, max_tokens: 2, temperature: 0, ignore_eos: true, stream: true,
+      prompt, max_tokens: 2, temperature: 0, ignore_eos: true, stream: true, cache_prompt: false,
     });
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let seen = "";
-    let first = null;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      seen += decoder.decode(value, { stream: true });
-      if (first === null && /"text":"[^"]/.test(seen)) first = performance.now() - start;
-    }
+    const first = await new Promise((resolve, reject) => {
+      let seen = "";
+      response.on("piece", (chunk) => {
+        seen += chunk.toString();
+        if (/"text":"[^"]/.test(seen)) resolve(performance.now() - start);
+      });
+      response.on("end", () => reject(new Error("the stream ended without text")));
+    });
+    await new Promise((resolve) => (response.complete ? resolve() : response.on("end", resolve)));
     times.push(first);
   }
   times.sort((a, b) => a - b);
   console.log(JSON.stringify({ requests: times.length, median_ms: times[times.length >> 1],
                                min_ms: times[0] }));
 } else if (mode === "embed") {
-  const [clients, textsFile] = rest;
+  // PER_REQUEST texts in each request (default 1): a list of them when more than 1.
+  const [clients, textsFile, perRequest = "1"] = rest;
   const texts = lines(textsFile);
-  const seconds = await run(Number(clients), texts.length, async (i) => {
-    await (await post("/embed", { inputs: texts[i] })).json();
+  const size = Number(perRequest);
+  const requests = Math.ceil(texts.length / size);
+  const seconds = await run(Number(clients), requests, async (i) => {
+    const inputs = size === 1 ? texts[i] : texts.slice(i * size, (i + 1) * size);
+    JSON.parse(await post("/embed", { inputs, truncate: true }));
   });
-  console.log(JSON.stringify({ clients: Number(clients), texts: texts.length, seconds,
-                               sentences_per_s: texts.length / seconds }));
+  console.log(JSON.stringify({ clients: Number(clients), texts: texts.length, per_request: size,
+                               seconds, sentences_per_s: texts.length / seconds }));
 } else {
   console.error("bench-serve-client.mjs: mode completions, first-token or embed");
   process.exit(2);

@@ -130,6 +130,10 @@ TEST_F(SchedulerTest, ASlotReusesTheStartItHolds) {
   // As a GenerationSession's turns: the same tokens (tolerance::kOtherShapes on the logits is
   // test_generation_session's check of the reused rows).
   EXPECT_EQ(two.generated_ids, generate(model, second, greedy_tokens(10)).generated_ids);
+  // Without reuse (cache_prompt: false) the whole prompt runs again.
+  const GenerateResult three = scheduler.generate(second, greedy_tokens(10), {}, false)->result();
+  EXPECT_EQ(three.reused_tokens, 0);
+  EXPECT_EQ(three.generated_ids, two.generated_ids);
 }
 
 // A cancelled generation ends at its next step and frees its slot for the one waiting.

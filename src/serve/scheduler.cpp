@@ -100,9 +100,10 @@ Scheduler::~Scheduler() {
 
 std::shared_ptr<GenerationRequest> Scheduler::generate(std::vector<int> prompt,
                                                        GenerateOptions options,
-                                                       GenerateCallbacks observe) {
+                                                       GenerateCallbacks observe, bool reuse) {
   auto request = std::make_shared<GenerationRequest>();
   request->prompt_ = std::move(prompt);
+  request->reuse_ = reuse;
   request->options_ = std::move(options);
   request->callbacks_ = std::move(observe);
   GenerationRequest* raw = request.get();
@@ -256,7 +257,8 @@ void Scheduler::start(Slot& slot) {
     const ArchSpec& spec = model_.spec();
     const std::vector<int>& prompt = request.prompt_;
     const int context = generation_context(spec, request.options_);
-    int reused = slot.cache ? slot.cache->keep_rows(shared_start(slot.cached, prompt)) : 0;
+    int reused =
+        slot.cache && request.reuse_ ? slot.cache->keep_rows(shared_start(slot.cached, prompt)) : 0;
     slot.cached.resize(reused);
     // A cache of the context the request may fill, at least as large as the slot had.
     const int capacity =

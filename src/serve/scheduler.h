@@ -51,6 +51,7 @@ class GenerationRequest {
 
   std::vector<int> prompt_;
   GenerateOptions options_;
+  bool reuse_ = true;            // may start from what its slot holds
   GenerateCallbacks callbacks_;  // on_text: add_text; stop: cancelled_; the rest the caller's
   std::atomic<bool> cancelled_ = false;
   std::mutex mutex_;
@@ -75,10 +76,11 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Generates after `prompt` (at most options' context) in a slot, from the next step on.
+  // Generates after `prompt` (at most options' context) in a slot, from the next step on; the
+  // prompt's pass starts after the longest start of it the slot holds unless `reuse` is false.
   // `observe`'s on_logits and on_token, when given, are called on the model thread.
   std::shared_ptr<GenerationRequest> generate(std::vector<int> prompt, GenerateOptions options,
-                                              GenerateCallbacks observe = {});
+                                              GenerateCallbacks observe = {}, bool reuse = true);
   // task's rows for `inputs`, computed in one batch with the inputs of other requests to the
   // same task that are waiting then. Waits for them; the task's error passes through.
   std::vector<std::vector<float>> run_batched(const EncoderTask& task,
