@@ -522,6 +522,57 @@ TEST_F(ServeTest, ConcurrentRequestsAndAFullQueue) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
+// Eight simultaneous greedy requests with different prompts and lengths, over the default 4
+// slots: each gets exactly the text attn generate gives it alone, while their decode steps share
+// passes (/metrics: more rows than passes). The scheduler's own test checks the logits bit for
+// bit (tests/test_serve_scheduler.cpp).
+TEST_F(ServeTest, SimultaneousRequestsShareStepsAndGiveTheirLoneText) {
+  const std::string gpt2 = shipped_model("tiny-gpt2-brown").string();
+  ServerProcess server({"-m", gpt2, "-q"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  const std::vector<std::string> prompts = {
+      "The jury said",
+      "It was",
+      "A",
+      "The Fulton County Grand Jury said Friday an investigation",
+      "In the morning the city",
+      "He",
+      "Only a relative handful",
+      "The grand jury commented"};
+  TempDir scratch;
+  std::string script = "cd '" + scratch.path().string() + "' || exit 1; ";
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const json request = {{"prompt", prompts[i]},
+                          {"max_tokens", 200 + 7 * int(i)},
+                          {"temperature", 0},
+                          {"ignore_eos", true}};
+    write_file(scratch / ("body" + std::to_string(i)), request.dump());
+    script += "curl -s --max-time 60 -o out" + std::to_string(i) +
+              " -H 'Content-Type: application/json' --data-binary @body" + std::to_string(i) + " " +
+              server.url("/v1/completions") + " & ";
+  }
+  script += "wait";
+  const CommandResult clients = run_program("/bin/sh", {"-c", script});
+  ASSERT_EQ(clients.exit_status, 0) << describe(clients);
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const json alone =
+        json::parse(run_attn({"generate", "-m", gpt2, "--temp", "0", "--ignore-eos", "-n",
+                              std::to_string(200 + 7 * int(i)), "--json", "-q", "--", prompts[i]})
+                        .out);
+    const json body = json::parse(read_file(scratch / ("out" + std::to_string(i))));
+    ASSERT_TRUE(body.contains("choices")) << body;
+    EXPECT_EQ(body["choices"][0]["text"], alone["text"]) << prompts[i];
+  }
+  const std::string metrics = http_request(server, "GET", "/metrics").body;
+  const auto counter = [&](const std::string& name) {
+    const std::size_t at = metrics.find("\n" + name + " ");
+    return at == std::string::npos ? -1L : std::stol(metrics.substr(at + name.size() + 2));
+  };
+  EXPECT_GT(counter("attn_decode_rows_total"), counter("attn_decode_passes_total")) << metrics;
+  EXPECT_GT(counter("attn_decode_passes_total"), 0) << metrics;
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
 // A free loopback port, for a program that takes its port from a file (nginx).
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -771,6 +822,22 @@ TEST_F(ServeTest, LoadRunHasNoErrorsAndFlatMemory) {
     EXPECT_LT(after, before + 8192) << "RSS " << before << " kB -> " << after << " kB";
   }
   EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+// A second server on a port in use is refused (cpp-httplib's SO_REUSEPORT would let it bind and
+// take a share of the first one's connections), and the first still answers.
+TEST_F(ServeTest, APortInUseIsRefused) {
+  const std::string bert = shipped_model("tiny-bert-brown").string();
+  ServerProcess first({"-m", bert, "-q"});
+  ASSERT_NE(first.port(), 0) << first.log();
+  const CommandResult second =
+      run_attn({"serve", "-m", bert, "-q", "--port", std::to_string(first.port())});
+  EXPECT_EQ(second.exit_status, 1) << describe(second);
+  EXPECT_NE(second.err.find("--port " + std::to_string(first.port()) + ": cannot listen there"),
+            std::string::npos)
+      << describe(second);
+  EXPECT_EQ(http_request(first, "GET", "/health").status, 200);
+  EXPECT_EQ(first.stop(), 0) << first.log();
 }
 
 // With a key, every route but /health needs it, compared whole; another address than this
