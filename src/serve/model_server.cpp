@@ -1,33 +1,20 @@
 #include "src/serve/model_server.h"
 
 #include <httplib.h>
-#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <map>
-#include <mutex>
-#include <nlohmann/json.hpp>
-#include <string_view>
-#include <thread>
+#include <string>
 #include <vector>
 
 #include "src/base/error.h"
 #include "src/base/unicode.h"
-#include "src/serve/http_json.h"
-#include "src/serve/metrics.h"
-#include "src/serve/scheduler.h"
+#include "src/serve/server_state.h"
 #include "src/tasks/attention_capture.h"
-#include "src/tasks/chat.h"
-#include "src/tasks/classify.h"
-#include "src/tasks/generation_settings.h"
 #include "src/tasks/model_info.h"
 #include "src/tasks/translate.h"
 
@@ -36,102 +23,6 @@ namespace {
 
 using namespace serve;
 using Clock = std::chrono::steady_clock;
-
-// TEI's /predict inputs: a text, a pair [text, text], or a list of either. `batch` says whether
-// the reply is a list of results (a list given) or one result.
-std::vector<std::pair<std::string, std::optional<std::string>>> predict_inputs(const Json& body,
-                                                                               bool& batch) {
-  if (!body.contains("inputs")) throw HttpError{400, "inputs: is required", "inputs"};
-  const Json& value = body["inputs"];
-  const auto sequence =
-      [](const Json& item,
-         const std::string& name) -> std::pair<std::string, std::optional<std::string>> {
-    if (item.is_string()) return {text_field(item, name), std::nullopt};
-    if (item.is_array() && item.size() == 2 && item[0].is_string() && item[1].is_string()) {
-      return {text_field(item[0], name + "[0]"), text_field(item[1], name + "[1]")};
-    }
-    throw HttpError{400, name + ": must be a text or a pair of texts [text, text]", "inputs"};
-  };
-  // A list of two texts is a pair, as TEI reads it; a list of anything else is a batch.
-  batch = value.is_array() && !(value.size() == 2 && value[0].is_string() && value[1].is_string());
-  if (!batch) return {sequence(value, "inputs")};
-  if (value.empty()) throw HttpError{400, "inputs: must not be an empty list", "inputs"};
-  std::vector<std::pair<std::string, std::optional<std::string>>> inputs;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    inputs.push_back(sequence(value[i], "inputs[" + std::to_string(i) + "]"));
-  }
-  return inputs;
-}
-
-// OpenAI's finish_reason for a generation's stop_reason.
-std::string finish_reason(const std::string& stop_reason) {
-  return stop_reason == "length" || stop_reason == "context" ? "length" : "stop";
-}
-
-// The generation a completion request asks for: its fields over the model's
-// generation_config.json, as attn generate's options go over it. Without max_tokens it runs to
-// the end of the text or of the context, as OpenAI's does.
-GenerateOptions requested_generation(const Json& body, const Model& model) {
-  refuse_fields(body, {"logprobs", "top_logprobs", "logit_bias", "response_format", "suffix",
-                       "best_of", "echo", "tool_choice", "parallel_tool_calls", "functions"});
-  for (const char* penalty : {"presence_penalty", "frequency_penalty"}) {
-    if (field(body, penalty, 0.0) != 0.0) {
-      throw HttpError{400, std::string(penalty) + ": not supported by attn serve (0 only)",
-                      penalty};
-    }
-  }
-  if (field(body, "n", 1) != 1) throw HttpError{400, "n: attn serve gives one choice", "n"};
-  GenerationSettings settings;
-  GenerationFlagsGiven& given = settings.given;
-  const int context = model.spec().max_positions;
-  const char* length =
-      body.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  const int max_tokens = field(body, length, context);
-  if (max_tokens < 1 || max_tokens > context) {
-    throw HttpError{400,
-                    std::string(length) + ": must be from 1 to the context, " +
-                        std::to_string(context) + ", got " + std::to_string(max_tokens),
-                    length};
-  }
-  settings.options.max_new_tokens = max_tokens;
-  given.max_new_tokens = true;
-  settings.options.ignore_eos = field(body, "ignore_eos", false);  // llama-server's
-  SamplingOptions& sampling = settings.options.sampling;
-  const auto number = [&](const char* name, float& value, bool& was_given, float low, float high) {
-    if (!body.contains(name) || body[name].is_null()) return;
-    value = field(body, name, value);
-    if (!(value >= low && value <= high)) {
-      throw HttpError{400,
-                      std::string(name) + ": must be from " + fmt::format("{}", low) + " to " +
-                          fmt::format("{}", high),
-                      name};
-    }
-    was_given = true;
-  };
-  number("temperature", sampling.temperature, given.temperature, 0, 100);
-  number("top_p", sampling.top_p, given.top_p, 0, 1);
-  number("min_p", sampling.min_p, given.min_p, 0, 1);
-  number("typical_p", sampling.typical_p, given.typical_p, 0, 1);
-  number("repetition_penalty", sampling.repetition_penalty, given.repetition_penalty, 0.01f, 100);
-  if (body.contains("top_k") && !body["top_k"].is_null()) {
-    sampling.top_k = field(body, "top_k", 0);
-    if (sampling.top_k < 0) throw HttpError{400, "top_k: must be 0 or more", "top_k"};
-    given.top_k = true;
-  }
-  if (body.contains("seed") && !body["seed"].is_null()) {
-    settings.seed = field(body, "seed", std::int64_t(-1));
-    given.seed = true;
-  }
-  if (body.contains("stop") && !body["stop"].is_null()) {
-    const Json& stop = body["stop"];
-    for (const Json& item : stop.is_array() ? stop : Json::array({stop})) {
-      const std::string text = text_field(item, "stop");
-      if (text.empty()) throw HttpError{400, "stop: must not be empty", "stop"};
-      settings.options.stop.push_back(text);
-    }
-  }
-  return with_generation_config(settings, model.generation);
-}
 
 // Connections waiting to be accepted: as many as --connections may take at most, and more.
 constexpr int kListenBacklog = 1024;
@@ -146,106 +37,30 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-struct ModelServer::State {
-  ServedModel served;
-  ServeOptions options;
-  httplib::Server http;
-  Metrics metrics;
-  // Every computation of the model; made by the constructor, ended before the rest.
-  std::unique_ptr<Scheduler> scheduler;
-  // The encoder tasks the scheduler batches across requests.
-  EncoderTask embed_task, classify_task;
-
-  // A request's place in the queue for the model, until the response is sent: 503 when the
-  // queue is full.
-  std::shared_ptr<QueueTicket> queue_ticket() {
-    return std::make_shared<QueueTicket>(metrics, options.queue);
-  }
-  // A shutdown's grace: stop() starts `grace`, which ends the generations still running after
-  // options.grace_seconds unless run() has returned first (served_out).
-  std::mutex grace_mutex;
-  std::condition_variable grace_over;
-  bool served_out = false;
-  std::thread grace;
-  void end_grace() {
-    {
-      const std::lock_guard lock(grace_mutex);
-      served_out = true;
-    }
-    grace_over.notify_all();
-    if (grace.joinable()) grace.join();
-  }
-  ~State() { end_grace(); }
-
-  std::time_t started = std::time(nullptr);
-  std::vector<std::string> routes;  // "GET /health", ... for the 404 message
-
-  const Model& model() const { return *served.model; }
-
-  // Registers `handler` for `method` `path`; its HttpError and attn::Error become error responses.
-  void route(const char* method, const char* path,
-             std::function<void(const httplib::Request&, httplib::Response&)> handler) {
-    routes.push_back(std::string(method) + " " + path);
-    auto guarded = [handler](const httplib::Request& request, httplib::Response& response) {
-      try {
-        handler(request, response);
-      } catch (const HttpError& error) {
-        send_error(response, error);
-        if (error.status == 503) response.set_header("Retry-After", "1");
-      } catch (const Error& error) {  // bad input, UsageError included
-        send_error(response, {400, error.what()});
-      } catch (const std::bad_alloc&) {
-        send_error(response, {500, "out of memory"});
-      } catch (const std::exception&) {
-        // Never the details: they may name files of the server.
-        send_error(response, {500, "internal error"});
-      }
-    };
-    if (std::strcmp(method, "GET") == 0) {
-      http.Get(path, guarded);
-    } else {
-      http.Post(path, guarded);
-    }
-  }
-
-  void add_routes();
-  void add_embedding_routes();
-  void add_classifier_routes();
-  void add_decoder_routes();
-  // Answers a completion: generates after `prompt` in a generation slot, whole or as server-sent
-  // events; `chat` picks OpenAI's chat or text shape.
-  void complete(httplib::Response& response, bool chat, const Json& body, std::vector<int> prompt,
-                GenerateOptions generation);
-  std::atomic<int> next_id = 0;  // completions are numbered across connection threads
-  int listening_socket = -1;     // the socket bound, once it is
-
-  // The logits of each input (a text, or a text and its pair), packed into batches.
-  std::vector<std::vector<float>> logits(
-      const std::vector<std::pair<std::string, std::optional<std::string>>>& inputs, bool truncate,
-      const char* field_name);
-};
-
-std::vector<std::vector<float>> ModelServer::State::logits(
-    const std::vector<std::pair<std::string, std::optional<std::string>>>& inputs, bool truncate,
-    const char* field_name) {
-  std::vector<Encoding> encodings;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+void ModelServer::State::route(
+    const char* method, const char* path,
+    std::function<void(const httplib::Request&, httplib::Response&)> handler) {
+  routes.push_back(std::string(method) + " " + path);
+  auto guarded = [handler](const httplib::Request& request, httplib::Response& response) {
     try {
-      encodings.push_back(
-          encode_for_classifier(
-              model(), inputs[i].first,
-              inputs[i].second ? std::optional<std::string_view>(*inputs[i].second) : std::nullopt,
-              truncate ? Truncation::kLongestFirst : Truncation::kNone)
-              .encoding);
-    } catch (const Error& e) {
-      throw HttpError{413,
-                      std::string(field_name) + "[" + std::to_string(i) + "]: " + e.what() +
-                          " (truncate: true cuts it)",
-                      field_name};
+      handler(request, response);
+    } catch (const HttpError& error) {
+      send_error(response, error);
+      if (error.status == 503) response.set_header("Retry-After", "1");
+    } catch (const Error& error) {  // bad input, UsageError included
+      send_error(response, {400, error.what()});
+    } catch (const std::bad_alloc&) {
+      send_error(response, {500, "out of memory"});
+    } catch (const std::exception&) {
+      // Never the details: they may name files of the server.
+      send_error(response, {500, "internal error"});
     }
+  };
+  if (std::strcmp(method, "GET") == 0) {
+    http.Get(path, guarded);
+  } else {
+    http.Post(path, guarded);
   }
-  const auto ticket = queue_ticket();
-  return scheduler->run_batched(classify_task, std::move(encodings));
 }
 
 void ModelServer::State::add_routes() {
@@ -364,299 +179,6 @@ void ModelServer::State::add_routes() {
   }
 }
 
-void ModelServer::State::add_classifier_routes() {
-  // TEI's: {"inputs", "raw_scores", "truncate"} -> [{"score", "label"}, ...] best first (a list
-  // of them for a list of inputs), scored as attn classify scores them.
-  route("POST", "/predict", [this](const httplib::Request& request, httplib::Response& response) {
-    const Json body = body_object(request);
-    refuse_fields(body, {"truncation_direction"});
-    bool batch = false;
-    const auto inputs = predict_inputs(body, batch);
-    const ScoreFunction function =
-        field(body, "raw_scores", false)
-            ? ScoreFunction::kNone
-            : default_score_function(model().problem_type, int(model().labels.size()));
-    Json results = Json::array();
-    for (const std::vector<float>& row : logits(inputs, field(body, "truncate", false), "inputs")) {
-      Json labels = Json::array();
-      for (const LabelScore& label : ranked_labels(class_scores(row, function), model().labels)) {
-        labels.push_back({{"score", label.score}, {"label", label.label}});
-      }
-      results.push_back(std::move(labels));
-    }
-    send_json(response, batch ? results : results[0]);
-  });
-  // TEI's: {"query", "texts", "raw_scores", "return_text", "truncate"} -> [{"index", "score",
-  // "text"?}] best first; the score a cross-encoder's sigmoid unless raw_scores.
-  route("POST", "/rerank", [this](const httplib::Request& request, httplib::Response& response) {
-    const Json body = body_object(request);
-    if (model().labels.size() != 1) {
-      throw HttpError{400, model().name() + " has " + std::to_string(model().labels.size()) +
-                               " labels; /rerank needs a cross-encoder (one label): use /predict"};
-    }
-    const std::string query = required_text(body, "query");
-    const std::vector<std::string> texts = text_list(body, "texts");
-    std::vector<std::pair<std::string, std::optional<std::string>>> inputs;
-    for (const std::string& text : texts) inputs.emplace_back(query, text);
-    const bool raw = field(body, "raw_scores", false);
-    const std::vector<std::vector<float>> rows =
-        logits(inputs, field(body, "truncate", false), "texts");
-    std::vector<std::pair<std::size_t, float>> ranking;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      ranking.emplace_back(
-          i, class_scores(rows[i], raw ? ScoreFunction::kNone : ScoreFunction::kSigmoid)[0]);
-    }
-    // Best first; tied texts keep their order, as sentence-transformers' sorted() keeps them.
-    std::stable_sort(ranking.begin(), ranking.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
-    Json results = Json::array();
-    for (const auto& [index, score] : ranking) {
-      Json result = {{"index", index}, {"score", score}};
-      if (field(body, "return_text", false)) result["text"] = texts[index];
-      results.push_back(std::move(result));
-    }
-    send_json(response, results);
-  });
-}
-
-void ModelServer::State::add_embedding_routes() {
-  // The texts' vectors, as attn embed computes them with `options`; truncated to max_seq_length
-  // unless `refuse_longer`.
-  const auto embed_texts = [this](const std::vector<std::string>& texts,
-                                  const EmbeddingOptions& options, bool refuse_longer,
-                                  int& tokens) {
-    std::vector<Encoding> inputs;
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      EmbeddingInput input = encode_for_embedding(model(), texts[i], options);
-      if (refuse_longer && input.dropped_tokens > 0) {
-        throw HttpError{413,
-                        "inputs[" + std::to_string(i) +
-                            "]: " + std::to_string(input.ids.size() + input.dropped_tokens) +
-                            " tokens, more than the model's " +
-                            std::to_string(options.max_seq_length) + " (truncate: true cuts it)",
-                        "inputs"};
-      }
-      tokens += int(input.ids.size());
-      inputs.push_back({std::move(input.ids), {}});
-    }
-    metrics.tokens(tokens, 0);
-    const auto ticket = queue_ticket();
-    std::vector<std::vector<float>> vectors = scheduler->run_batched(embed_task, std::move(inputs));
-    if (options.normalize) {
-      for (std::vector<float>& vector : vectors) l2_normalize(vector);
-    }
-    return vectors;
-  };
-  // OpenAI's: {"input", "encoding_format"} -> {"data": [{"embedding", "index"}], "usage"}.
-  route("POST", "/v1/embeddings",
-        [this, embed_texts](const httplib::Request& request, httplib::Response& response) {
-          const Json body = body_object(request);
-          refuse_fields(body, {"dimensions"});
-          const std::string format = field(body, "encoding_format", std::string("float"));
-          if (format != "float" && format != "base64") {
-            throw HttpError{400, "encoding_format: must be float or base64, got " + format,
-                            "encoding_format"};
-          }
-          int tokens = 0;
-          const auto vectors =
-              embed_texts(text_list(body, "input"), *served.embedding, false, tokens);
-          Json data = Json::array();
-          for (std::size_t i = 0; i < vectors.size(); ++i) {
-            data.push_back(
-                {{"object", "embedding"},
-                 {"index", i},
-                 {"embedding", format == "base64" ? Json(base64(vectors[i])) : Json(vectors[i])}});
-          }
-          send_json(response, {{"object", "list"},
-                               {"data", data},
-                               {"model", model().name()},
-                               {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
-        });
-  // text-embeddings-inference's: {"inputs", "normalize" (default true), "truncate" (default
-  // false)} -> [[...], ...].
-  route("POST", "/embed",
-        [this, embed_texts](const httplib::Request& request, httplib::Response& response) {
-          const Json body = body_object(request);
-          refuse_fields(body, {"prompt_name", "truncation_direction", "dimensions"});
-          EmbeddingOptions options = *served.embedding;
-          options.normalize = field(body, "normalize", true);
-          int tokens = 0;
-          send_json(response, Json(embed_texts(text_list(body, "inputs"), options,
-                                               !field(body, "truncate", false), tokens)));
-        });
-}
-
-void ModelServer::State::complete(httplib::Response& response, bool chat, const Json& body,
-                                  std::vector<int> prompt, GenerateOptions generation) {
-  const bool stream = field(body, "stream", false);
-  // OpenAI's stream_options.include_usage: a last chunk with the usage and no choices.
-  const bool stream_usage = body.contains("stream_options") && body["stream_options"].is_object() &&
-                            field(body["stream_options"], "include_usage", false);
-  const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(++next_id);
-  const std::time_t created = std::time(nullptr);
-  const Json head = {
-      {"id", id},
-      {"object", chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion"},
-      {"created", created},
-      {"model", model().name()}};
-  const int prompt_tokens = int(prompt.size());
-  const auto usage = [prompt_tokens](const GenerateResult& result) {
-    const int completion = int(result.generated_ids.size());
-    return Json{{"prompt_tokens", prompt_tokens},
-                {"completion_tokens", completion},
-                {"total_tokens", prompt_tokens + completion}};
-  };
-  // Its place in the queue is taken first, so that a full queue is a 503, not a broken stream.
-  std::shared_ptr<QueueTicket> ticket = queue_ticket();
-  // llama-server's cache_prompt: false computes the whole prompt, whatever the slot holds.
-  std::shared_ptr<GenerationRequest> request = scheduler->generate(
-      std::move(prompt), std::move(generation), {}, field(body, "cache_prompt", true));
-  if (!stream) {
-    const GenerateResult result = request->result();
-    metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
-    Json choice = {{"index", 0}};
-    if (chat) {
-      choice["message"] = {{"role", "assistant"}, {"content", result.text}};
-    } else {
-      choice["text"] = result.text;
-      choice["logprobs"] = nullptr;
-    }
-    choice["finish_reason"] = finish_reason(result.stop_reason);
-    Json body = head;
-    body["choices"] = Json::array({choice});
-    body["usage"] = usage(result);
-    send_json(response, body);
-    return;
-  }
-  // Server-sent events: a chunk per piece of text as it is decided, the finish_reason in the
-  // last, then "data: [DONE]". A client that goes away ends the generation at its next step; so
-  // does a response dropped before its stream began (the provider's copy of `cancel` goes).
-  const auto cancel = std::shared_ptr<void>(nullptr, [request](void*) { request->cancel(); });
-  response.set_chunked_content_provider(
-      "text/event-stream", [this, chat, head, usage, request, stream_usage, ticket, cancel,
-                            prompt_tokens](std::size_t, httplib::DataSink& sink) {
-        bool gone = false;
-        // Every chunk is `head` and its choices: head's text is made once, not at every token.
-        std::string chunk_head = "data: " + json_text(head);
-        chunk_head.back() = ',';  // its closing brace: the choices follow
-        const auto send = [&](const Json& choice) {
-          const std::string event = chunk_head + "\"choices\":[" + json_text(choice) + "]}\n\n";
-          if (!gone && !sink.write(event.data(), event.size())) gone = true;
-        };
-        if (chat) {
-          send({{"index", 0},
-                {"delta", {{"role", "assistant"}, {"content", ""}}},
-                {"finish_reason", nullptr}});
-        }
-        std::string text;
-        while (!gone && request->next_text(text)) {
-          send(chat ? Json{{"index", 0}, {"delta", {{"content", text}}}, {"finish_reason", nullptr}}
-                    : Json{{"index", 0},
-                           {"text", text},
-                           {"logprobs", nullptr},
-                           {"finish_reason", nullptr}});
-          text.clear();
-        }
-        if (gone) request->cancel();
-        GenerateResult result;
-        try {
-          result = request->result();
-        } catch (const std::exception& e) {
-          // The status line has gone out: the error goes in the stream, as llama-server's does,
-          // with the details of bad input only, as the routes' errors.
-          const bool bad_input = dynamic_cast<const Error*>(&e) != nullptr;
-          const std::string event =
-              "data: " +
-              json_text(
-                  Json{{"error",
-                        {{"message", bad_input ? e.what() : "internal error"}, {"code", 500}}}}) +
-              "\n\n";
-          sink.write(event.data(), event.size());
-          sink.done();
-          return true;
-        }
-        metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
-        Json last = {{"index", 0}, {"finish_reason", finish_reason(result.stop_reason)}};
-        if (chat) {
-          last["delta"] = Json::object();
-        } else {
-          last["text"] = "";
-          last["logprobs"] = nullptr;
-        }
-        send(last);
-        std::string tail;
-        if (stream_usage) {
-          Json final_usage = head;
-          final_usage["choices"] = Json::array();
-          final_usage["usage"] = usage(result);
-          tail = "data: " + json_text(final_usage) + "\n\n";
-        }
-        tail += "data: [DONE]\n\n";
-        if (!gone) sink.write(tail.data(), tail.size());
-        sink.done();
-        return true;
-      });
-}
-
-void ModelServer::State::add_decoder_routes() {
-  // OpenAI's completions: {"prompt": a string, ...} -> choices[0].text, as attn generate
-  // generates after the prompt (its special tokens added as the tokenizer adds them).
-  route("POST", "/v1/completions",
-        [this](const httplib::Request& request, httplib::Response& response) {
-          const Json body = body_object(request);
-          if (!body.contains("prompt")) throw HttpError{400, "prompt: is required", "prompt"};
-          const Json& prompt_field = body["prompt"];
-          const Json& one =
-              prompt_field.is_array() && prompt_field.size() == 1 ? prompt_field[0] : prompt_field;
-          if (!one.is_string()) {
-            throw HttpError{400, "prompt: must be a string (token ids and lists are not supported)",
-                            "prompt"};
-          }
-          const std::string prompt = text_field(one, "prompt");
-          const GenerateOptions options = requested_generation(body, model());
-          std::vector<int> ids = model().tokenizer->encode(prompt).ids;
-          if (ids.empty()) throw HttpError{400, "prompt: the text gives no tokens", "prompt"};
-          if (int(ids.size()) >= generation_context(model().spec(), options)) {
-            throw HttpError{400,
-                            "prompt: " + std::to_string(ids.size()) +
-                                " tokens, which leave no room in the context of " +
-                                std::to_string(model().spec().max_positions),
-                            "prompt"};
-          }
-          complete(response, false, body, std::move(ids), options);
-        });
-  if (!served.chat_template) return;
-  // OpenAI's chat completions: {"messages", ...} -> choices[0].message, the reply attn chat
-  // gives to the same conversation (its chat template, the end-of-turn tokens).
-  route("POST", "/v1/chat/completions",
-        [this](const httplib::Request& request, httplib::Response& response) {
-          const Json body = body_object(request);
-          if (!body.contains("messages")) {
-            throw HttpError{400, "messages: is required", "messages"};
-          }
-          ChatOptions options;
-          options.generation = with_end_of_turn(model(), requested_generation(body, model()));
-          if (body.contains("tools") && !body["tools"].is_null()) options.tools = body["tools"];
-          Conversation conversation(model(), *served.chat_template, options);
-          try {
-            conversation.set_messages(body["messages"], "messages");
-          } catch (const Error& e) {
-            throw HttpError{400, e.what(), "messages"};
-          }
-          // What attn chat's reply computes: the rendered conversation, then the reply after it.
-          std::vector<int> ids = conversation.prompt_ids();
-          const int context = generation_context(model().spec(), options.generation);
-          if (int(ids.size()) >= context) {
-            throw HttpError{400,
-                            "messages: the conversation is " + std::to_string(ids.size()) +
-                                " tokens, which leave no room in the context of " +
-                                std::to_string(context),
-                            "messages"};
-          }
-          complete(response, true, body, std::move(ids), options.generation);
-        });
-}
-
 ModelServer::ModelServer(ServedModel served, ServeOptions options)
     : state_(std::make_unique<State>()) {
   state_->served = std::move(served);
@@ -732,22 +254,6 @@ ModelServer::ModelServer(ServedModel served, ServeOptions options)
                    seconds * 1000);
     }
   });
-  state.embed_task = [&state](
-                         std::span<const Encoding> inputs, int batch_tokens,
-                         const std::function<void(std::size_t, std::span<const float>)>& on_row) {
-    // Normalized per request: /embed's normalize may differ between requests of one batch.
-    EmbeddingOptions options = *state.served.embedding;
-    options.normalize = false;
-    options.max_batch_tokens = batch_tokens;
-    std::vector<EmbeddingInput> texts;
-    for (const Encoding& input : inputs) texts.push_back({input.ids, 0});
-    embed(state.model(), texts, options, on_row);
-  };
-  state.classify_task =
-      [&state](std::span<const Encoding> inputs, int batch_tokens,
-               const std::function<void(std::size_t, std::span<const float>)>& on_row) {
-        classifier_logits(state.model(), inputs, batch_tokens, on_row);
-      };
   state.scheduler = std::make_unique<Scheduler>(
       state.model(),
       SchedulerOptions{.parallel = settings.parallel, .batch_tokens = settings.batch_tokens},
