@@ -23,7 +23,7 @@ struct ServeOptions {
   std::size_t max_body_bytes = std::size_t(1) << 20;  // a larger request is 413
   int timeout_seconds = 30;  // to read a request or write a response: a slow client lets go
   int connection_threads = 8;
-  // Requests that may wait for the model, the one it runs included; one more is 503 with
+  // Requests that may wait for the model, those it runs included; one more is 503 with
   // Retry-After.
   int queue = 16;
   int parallel = 4;         // generation slots whose decode steps share a pass
