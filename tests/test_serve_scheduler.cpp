@@ -130,6 +130,13 @@ TEST_F(SchedulerTest, ASlotReusesTheStartItHolds) {
   // As a GenerationSession's turns: the same tokens (tolerance::kOtherShapes on the logits is
   // test_generation_session's check of the reused rows).
   EXPECT_EQ(two.generated_ids, generate(model, second, greedy_tokens(10)).generated_ids);
+  // A request that shares nothing takes the slot unused the longest (here, never), and leaves the
+  // other's cache for the conversation's next turn.
+  Scheduler two_slots(model, {.parallel = 2, .batch_tokens = 1024}, metrics);
+  two_slots.generate(first, greedy_tokens(10))->result();
+  two_slots.generate(prompt_of(model, "Nothing alike"), greedy_tokens(10))->result();
+  EXPECT_EQ(two_slots.generate(second, greedy_tokens(10))->result().reused_tokens,
+            two.reused_tokens);
   // Without reuse (cache_prompt: false) the whole prompt runs again.
   const GenerateResult three = scheduler.generate(second, greedy_tokens(10), {}, false)->result();
   EXPECT_EQ(three.reused_tokens, 0);

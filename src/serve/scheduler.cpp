@@ -68,6 +68,7 @@ struct Scheduler::Slot {
   std::unique_ptr<SequenceGenerator> sequence;
   GenerateResult timing;  // the request's prompt_ms, reused_tokens, decode_steps so far
   Clock::time_point decode_start;
+  long last_used = 0;  // when its last request ended (Scheduler::ended_), 0: never used
 };
 
 // Inputs of one request for an encoder task, and the rows computed for them.
@@ -181,7 +182,9 @@ void Scheduler::loop() {
       encoder_batch.push_back(std::move(encoder_jobs_.front()));
       encoder_jobs_.pop_front();
     }
-    // Each waiting request takes the free slot that holds the longest start of its prompt.
+    // Each waiting request takes the free slot that holds the longest start of its prompt; of
+    // those that hold as much, the one unused the longest, so that a slot whose cache a
+    // conversation may come back to is taken last.
     std::vector<Slot*> starting;
     while (!waiting_.empty() && busy_slots_ < int(slots_.size())) {
       std::shared_ptr<GenerationRequest> request = std::move(waiting_.front());
@@ -191,7 +194,10 @@ void Scheduler::loop() {
       for (Slot& slot : slots_) {
         if (slot.request) continue;
         const int shared = shared_start(slot.cached, request->prompt_);
-        if (shared > best_shared) best = &slot, best_shared = shared;
+        if (shared > best_shared || (shared == best_shared && slot.last_used < best->last_used)) {
+          best = &slot;
+          best_shared = shared;
+        }
       }
       best->request = std::move(request);
       starting.push_back(best);
@@ -357,6 +363,7 @@ void Scheduler::end_generation(Slot& slot, std::exception_ptr error) {
   slot.request->end(std::move(result), error);
   slot.request.reset();
   slot.sequence.reset();
+  slot.last_used = ++generations_ended_;
   --metrics_.running;
   const std::lock_guard lock(mutex_);
   --busy_slots_;

@@ -108,6 +108,7 @@ class Scheduler {
   Metrics& metrics_;
   std::vector<Slot> slots_;          // (parallel) touched by the model thread only
   std::unique_ptr<RunState> state_;  // every pass's scratch, grown as passes need
+  long generations_ended_ = 0;       // the clock of Slot::last_used
 
   mutable std::mutex mutex_;  // guards what follows
   std::condition_variable work_;
