@@ -786,6 +786,26 @@ TEST_F(ServeTest, InFlightRequestsFinishAndGoneClientsStopTheirGeneration) {
   }
   EXPECT_GT(generated, 0);
   EXPECT_LT(generated, 500) << "the generation went on without its client";
+  // The same for a whole (not streamed) completion, whose handler writes nothing until the end.
+  const CommandResult gone_whole = run_program(
+      "/usr/bin/curl",
+      {"-s", "--max-time", "0.15", "-H", "Content-Type: application/json", "--data-binary",
+       R"({"prompt": "The jury said", "max_tokens": 500, "ignore_eos": true, "temperature": 0})",
+       server.url("/v1/completions")});
+  EXPECT_NE(gone_whole.exit_status, 0) << "curl should have given up at 0.15 s";
+  long whole = -1;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const std::string metrics = http_request(server, "GET", "/metrics").body;
+    const std::size_t at = metrics.find("\nattn_generated_tokens_total ");
+    const long count = std::stol(metrics.substr(at + 29));
+    if (count > generated) {
+      whole = count - generated;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GT(whole, 0);
+  EXPECT_LT(whole, 500) << "the whole completion went on without its client";
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 

@@ -127,20 +127,27 @@ TEST_F(SchedulerTest, ASlotReusesTheStartItHolds) {
   const GenerateResult two = scheduler.generate(second, greedy_tokens(10))->result();
   // The first prompt and all but the last generated token (chosen, never run).
   EXPECT_EQ(two.reused_tokens, int(first.size() + one.generated_ids.size()) - 1);
-  // As a GenerationSession's turns: the same tokens (tolerance::kOtherShapes on the logits is
+  // Without reuse (cache_prompt: false) the whole prompt runs again, and gives the same tokens,
+  // as a GenerationSession's turns do (tolerance::kOtherShapes on the logits is
   // test_generation_session's check of the reused rows).
-  EXPECT_EQ(two.generated_ids, generate(model, second, greedy_tokens(10)).generated_ids);
-  // A request that shares nothing takes the slot unused the longest (here, never), and leaves the
-  // other's cache for the conversation's next turn.
-  Scheduler two_slots(model, {.parallel = 2, .batch_tokens = 1024}, metrics);
-  two_slots.generate(first, greedy_tokens(10))->result();
-  two_slots.generate(prompt_of(model, "Nothing alike"), greedy_tokens(10))->result();
-  EXPECT_EQ(two_slots.generate(second, greedy_tokens(10))->result().reused_tokens,
-            two.reused_tokens);
-  // Without reuse (cache_prompt: false) the whole prompt runs again.
   const GenerateResult three = scheduler.generate(second, greedy_tokens(10), {}, false)->result();
   EXPECT_EQ(three.reused_tokens, 0);
   EXPECT_EQ(three.generated_ids, two.generated_ids);
+}
+
+// A request that shares nothing with the free slots takes the one unused the longest (here,
+// never), and leaves the other's cache for the conversation's next turn.
+TEST_F(SchedulerTest, AnUnrelatedRequestLeavesAConversationsSlot) {
+  const Model& model = *gpt2_;
+  Metrics metrics;
+  Scheduler scheduler(model, {.parallel = 2, .batch_tokens = 1024}, metrics);
+  const std::vector<int> first = prompt_of(model, "The jury said that the city");
+  const GenerateResult one = scheduler.generate(first, greedy_tokens(10))->result();
+  scheduler.generate(prompt_of(model, "Nothing alike"), greedy_tokens(10))->result();
+  std::vector<int> second = first;
+  second.insert(second.end(), one.generated_ids.begin(), one.generated_ids.end());
+  EXPECT_EQ(scheduler.generate(second, greedy_tokens(10))->result().reused_tokens,
+            int(second.size()) - 1);
 }
 
 // A cancelled generation ends at its next step and frees its slot for the one waiting.
@@ -214,6 +221,11 @@ TEST(SchedulerEncoderTest, BatchedRequestsGiveWhatEachGivesAlone) {
         batched.max_batch_tokens = batch_tokens;
         embed(*model, embedding_inputs, batched, on_row);
       };
+  // Each text alone, first: only one thread may run the model at a time (the scheduler's, once
+  // it is made).
+  std::vector<std::vector<float>> alone;
+  for (const std::string& text : texts)
+    alone.push_back(embed(*model, std::span(&text, 1), options)[0]);
   Metrics metrics;
   Scheduler scheduler(*model, {}, metrics);
   // A one-off job holds the model thread while the eight requests arrive, so that they wait
@@ -239,10 +251,9 @@ TEST(SchedulerEncoderTest, BatchedRequestsGiveWhatEachGivesAlone) {
   for (std::size_t i = 0; i < texts.size(); ++i) {
     const std::vector<std::vector<float>> got = results[i].get();
     ASSERT_EQ(got.size(), 1u);
-    const std::vector<float> alone = embed(*model, std::span(&texts[i], 1), options)[0];
-    ASSERT_EQ(got[0].size(), alone.size());
-    for (std::size_t d = 0; d < alone.size(); ++d) {
-      EXPECT_NEAR(got[0][d], alone[d], test::tolerance::kOtherShapes)
+    ASSERT_EQ(got[0].size(), alone[i].size());
+    for (std::size_t d = 0; d < alone[i].size(); ++d) {
+      EXPECT_NEAR(got[0][d], alone[i][d], test::tolerance::kOtherShapes)
           << texts[i] << " [" << d << "]";
     }
   }

@@ -2,6 +2,7 @@
 // streamed, generated in the scheduler's slots as attn generate and attn chat generate.
 #include <spdlog/fmt/fmt.h>
 
+#include <chrono>
 #include <ctime>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "src/base/error.h"
+#include "src/serve/client_connection.h"
 #include "src/serve/server_state.h"
 #include "src/tasks/chat.h"
 #include "src/tasks/generation_settings.h"
@@ -17,6 +19,10 @@ namespace attn {
 namespace {
 
 using namespace serve;
+
+// How often a whole completion's handler looks whether its client has gone: about a decode step
+// of a small model.
+constexpr std::chrono::milliseconds kClientCheck{20};
 
 // OpenAI's finish_reason for a generation's stop_reason.
 std::string finish_reason(const std::string& stop_reason) {
@@ -90,8 +96,9 @@ GenerateOptions requested_generation(const Json& body, const Model& model) {
 
 }  // namespace
 
-void ModelServer::State::complete(httplib::Response& response, bool chat, const Json& body,
-                                  std::vector<int> prompt, GenerateOptions generation) {
+void ModelServer::State::complete(const httplib::Request& http_request, httplib::Response& response,
+                                  bool chat, const Json& body, std::vector<int> prompt,
+                                  GenerateOptions generation) {
   const bool stream = field(body, "stream", false);
   // OpenAI's stream_options.include_usage: a last chunk with the usage and no choices.
   const bool stream_usage = body.contains("stream_options") && body["stream_options"].is_object() &&
@@ -116,6 +123,11 @@ void ModelServer::State::complete(httplib::Response& response, bool chat, const 
   std::shared_ptr<GenerationRequest> request = scheduler->generate(
       std::move(prompt), std::move(generation), {}, field(body, "cache_prompt", true));
   if (!stream) {
+    // A client that goes away while it waits ends the generation at the next step.
+    const ClientConnection client(http_request);
+    while (!request->ended_within(kClientCheck)) {
+      if (client.closed()) request->cancel();
+    }
     const GenerateResult result = request->result();
     metrics.tokens(prompt_tokens, long(result.generated_ids.size()));
     Json choice = {{"index", 0}};
@@ -227,7 +239,7 @@ void ModelServer::State::add_decoder_routes() {
                                 std::to_string(model().spec().max_positions),
                             "prompt"};
           }
-          complete(response, false, body, std::move(ids), options);
+          complete(request, response, false, body, std::move(ids), options);
         });
   if (!served.chat_template) return;
   // OpenAI's chat completions: {"messages", ...} -> choices[0].message, the reply attn chat
@@ -257,7 +269,7 @@ void ModelServer::State::add_decoder_routes() {
                                 std::to_string(context),
                             "messages"};
           }
-          complete(response, true, body, std::move(ids), options.generation);
+          complete(request, response, true, body, std::move(ids), options.generation);
         });
 }
 

@@ -40,6 +40,11 @@ GenerateResult GenerationRequest::result() {
   return result_;
 }
 
+bool GenerationRequest::ended_within(std::chrono::milliseconds time) {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, time, [&] { return ended_; });
+}
+
 void GenerationRequest::add_text(std::string_view text) {
   {
     const std::lock_guard lock(mutex_);

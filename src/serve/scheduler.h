@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -40,6 +41,8 @@ class GenerationRequest {
   bool next_text(std::string& text);
   // Waits for the end and returns the result; rethrows the generation's error.
   GenerateResult result();
+  // Waits at most `time` for the end; whether it has come.
+  bool ended_within(std::chrono::milliseconds time);
   // The client has gone: the generation ends at its next step, and its slot is freed.
   void cancel() { cancelled_ = true; }
 

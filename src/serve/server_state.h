@@ -76,10 +76,10 @@ struct ModelServer::State {
   void add_embedding_routes();   // encoder_routes.cpp
   void add_classifier_routes();  // encoder_routes.cpp
   void add_decoder_routes();     // generation_routes.cpp
-  // Answers a completion: generates after `prompt` in a generation slot, whole or as server-sent
-  // events; `chat` picks OpenAI's chat or text shape.
-  void complete(httplib::Response& response, bool chat, const Json& body, std::vector<int> prompt,
-                GenerateOptions generation);
+  // Answers `http_request`, a completion: generates after `prompt` in a generation slot, whole
+  // or as server-sent events; `chat` picks OpenAI's chat or text shape.
+  void complete(const httplib::Request& http_request, httplib::Response& response, bool chat,
+                const Json& body, std::vector<int> prompt, GenerateOptions generation);
   std::atomic<int> next_id = 0;  // completions are numbered across connection threads
   int listening_socket = -1;     // the socket bound, once it is
 
