@@ -7,6 +7,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,6 +105,33 @@ TEST(ThreadPoolCli, TasksetToOneCoreMakesTwoThreadsTooMany) {
   ASSERT_EQ(result.exit_status, 0) << test::describe(result);
   EXPECT_NE(result.err.find("-t 2: more threads than the 1 available cores"), std::string::npos)
       << result.err;
+}
+
+// A second caller while a job runs (another thread: attn serve runs the model on one thread
+// only) is an error, where it would wait forever for tasks the first caller took; the first job
+// finishes, and the pool serves the next caller.
+TEST(ThreadPool, ASecondCallerAtOnceIsAnError) {
+  ThreadPool pool(2);
+  std::atomic<bool> started = false, release = false;
+  std::thread first([&] {
+    pool.run(2, [&](int task) {
+      if (task != 0) return;
+      started = true;
+      for (int wait = 0; wait < 10000 && !release; ++wait) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  });
+  for (int wait = 0; wait < 10000 && !started; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(started);
+  EXPECT_THROW(pool.run(2, [](int) {}), std::logic_error);
+  release = true;
+  first.join();
+  std::atomic<int> ran = 0;
+  pool.run(4, [&](int) { ++ran; });
+  EXPECT_EQ(ran, 4);
 }
 
 }  // namespace

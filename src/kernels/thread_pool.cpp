@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -62,6 +63,13 @@ void ThreadPool::stop_workers() {
 }
 
 void ThreadPool::run_job(int n_tasks, JobTask task) {
+  if (running_.exchange(true)) {
+    throw std::logic_error("ThreadPool::run: a second caller while a job runs (one at a time)");
+  }
+  struct Done {
+    std::atomic<bool>& running;
+    ~Done() { running.store(false); }
+  } done{running_};
   if (workers_.empty() || n_tasks <= 1 || solo_jobs_left_ > 0) {
     if (n_tasks > 1 && solo_jobs_left_ > 0) --solo_jobs_left_;
     for (int i = 0; i < n_tasks; ++i) task(i);

@@ -39,7 +39,8 @@ class ThreadPool {
   int size() const { return int(workers_.size()) + 1; }
 
   // Runs task(i) exactly once for every i in [0, n_tasks) on the pool (the calling thread
-  // included) and returns when all are done. Not reentrant: a task must not call run().
+  // included) and returns when all are done. One caller at a time, and not reentrant: a task
+  // must not call run() (std::logic_error).
   // `task` is any callable taking the index; the pool calls it through a plain function
   // pointer, so that a parallel region allocates nothing (a std::function may, for a lambda
   // capturing more than a couple of pointers), and a decode step starts dozens of them.
@@ -95,6 +96,9 @@ class ThreadPool {
   std::atomic<bool> caller_sleeping_{false};
   bool stopping_ = false;
 
+  // Whether a run() is under way: one caller at a time (a second, from another thread or from a
+  // task, is a std::logic_error, where it would otherwise wait forever for tasks the first took).
+  std::atomic<bool> running_{false};
   // Used by the caller of run() only.
   int solo_jobs_left_ = 0;
   int solo_jobs_after_loss_ = 1;
