@@ -145,6 +145,23 @@ HttpReply http_request(const ServerProcess& server, const std::string& method,
   return reply;
 }
 
+// A counter's value in the server's /metrics, or -1 when it is not there.
+long metric(const ServerProcess& server, const std::string& name) {
+  const std::string text = http_request(server, "GET", "/metrics").body;
+  const std::size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1L : std::stol(text.substr(at + name.size() + 2));
+}
+
+// Counter `name` once it is above `floor` (asked every 50 ms, for up to 10 s), or -1.
+long metric_once_above(const ServerProcess& server, const std::string& name, long floor) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const long value = metric(server, name);
+    if (value > floor) return value;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
+}
+
 // An error reply in OpenAI's shape, with `status` and a message that contains `part`.
 void expect_error(const HttpReply& reply, int status, const std::string& part) {
   EXPECT_EQ(reply.status, status) << reply.body;
@@ -563,13 +580,9 @@ TEST_F(ServeTest, SimultaneousRequestsShareStepsAndGiveTheirLoneText) {
     ASSERT_TRUE(body.contains("choices")) << body;
     EXPECT_EQ(body["choices"][0]["text"], alone["text"]) << prompts[i];
   }
-  const std::string metrics = http_request(server, "GET", "/metrics").body;
-  const auto counter = [&](const std::string& name) {
-    const std::size_t at = metrics.find("\n" + name + " ");
-    return at == std::string::npos ? -1L : std::stol(metrics.substr(at + name.size() + 2));
-  };
-  EXPECT_GT(counter("attn_decode_rows_total"), counter("attn_decode_passes_total")) << metrics;
-  EXPECT_GT(counter("attn_decode_passes_total"), 0) << metrics;
+  const long passes = metric(server, "attn_decode_passes_total");
+  EXPECT_GT(metric(server, "attn_decode_rows_total"), passes);
+  EXPECT_GT(passes, 0);
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
@@ -773,17 +786,7 @@ TEST_F(ServeTest, InFlightRequestsFinishAndGoneClientsStopTheirGeneration) {
   EXPECT_NE(gone.exit_status, 0) << "curl should have given up at 0.15 s";
   // The generation ended at the next token after the client went: its tokens are counted once it
   // has, and /metrics answers after it (the model is free again).
-  long generated = -1;
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const std::string metrics = http_request(server, "GET", "/metrics").body;
-    const std::size_t at = metrics.find("\nattn_generated_tokens_total ");
-    const long count = std::stol(metrics.substr(at + 29));
-    if (count > 0) {
-      generated = count;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const long generated = metric_once_above(server, "attn_generated_tokens_total", 0);
   EXPECT_GT(generated, 0);
   EXPECT_LT(generated, 500) << "the generation went on without its client";
   // The same for a whole (not streamed) completion, whose handler writes nothing until the end.
@@ -793,17 +796,8 @@ TEST_F(ServeTest, InFlightRequestsFinishAndGoneClientsStopTheirGeneration) {
        R"({"prompt": "The jury said", "max_tokens": 500, "ignore_eos": true, "temperature": 0})",
        server.url("/v1/completions")});
   EXPECT_NE(gone_whole.exit_status, 0) << "curl should have given up at 0.15 s";
-  long whole = -1;
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const std::string metrics = http_request(server, "GET", "/metrics").body;
-    const std::size_t at = metrics.find("\nattn_generated_tokens_total ");
-    const long count = std::stol(metrics.substr(at + 29));
-    if (count > generated) {
-      whole = count - generated;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const long after = metric_once_above(server, "attn_generated_tokens_total", generated);
+  const long whole = after < 0 ? -1 : after - generated;
   EXPECT_GT(whole, 0);
   EXPECT_LT(whole, 500) << "the whole completion went on without its client";
   EXPECT_EQ(server.stop(), 0) << server.log();

@@ -130,6 +130,26 @@ constexpr int kSeqBlock = 4;
 template <class Isa>
 constexpr int kSeqRows = Isa::kLanes == 16 ? 4 : 2;
 
+// Calls block.operator()<kSeqs>(s) for sequences [s, s + kSeqs): blocks of kSeqBlock, then the
+// 1 to kSeqBlock - 1 left, each with its own instantiation (its sums all in registers).
+template <class Block>
+void in_seq_blocks(int n_seqs, const Block& block) {
+  static_assert(kSeqBlock == 4, "the cases below are the remainders of blocks of 4");
+  int s = 0;
+  for (; s + kSeqBlock <= n_seqs; s += kSeqBlock) block.template operator()<kSeqBlock>(s);
+  switch (n_seqs - s) {
+    case 3:
+      block.template operator()<3>(s);
+      break;
+    case 2:
+      block.template operator()<2>(s);
+      break;
+    case 1:
+      block.template operator()<1>(s);
+      break;
+  }
+}
+
 // dot_row_block for kSeqs sequences: sums[s][r] is dot_row_block's sums[r] for x[s], taken in the
 // same order, and each vector of W is loaded once for all of them.
 template <class Isa, WeightType kType, int kSeqs, int kRows>
@@ -184,24 +204,10 @@ template <class Isa, WeightType kType>
 void dot_rows_of_seqs(float* y, long y_stride, const void* weight, long row_stride, const float* x,
                       long x_stride, int in, int n_rows, int n_seqs) {
   const auto* w = static_cast<const WeightElement<kType>*>(weight);
-  int s = 0;
-  for (; s + kSeqBlock <= n_seqs; s += kSeqBlock) {
-    dot_rows_seq_block<Isa, kType, kSeqBlock>(y + s * y_stride, y_stride, w, row_stride,
-                                              x + s * x_stride, x_stride, in, n_rows);
-  }
-  y += s * y_stride;
-  x += s * x_stride;
-  switch (n_seqs - s) {
-    case 3:
-      dot_rows_seq_block<Isa, kType, 3>(y, y_stride, w, row_stride, x, x_stride, in, n_rows);
-      break;
-    case 2:
-      dot_rows_seq_block<Isa, kType, 2>(y, y_stride, w, row_stride, x, x_stride, in, n_rows);
-      break;
-    case 1:
-      dot_rows_seq_block<Isa, kType, 1>(y, y_stride, w, row_stride, x, x_stride, in, n_rows);
-      break;
-  }
+  in_seq_blocks(n_seqs, [&]<int kSeqs>(int s) {
+    dot_rows_seq_block<Isa, kType, kSeqs>(y + s * y_stride, y_stride, w, row_stride,
+                                          x + s * x_stride, x_stride, in, n_rows);
+  });
 }
 
 // accumulate_row_block for kSeqs sequences over kVectors vectors of columns: each y[s][j] takes
@@ -260,24 +266,10 @@ template <class Isa, WeightType kType>
 void accumulate_rows_of_seqs(float* y, long y_stride, const void* weight, long row_stride,
                              const float* x, long x_stride, int n_rows, int n, int n_seqs) {
   const auto* w = static_cast<const WeightElement<kType>*>(weight);
-  int s = 0;
-  for (; s + kSeqBlock <= n_seqs; s += kSeqBlock) {
-    accumulate_rows_seq_block<Isa, kType, kSeqBlock>(y + s * y_stride, y_stride, w, row_stride,
-                                                     x + s * x_stride, x_stride, n_rows, n);
-  }
-  y += s * y_stride;
-  x += s * x_stride;
-  switch (n_seqs - s) {
-    case 3:
-      accumulate_rows_seq_block<Isa, kType, 3>(y, y_stride, w, row_stride, x, x_stride, n_rows, n);
-      break;
-    case 2:
-      accumulate_rows_seq_block<Isa, kType, 2>(y, y_stride, w, row_stride, x, x_stride, n_rows, n);
-      break;
-    case 1:
-      accumulate_rows_seq_block<Isa, kType, 1>(y, y_stride, w, row_stride, x, x_stride, n_rows, n);
-      break;
-  }
+  in_seq_blocks(n_seqs, [&]<int kSeqs>(int s) {
+    accumulate_rows_seq_block<Isa, kType, kSeqs>(y + s * y_stride, y_stride, w, row_stride,
+                                                 x + s * x_stride, x_stride, n_rows, n);
+  });
 }
 
 template <class Isa, WeightType kType>

@@ -13,15 +13,6 @@ double milliseconds_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// How many tokens at the start of `prompt` `cached` holds, short of the prompt's last token,
-// which must run for its logits.
-int shared_start(const std::vector<int>& cached, const std::vector<int>& prompt) {
-  const std::size_t limit = std::min(cached.size(), prompt.size() - 1);
-  std::size_t n = 0;
-  while (n < limit && cached[n] == prompt[n]) ++n;
-  return int(n);
-}
-
 }  // namespace
 
 bool GenerationRequest::next_text(std::string& text) {
@@ -66,9 +57,7 @@ void GenerationRequest::end(GenerateResult result, std::exception_ptr error) {
 // A generation slot: a sequence's KV cache, kept after its request for the next one that begins
 // with the same tokens, and the request it is running (none when free).
 struct Scheduler::Slot {
-  std::unique_ptr<KVCache> cache;
-  int max_rows = 0;         // the longest pass `cache` is sized for
-  std::vector<int> cached;  // the tokens whose keys and values `cache` holds, in order
+  CachedSequence kept;
   std::shared_ptr<GenerationRequest> request;
   std::unique_ptr<SequenceGenerator> sequence;
   GenerateResult timing;  // the request's prompt_ms, reused_tokens, decode_steps so far
@@ -115,11 +104,7 @@ std::shared_ptr<GenerationRequest> Scheduler::generate(std::vector<int> prompt,
   GenerationRequest* raw = request.get();
   request->callbacks_.on_text = [raw](std::string_view text) { raw->add_text(text); };
   request->callbacks_.stop = &request->cancelled_;
-  {
-    const std::lock_guard lock(mutex_);
-    waiting_.push_back(request);
-  }
-  work_.notify_all();
+  post(waiting_, request);
   return request;
 }
 
@@ -130,11 +115,7 @@ std::vector<std::vector<float>> Scheduler::run_batched(const EncoderTask& task,
   for (const Encoding& input : inputs) job->tokens += int(input.ids.size());
   job->inputs = std::move(inputs);
   std::future<void> done = job->done.get_future();
-  {
-    const std::lock_guard lock(mutex_);
-    encoder_jobs_.push_back(job);
-  }
-  work_.notify_all();
+  post(encoder_jobs_, job);
   done.get();
   return std::move(job->rows);
 }
@@ -143,11 +124,7 @@ void Scheduler::run(std::function<void()> run) {
   auto job = std::make_shared<OneOffJob>();
   job->run = std::move(run);
   std::future<void> done = job->done.get_future();
-  {
-    const std::lock_guard lock(mutex_);
-    one_off_jobs_.push_back(job);
-  }
-  work_.notify_all();
+  post(one_off_jobs_, job);
   done.get();
 }
 
@@ -198,7 +175,7 @@ void Scheduler::loop() {
       int best_shared = -1;
       for (Slot& slot : slots_) {
         if (slot.request) continue;
-        const int shared = shared_start(slot.cached, request->prompt_);
+        const int shared = slot.kept.shared_start(request->prompt_);
         if (shared > best_shared || (shared == best_shared && slot.last_used < best->last_used)) {
           best = &slot;
           best_shared = shared;
@@ -268,25 +245,19 @@ void Scheduler::start(Slot& slot) {
     const ArchSpec& spec = model_.spec();
     const std::vector<int>& prompt = request.prompt_;
     const int context = generation_context(spec, request.options_);
-    int reused =
-        slot.cache && request.reuse_ ? slot.cache->keep_rows(shared_start(slot.cached, prompt)) : 0;
-    slot.cached.resize(reused);
-    // A cache of the context the request may fill, at least as large as the slot had.
+    if (!request.reuse_) slot.kept.tokens.clear();
+    slot.kept.keep_start_of(prompt);
+    // A cache of the context the request may fill (reserve keeps it at least as large as it was).
     const int capacity =
-        std::max(std::min<long>(context, long(prompt.size()) + request.options_.max_new_tokens),
-                 slot.cache ? long(slot.cache->capacity) : 0L);
+        std::min<long>(context, long(prompt.size()) + request.options_.max_new_tokens);
+    slot.kept.reserve(spec, capacity, int(prompt.size()) - int(slot.kept.tokens.size()));
+    const int reused = int(slot.kept.tokens.size());  // growing the cache may have forgotten it
     const int rows = int(prompt.size()) - reused;
-    if (!slot.cache || capacity > slot.cache->capacity || rows > slot.max_rows) {
-      slot.max_rows = std::max(rows, slot.max_rows);
-      auto larger = std::make_unique<KVCache>(spec, capacity, spec.n_layer, slot.max_rows);
-      if (!slot.cache || !slot.cache->copy_rows_to(*larger, reused)) slot.cached.clear();
-      slot.cache = std::move(larger);
-      reused = int(slot.cached.size());
-    }
-    if (!state_ || rows > state_->max_rows || capacity > state_->max_context) {
+    const int keys = slot.kept.cache->capacity;
+    if (!state_ || rows > state_->max_rows || keys > state_->max_context) {
       state_ = std::make_unique<RunState>(
           spec, std::max({rows, int(slots_.size()), state_ ? state_->max_rows : 0}),
-          std::max(capacity, state_ ? state_->max_context : 0));
+          std::max(keys, state_ ? state_->max_context : 0));
     }
     slot.sequence = std::make_unique<SequenceGenerator>(model_, prompt, request.options_,
                                                         request.callbacks_, context);
@@ -296,8 +267,8 @@ void Scheduler::start(Slot& slot) {
     Batch batch;
     batch.add_sequence(std::span(prompt).subspan(reused), {}, reused);
     batch.cache_offset = reused;
-    model_.transformer->forward(batch, *slot.cache, *state_);
-    slot.cached = prompt;
+    model_.transformer->forward(batch, *slot.kept.cache, *state_);
+    slot.kept.tokens = prompt;
     std::vector<float> logits(spec.vocab_size);
     const int last = batch.rows() - 1;
     model_.transformer->compute_logits(*state_, std::span(&last, 1), logits.data());
@@ -305,44 +276,47 @@ void Scheduler::start(Slot& slot) {
     slot.decode_start = Clock::now();
     if (!slot.sequence->step(logits)) end_generation(slot);
   } catch (...) {
-    slot.cached.clear();
+    slot.kept.tokens.clear();
     end_generation(slot, std::current_exception());
   }
 }
 
 void Scheduler::decode_step() {
-  std::vector<Slot*> running;
-  Batch batch;
-  std::vector<KVCache*> caches;
-  std::vector<int> rows;
+  DecodeBuffers& step = decode_;
+  step.slots.clear();
+  step.batch.clear();
+  step.caches.clear();
+  step.rows.clear();
   for (Slot& slot : slots_) {
     if (!slot.request) continue;
     const std::vector<int>& ids = slot.sequence->ids();
-    batch.add_sequence(std::span(&ids.back(), 1), {}, int(ids.size()) - 1);
-    caches.push_back(slot.cache.get());
-    rows.push_back(int(running.size()));
-    running.push_back(&slot);
+    step.batch.add_sequence(std::span(&ids.back(), 1), {}, int(ids.size()) - 1);
+    step.caches.push_back(slot.kept.cache.get());
+    step.rows.push_back(int(step.slots.size()));
+    step.slots.push_back(&slot);
   }
-  if (running.empty()) return;
+  if (step.slots.empty()) return;
   const int vocab = model_.spec().vocab_size;
-  std::vector<float> logits(rows.size() * std::size_t(vocab));  // (running, vocab)
+  step.logits.resize(step.slots.size() * std::size_t(vocab));
   try {
-    model_.transformer->forward(batch, caches, *state_);
-    model_.transformer->compute_logits(*state_, rows, logits.data(), RowKind::kSeparate);
+    model_.transformer->forward(step.batch, step.caches, *state_);
+    model_.transformer->compute_logits(*state_, step.rows, step.logits.data(), RowKind::kSeparate);
   } catch (...) {
-    for (Slot* slot : running) {
-      slot->cached.clear();
+    for (Slot* slot : step.slots) {
+      slot->kept.tokens.clear();
       end_generation(*slot, std::current_exception());
     }
     return;
   }
-  metrics_.decode_pass(int(running.size()));
-  for (std::size_t r = 0; r < running.size(); ++r) {
-    Slot& slot = *running[r];
-    slot.cached.push_back(slot.sequence->ids().back());
+  metrics_.decode_pass(int(step.slots.size()));
+  for (std::size_t r = 0; r < step.slots.size(); ++r) {
+    Slot& slot = *step.slots[r];
+    slot.kept.tokens.push_back(slot.sequence->ids().back());
     ++slot.timing.decode_steps;
     try {
-      if (!slot.sequence->step(std::span(logits).subspan(r * vocab, vocab))) end_generation(slot);
+      if (!slot.sequence->step(std::span(step.logits).subspan(r * vocab, vocab))) {
+        end_generation(slot);
+      }
     } catch (...) {
       end_generation(slot, std::current_exception());
     }

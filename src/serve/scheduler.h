@@ -99,6 +99,15 @@ class Scheduler {
   struct EncoderJob;
   struct OneOffJob;
 
+  // Queues `item` for the model thread, and wakes it.
+  template <class Item>
+  void post(std::deque<std::shared_ptr<Item>>& queue, std::shared_ptr<Item> item) {
+    {
+      const std::lock_guard lock(mutex_);
+      queue.push_back(std::move(item));
+    }
+    work_.notify_all();
+  }
   void loop();            // the model thread
   bool has_work() const;  // under mutex_
   void run_encoder_batch(std::vector<std::shared_ptr<EncoderJob>>& jobs);
@@ -111,7 +120,15 @@ class Scheduler {
   Metrics& metrics_;
   std::vector<Slot> slots_;          // (parallel) touched by the model thread only
   std::unique_ptr<RunState> state_;  // every pass's scratch, grown as passes need
-  long generations_ended_ = 0;       // the clock of Slot::last_used
+  // A decode step's buffers, kept from step to step: a step allocates nothing.
+  struct DecodeBuffers {
+    std::vector<Slot*> slots;      // (rows) the busy slots, a row each
+    Batch batch;                   // their last tokens
+    std::vector<KVCache*> caches;  // (rows) each slot's
+    std::vector<int> rows;         // 0, 1, ...: the rows whose logits are read
+    std::vector<float> logits;     // (rows, vocab)
+  } decode_;
+  long generations_ended_ = 0;  // the clock of Slot::last_used
 
   mutable std::mutex mutex_;  // guards what follows
   std::condition_variable work_;

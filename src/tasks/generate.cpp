@@ -40,23 +40,41 @@ GenerationSession::GenerationSession(const Model& model, GenerateOptions options
 
 GenerationSession::~GenerationSession() = default;
 
-void GenerationSession::reset() { cached_.clear(); }
+int CachedSequence::shared_start(std::span<const int> prompt) const {
+  const std::size_t limit = std::min(tokens.size(), prompt.size() - 1);
+  std::size_t n = 0;
+  while (n < limit && tokens[n] == prompt[n]) ++n;
+  return int(n);
+}
+
+int CachedSequence::keep_start_of(std::span<const int> prompt) {
+  tokens.resize(cache ? cache->keep_rows(shared_start(prompt)) : 0);
+  return int(tokens.size());
+}
+
+void CachedSequence::reserve(const ArchSpec& spec, int capacity, int rows) {
+  if (cache && capacity <= cache->capacity && rows <= max_rows) return;
+  max_rows = std::max(rows, max_rows);
+  auto larger = std::make_unique<KVCache>(spec, std::max(capacity, cache ? cache->capacity : 0),
+                                          spec.n_layer, max_rows);
+  if (!cache || !cache->copy_rows_to(*larger, int(tokens.size()))) tokens.clear();
+  cache = std::move(larger);
+}
+
+void GenerationSession::reset() { sequence_.tokens.clear(); }
 
 void GenerationSession::reserve(int positions, int rows) {
   const ArchSpec& spec = model_.spec();
-  if (!cache_ || positions > cache_->capacity || rows > max_rows_) {
-    const int context = generation_context(spec, options_);
-    // Growing by at least half keeps the copies of a long conversation few.
-    const int capacity =
-        cache_ ? std::min(context, std::max(positions, cache_->capacity * 3 / 2)) : positions;
-    max_rows_ = std::max(rows, max_rows_);
-    auto larger = std::make_unique<KVCache>(spec, capacity, spec.n_layer, max_rows_);
-    if (!cache_ || !cache_->copy_rows_to(*larger, int(cached_.size()))) cached_.clear();
-    cache_ = std::move(larger);
-  }
-  const int keys = std::max(cache_->capacity, memory_ ? memory_->length : 0);
+  const KVCache* cache = sequence_.cache.get();
+  // Growing by at least half keeps the copies of a long conversation few.
+  const int capacity = cache && positions > cache->capacity
+                           ? std::min(generation_context(spec, options_),
+                                      std::max(positions, cache->capacity * 3 / 2))
+                           : positions;
+  sequence_.reserve(spec, capacity, rows);
+  const int keys = std::max(sequence_.cache->capacity, memory_ ? memory_->length : 0);
   if (!state_ || rows > state_->max_rows || keys > state_->max_context) {
-    state_ = std::make_unique<RunState>(spec, max_rows_, keys);
+    state_ = std::make_unique<RunState>(spec, sequence_.max_rows, keys);
   }
 }
 
@@ -71,16 +89,11 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
                 std::to_string(context) + " (use --truncate to keep the last tokens)");
   }
   // The prompt's tokens already in the cache; its last token always runs, for its logits.
-  int reused = 0;
-  if (options_.use_cache) {
-    const int limit = std::min<int>(cached_.size(), n_prompt - 1);
-    while (reused < limit && cached_[reused] == prompt_ids[reused]) ++reused;
-  }
-  if (cache_) reused = cache_->keep_rows(reused);
-  cached_.resize(reused);
+  if (!options_.use_cache) sequence_.tokens.clear();
+  int reused = sequence_.keep_start_of(prompt_ids);
   const int capacity = std::min<long>(context, long(n_prompt) + options_.max_new_tokens);
   reserve(capacity, options_.use_cache ? n_prompt - reused : capacity);
-  reused = int(cached_.size());  // growing the cache may have had to forget it
+  reused = int(sequence_.tokens.size());  // growing the cache may have had to forget it
 
   std::vector<float> logits(transformer.spec().vocab_size);
   SequenceGenerator sequence(model_, prompt_ids, options_, callbacks, context);
@@ -96,9 +109,9 @@ GenerateResult GenerationSession::generate(std::span<const int> prompt_ids,
     batch.memory = memory_;
     // Rows before `first` stay as they are, even if the pass throws; only the new rows are
     // recorded, so a decode step copies one id, not the sequence.
-    cached_.resize(first);
-    transformer.forward(batch, *cache_, *state_, callbacks.observer);
-    cached_.insert(cached_.end(), ids.begin() + first, ids.end());
+    sequence_.tokens.resize(first);
+    transformer.forward(batch, *sequence_.cache, *state_, callbacks.observer);
+    sequence_.tokens.insert(sequence_.tokens.end(), ids.begin() + first, ids.end());
     const int last = batch.rows() - 1;
     transformer.compute_logits(*state_, std::span(&last, 1), logits.data());
   };

@@ -68,6 +68,25 @@ int generation_context(const ArchSpec& spec, const GenerateOptions& options);
 // options.ignore_eos.
 std::vector<int> end_of_sequence_ids(const Model& model, const GenerateOptions& options);
 
+// A KV cache and the tokens whose keys and values it holds, in order: what a sequence keeps from
+// one generation to the next (GenerationSession; attn serve's slots), so that a prompt that
+// begins with the same tokens computes only the rest.
+struct CachedSequence {
+  std::unique_ptr<KVCache> cache;
+  std::vector<int> tokens;  // whose keys and values are in `cache`, in order
+  int max_rows = 0;         // the longest pass `cache` is sized for
+
+  // The length of the longest start of `prompt` that it holds, short of the prompt's last token
+  // (which must run, for its logits).
+  int shared_start(std::span<const int> prompt) const;
+  // Keeps that start and forgets the rest; returns its length, or 0 when a windowed layer has
+  // already dropped rows those tokens need.
+  int keep_start_of(std::span<const int> prompt);
+  // Makes the cache hold at least `capacity` positions and passes of `rows` rows, keeping its
+  // tokens (or forgetting them when a windowed layer cannot keep them).
+  void reserve(const ArchSpec& spec, int capacity, int rows);
+};
+
 // One sequence's generation, a token at a time, whoever runs the model: given the logits of the
 // sequence's last token, chooses the next token, reports it and its text through the callbacks,
 // and says whether the sequence goes on. GenerationSession runs one sequence; attn serve runs
@@ -135,10 +154,8 @@ class GenerationSession {
   const Model& model_;
   GenerateOptions options_;
   const CrossAttentionMemory* memory_;
-  std::unique_ptr<KVCache> cache_;
-  std::unique_ptr<RunState> state_;
-  int max_rows_ = 0;         // the longest pass cache_ and state_ are sized for
-  std::vector<int> cached_;  // the tokens whose keys and values are in cache_, in order
+  CachedSequence sequence_;
+  std::unique_ptr<RunState> state_;  // sized for sequence_'s longest pass
 };
 
 }  // namespace attn
